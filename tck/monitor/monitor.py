@@ -1,0 +1,175 @@
+"""The conformance monitor.
+
+Theory of operation: the monitor watches one connection from one vantage point.
+It is given the bytes each side sent, in the order observed, and decodes each
+direction with its own incremental decoder; every frame is applied to one
+``SessionModel`` under the RS-IO binding.  Whatever the model raises becomes a
+``Finding`` and judging goes on: the monitor never stops at the first
+violation.  A direction whose bytes cannot be decoded is dead from there on
+(RS-IO frames carry no length, so there is no resynchronising), but the other
+direction is still judged, which is how the kit checks that a target answers
+malformed input with goodbye.
+
+The same code runs online (the scenario runner feeds it as frames cross) and
+offline (``check_trace`` over a recorded trace).  It holds no clock: times are
+given with the data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from ..errors import ProtocolViolation, Side
+from ..protocol.binding import apply_frame
+from ..rules import RULES, Level
+from ..semantics.session import SessionModel
+from ..wire import Frame, Limits, describe, get_codec
+from ..wire.frames import OnNext
+from .trace import TraceRecord, read_trace
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Finding:
+    rule: str
+    level: Level
+    side: Side | None
+    frame_index: int | None  # index among all frames of the connection, both directions
+    t: float | None
+    message: str
+    frame: str | None = None  # the offending frame, described
+
+    @classmethod
+    def of(cls, violation: ProtocolViolation, *, index: int | None, t: float | None, frame: Frame | None) -> Finding:
+        return cls(
+            rule=violation.rule,
+            level=RULES[violation.rule].level,
+            side=violation.side,
+            frame_index=index if index is not None else violation.frame_index,
+            t=t,
+            message=str(violation),
+            frame=describe(frame) if frame is not None else None,
+        )
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "rule": self.rule,
+            "level": self.level.value,
+            "side": str(self.side) if self.side else None,
+            "frame_index": self.frame_index,
+            "t": self.t,
+            "message": self.message,
+            "frame": self.frame,
+        }
+
+
+@dataclass(slots=True)
+class ObservedFrame:
+    index: int
+    sender: Side
+    t: float
+    frame: Frame
+
+
+class Monitor:
+    """Judges one connection.  ``observe`` bytes as they cross; ``close`` when a side ends."""
+
+    def __init__(self, codec: str = "msgpack", limits: Limits | None = None, *, keep_frames: bool = False) -> None:
+        chosen = get_codec(codec)
+        self.model = SessionModel()
+        self._decoders = {side: chosen.decoder(limits) for side in Side}
+        self._dead: dict[Side, bool] = {side: False for side in Side}
+        self.findings: list[Finding] = []
+        self.frame_count = 0
+        self.bytes_ignored = {side: 0 for side in Side}
+        self.keep_frames = keep_frames
+        self.frames: list[ObservedFrame] = []
+
+    # -- feeding ----------------------------------------------------------------------
+
+    def observe(self, sender: Side, data: bytes, t: float = 0.0) -> list[Finding]:
+        """Bytes ``sender`` sent; returns the findings they caused."""
+        before = len(self.findings)
+        if self._dead[sender]:
+            self.bytes_ignored[sender] += len(data)
+            return []
+        try:
+            frames = self._decoders[sender].feed(data)
+        except ProtocolViolation as violation:
+            # Frames decoded before the bad bytes are lost with the exception, so
+            # decode again up to the offending frame (it is rare, cost is fine).
+            self._dead[sender] = True
+            self.findings.append(
+                Finding.of(self.model.wire_error(sender, violation), index=self.frame_count, t=t, frame=None)
+            )
+            return self.findings[before:]
+        self.judge(sender, frames, t)
+        return self.findings[before:]
+
+    def judge(self, sender: Side, frames: Iterable[Frame], t: float = 0.0) -> None:
+        """Judge frames already decoded (by a connection that decoded them itself)."""
+        model = self.model
+        deliver_fast = model.deliver_fast
+        findings = self.findings
+        index = self.frame_count
+        keep = self.keep_frames
+        for frame in frames:
+            if keep:
+                self.frames.append(ObservedFrame(index, sender, t, frame))
+            index += 1
+            if type(frame) is OnNext and deliver_fast(sender, frame.subscriber, 1):
+                continue
+            try:
+                apply_frame(model, sender, frame)
+            except ProtocolViolation as violation:
+                findings.append(Finding.of(violation, index=index - 1, t=t, frame=frame))
+            if model.warnings:
+                for warning in model.warnings:
+                    findings.append(Finding.of(warning, index=index - 1, t=t, frame=frame))
+                model.warnings.clear()
+        self.frame_count = index
+
+    def close(self, sender: Side, t: float = 0.0) -> list[Finding]:
+        """``sender``'s direction ended (the observer read end-of-file from it)."""
+        found: list[Finding] = []
+        if not self._dead[sender]:
+            try:
+                self._decoders[sender].eof()
+            except ProtocolViolation as violation:
+                self._dead[sender] = True
+                found.append(Finding.of(self.model.wire_error(sender, violation), index=self.frame_count, t=t, frame=None))
+        for violation in self.model.close(sender):
+            found.append(Finding.of(violation, index=self.frame_count, t=t, frame=None))
+        self.findings.extend(found)
+        return found
+
+    def replay(self, records: Iterable[TraceRecord]) -> list[Finding]:
+        for record in records:
+            if record.data is None:
+                self.close(record.sender, record.t)
+            else:
+                self.observe(record.sender, record.data, record.t)
+        return self.findings
+
+    # -- verdicts ---------------------------------------------------------------------
+
+    def violations(self, side: Side | None = None) -> list[Finding]:
+        return [f for f in self.findings if f.level is Level.MUST and (side is None or f.side is side)]
+
+    def warnings(self, side: Side | None = None) -> list[Finding]:
+        return [f for f in self.findings if f.level is Level.SHOULD and (side is None or f.side is side)]
+
+    def failed(self, side: Side | None = None, *, strict: bool = False) -> bool:
+        """A MUST violation fails; a SHOULD deviation fails only in strict mode."""
+        return bool(self.violations(side)) or (strict and bool(self.warnings(side)))
+
+    def direction_dead(self, sender: Side) -> bool:
+        return self._dead[sender]
+
+
+def check_trace(path: Path, codec: str = "msgpack", limits: Limits | None = None) -> Monitor:
+    """Judge a recorded trace offline."""
+    monitor = Monitor(codec, limits)
+    monitor.replay(read_trace(path))
+    return monitor

@@ -1,0 +1,68 @@
+"""Frame traces: what crossed one connection, in the order one observer saw it.
+
+A trace file is a MessagePack stream of maps, one per record:
+``{"t": seconds (float), "dir": "c2s" | "s2c", "bytes": bin}`` for data and
+``{"t": ..., "dir": ..., "eof": true}`` when that direction ended.  The bytes are
+exactly what was written or read (frames, parts of frames, or garbage), so the
+monitor re-decodes them: a trace of malformed input replays as it happened.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Iterable, Iterator
+
+import msgpack
+
+from ..errors import Side
+
+DIRECTIONS = {Side.CLIENT: "c2s", Side.SERVER: "s2c"}
+SENDERS = {v: k for k, v in DIRECTIONS.items()}
+MAX_RECORD = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TraceRecord:
+    t: float
+    sender: Side
+    data: bytes | None  # None: the sender's direction ended (eof)
+
+    def to_map(self) -> dict[str, object]:
+        out: dict[str, object] = {"t": self.t, "dir": DIRECTIONS[self.sender]}
+        if self.data is None:
+            out["eof"] = True
+        else:
+            out["bytes"] = self.data
+        return out
+
+
+def write_trace(stream: BinaryIO, records: Iterable[TraceRecord]) -> int:
+    packer = msgpack.Packer(use_bin_type=True)
+    count = 0
+    for record in records:
+        stream.write(packer.pack(record.to_map()))
+        count += 1
+    return count
+
+
+class TraceFormatError(ValueError):
+    """A trace file that is not a valid RS-IO trace; the message says where."""
+
+
+def read_trace(source: Path | BinaryIO) -> Iterator[TraceRecord]:
+    if isinstance(source, Path):
+        with source.open("rb") as stream:
+            yield from read_trace(stream)
+        return
+    unpacker = msgpack.Unpacker(source, raw=False, max_bin_len=MAX_RECORD, max_buffer_size=2 * MAX_RECORD)
+    for index, item in enumerate(unpacker):
+        if not isinstance(item, dict) or item.get("dir") not in SENDERS or not isinstance(item.get("t"), (int, float)):
+            raise TraceFormatError(f"trace record {index} is not a {{t, dir, bytes|eof}} map: {item!r:.80}")
+        sender = SENDERS[item["dir"]]
+        if item.get("eof"):
+            yield TraceRecord(t=float(item["t"]), sender=sender, data=None)
+        elif isinstance(item.get("bytes"), bytes):
+            yield TraceRecord(t=float(item["t"]), sender=sender, data=item["bytes"])
+        else:
+            raise TraceFormatError(f"trace record {index} has neither bytes nor eof")

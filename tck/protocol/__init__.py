@@ -1,0 +1,15 @@
+"""The RS-IO protocol: its binding onto the Reactive Streams model, and a sans-IO endpoint."""
+
+from .binding import STREAM_SIGNALS, apply_frame
+from .connection import Connection, ConnectionState
+from .events import ConnectionClosed, ProtocolError, ReassemblyLimit
+
+__all__ = [
+    "STREAM_SIGNALS",
+    "Connection",
+    "ConnectionClosed",
+    "ConnectionState",
+    "ProtocolError",
+    "ReassemblyLimit",
+    "apply_frame",
+]

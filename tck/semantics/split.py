@@ -1,0 +1,55 @@
+"""Reassembly of split elements on the subscribing side (rsio-v0 section 6)."""
+
+from __future__ import annotations
+
+
+class ReassemblyLimitExceeded(Exception):
+    """The element being joined grew past the subscriber's reassembly limit (SPLIT-5)."""
+
+    def __init__(self, subscriber: int, size: int, limit: int) -> None:
+        super().__init__(
+            f"split element on subscriber {subscriber} reached {size} bytes, over the reassembly limit {limit}"
+        )
+        self.subscriber = subscriber
+        self.size = size
+        self.limit = limit
+
+
+class SplitAssembler:
+    """Joins ``part* lastPart`` per subscription, within ``limit`` bytes per element.
+
+    One element per subscription can be in progress (SPLIT-2 forbids another
+    element of the same stream before the last part), so the state is one
+    buffer per subscriber Id.  The order checks belong to the stream table;
+    this class only joins and bounds.
+    """
+
+    __slots__ = ("limit", "_parts", "_sizes")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._parts: dict[int, list[bytes]] = {}
+        self._sizes: dict[int, int] = {}
+
+    def add(self, subscriber: int, data: bytes, last: bool) -> bytes | None:
+        """Add a part; returns the whole element after its last part, else None."""
+        size = self._sizes.get(subscriber, 0) + len(data)
+        if size > self.limit:
+            self.drop(subscriber)
+            raise ReassemblyLimitExceeded(subscriber, size, self.limit)
+        if last:
+            parts = self._parts.pop(subscriber, None)
+            self._sizes.pop(subscriber, None)
+            return data if parts is None else b"".join([*parts, data])
+        self._parts.setdefault(subscriber, []).append(data)
+        self._sizes[subscriber] = size
+        return None
+
+    def drop(self, subscriber: int) -> None:
+        """Forget a partial element (onError cut it short, or the stream ended)."""
+        self._parts.pop(subscriber, None)
+        self._sizes.pop(subscriber, None)
+
+    def in_progress(self, subscriber: int) -> int:
+        """Bytes held for the subscriber's element in progress."""
+        return self._sizes.get(subscriber, 0)

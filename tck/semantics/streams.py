@@ -1,0 +1,335 @@
+"""Per-subscription states and the transition table of the Reactive Streams contract.
+
+Theory of operation: a subscription is identified by the subscriber's Id within
+the subscriber's Id space.  Every signal, from either end, looks up
+``TRANSITIONS[(state, signal)]``.  The entry says what the signal means in that
+state: allowed (``OK``), tolerated without effect (``IGNORED``: frames that
+crossed a cancel or a terminal signal in flight, requests for finished Ids), or
+a violation by the sender (``VIOLATION``), and which rule says so.  Some entries
+name an *action*: a small function below that updates demand, split progress or
+owed ``onSubscribe`` frames, and may itself find a violation (for example a
+delivery beyond demand).  Every state x signal pair has an entry, and a test walks
+the table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Callable
+
+from ..errors import ProtocolViolation, Side
+from .demand import Demand
+from .signals import Signal
+
+
+class StreamState(Enum):
+    IDLE = "idle"  # never subscribed
+    SUBSCRIBING = "subscribing"  # subscribe sent, onSubscribe not yet received
+    RESUBSCRIBING = "resubscribing"  # Id reused after cancel: the old subscription's frames may still arrive
+    ACTIVE = "active"
+    PART = "part"  # a split element is in progress
+    CANCELLED = "cancelled"  # cancel sent; frames in flight may still arrive
+    DONE = "done"  # onComplete or onError received
+
+
+class Verdict(Enum):
+    OK = "ok"
+    IGNORED = "ignored"
+    VIOLATION = "violation"
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    verdict: Verdict
+    rule: str
+    next: StreamState | None = None  # None: stay
+    action: str | None = None
+    why: str = ""
+
+
+class StreamRecord:
+    """What the model knows of one subscription Id."""
+
+    __slots__ = ("state", "demand", "element", "owed_on_subscribes", "owes_3_9", "element_size")
+
+    def __init__(self) -> None:
+        self.state = StreamState.IDLE
+        self.demand = Demand(0)
+        self.element: int | None = None  # split element Id in progress
+        self.owed_on_subscribes = 0  # onSubscribe frames still due for cancelled subscriptions
+        self.owes_3_9 = False  # a request <= 0 was made: onError naming 3.9 is due
+        self.element_size = 0
+
+    def __repr__(self) -> str:
+        return f"StreamRecord({self.state.name}, {self.demand!r}, element={self.element})"
+
+
+@dataclass(slots=True)
+class SignalArgs:
+    """The fields of one signal that the actions read."""
+
+    count: int = 1  # elements carried (onNextPacked carries several)
+    packed: bool = False
+    amount: int = 0  # initialDemand of subscribe, demand of request
+    element: int | None = None  # split element Id
+    element_size: int = 0  # of onSubscribe
+    text: str = ""  # onError text
+
+
+S, G, V = StreamState, Signal, Verdict
+OK, IGN, BAD = V.OK, V.IGNORED, V.VIOLATION
+PUBLISHER_SIGNALS = (G.ON_SUBSCRIBE, G.ON_NEXT, G.PART, G.LAST_PART, G.ON_COMPLETE, G.ON_ERROR)
+
+
+def _row(state: StreamState, entries: dict[Signal, Transition]) -> dict[tuple[StreamState, Signal], Transition]:
+    return {(state, signal): t for signal, t in entries.items()}
+
+
+_NOT_SUBSCRIBED = Transition(BAD, "STR-4", why="signal for an Id that was never subscribed")
+_AFTER_TERMINAL = Transition(BAD, "STR-3", why="signal after a terminal signal")
+_BEFORE_ON_SUBSCRIBE = Transition(BAD, "STR-1", why="signal before onSubscribe")
+_DUPLICATE = Transition(BAD, "ID-1", why="subscribe for an Id that is still active")
+_ADD_DEMAND = Transition(OK, "DEM-2", action="add_demand")
+_STALE = Transition(IGN, "ID-4", why="frame of the cancelled subscription this Id had before")
+
+TRANSITIONS: dict[tuple[StreamState, Signal], Transition] = {
+    **_row(S.IDLE, {
+        G.SUBSCRIBE: Transition(OK, "ID-1", S.SUBSCRIBING, "open"),
+        G.REQUEST: Transition(IGN, "STR-7", why="request for an unknown Id"),
+        G.CANCEL: Transition(IGN, "STR-7", why="cancel for an unknown Id"),
+        **{g: _NOT_SUBSCRIBED for g in PUBLISHER_SIGNALS},
+    }),
+    **_row(S.SUBSCRIBING, {
+        G.SUBSCRIBE: _DUPLICATE,
+        G.REQUEST: _ADD_DEMAND,
+        G.CANCEL: Transition(OK, "STR-6", S.CANCELLED, "cancel_before_on_subscribe"),
+        G.ON_SUBSCRIBE: Transition(OK, "STR-1", S.ACTIVE, "on_subscribe"),
+        **{g: _BEFORE_ON_SUBSCRIBE for g in PUBLISHER_SIGNALS[1:]},
+    }),
+    **_row(S.RESUBSCRIBING, {
+        G.SUBSCRIBE: _DUPLICATE,
+        G.REQUEST: _ADD_DEMAND,
+        G.CANCEL: Transition(OK, "STR-6", S.CANCELLED, "cancel_before_on_subscribe"),
+        G.ON_SUBSCRIBE: Transition(OK, "ID-3", None, "stale_or_new_on_subscribe"),
+        **{g: _STALE for g in PUBLISHER_SIGNALS[1:]},
+    }),
+    **_row(S.ACTIVE, {
+        G.SUBSCRIBE: _DUPLICATE,
+        G.REQUEST: _ADD_DEMAND,
+        G.CANCEL: Transition(OK, "STR-6", S.CANCELLED),
+        G.ON_SUBSCRIBE: Transition(BAD, "STR-1", why="a second onSubscribe for one subscribe"),
+        G.ON_NEXT: Transition(OK, "DEM-1", None, "deliver"),
+        G.PART: Transition(OK, "SPLIT-3", S.PART, "begin_element"),
+        G.LAST_PART: Transition(OK, "SPLIT-3", None, "whole_element"),
+        G.ON_COMPLETE: Transition(OK, "STR-3", S.DONE, "complete"),
+        G.ON_ERROR: Transition(OK, "STR-3", S.DONE, "error"),
+    }),
+    **_row(S.PART, {
+        G.SUBSCRIBE: _DUPLICATE,
+        G.REQUEST: _ADD_DEMAND,
+        G.CANCEL: Transition(OK, "STR-6", S.CANCELLED),
+        G.ON_SUBSCRIBE: Transition(BAD, "STR-1", why="a second onSubscribe for one subscribe"),
+        G.ON_NEXT: Transition(BAD, "SPLIT-2", why="a whole element while a split element is in progress"),
+        G.PART: Transition(OK, "SPLIT-2", None, "same_element"),
+        G.LAST_PART: Transition(OK, "SPLIT-2", S.ACTIVE, "end_element"),
+        G.ON_COMPLETE: Transition(BAD, "SPLIT-2", why="onComplete while a split element is in progress"),
+        G.ON_ERROR: Transition(OK, "SPLIT-6", S.DONE, "error"),
+    }),
+    **_row(S.CANCELLED, {
+        G.SUBSCRIBE: Transition(OK, "ID-3", S.RESUBSCRIBING, "reopen"),
+        G.REQUEST: Transition(IGN, "STR-7", why="request after cancel"),
+        G.CANCEL: Transition(IGN, "STR-7", why="cancel after cancel"),
+        G.ON_SUBSCRIBE: Transition(OK, "STR-1", None, "owed_on_subscribe"),
+        G.ON_NEXT: Transition(OK, "STR-6", None, "deliver_in_flight"),
+        G.PART: Transition(IGN, "STR-6", why="part in flight after cancel"),
+        G.LAST_PART: Transition(IGN, "STR-6", why="part in flight after cancel"),
+        G.ON_COMPLETE: Transition(OK, "STR-6", S.DONE, "terminal_in_flight"),
+        G.ON_ERROR: Transition(OK, "STR-6", S.DONE, "terminal_in_flight"),
+    }),
+    **_row(S.DONE, {
+        G.SUBSCRIBE: Transition(OK, "ID-3", S.SUBSCRIBING, "open"),
+        G.REQUEST: Transition(IGN, "STR-7", why="request after a terminal signal"),
+        G.CANCEL: Transition(IGN, "STR-7", why="cancel after a terminal signal"),
+        **{g: _AFTER_TERMINAL for g in PUBLISHER_SIGNALS},
+    }),
+}
+
+
+# -- actions --------------------------------------------------------------------
+# Each returns the next state when it decides it (else None: the table's ``next``),
+# and raises ProtocolViolation for what it finds wrong.  ``warn`` collects SHOULD
+# deviations, which never stop a signal.
+
+Warn = Callable[[str, str], None]
+
+
+class Broken(Exception):
+    """Raised by an action: the signal breaks ``rule``; ``step`` adds who, what and where."""
+
+    def __init__(self, rule: str, why: str) -> None:
+        self.rule, self.why = rule, why
+
+
+Action = Callable[[StreamRecord, SignalArgs, int, Warn], "StreamState | None"]
+
+
+def violation(side: Side, sid: int, signal: Signal, state: StreamState, rule: str, why: str) -> ProtocolViolation:
+    role = "subscriber" if signal.from_subscriber else "publisher"
+    return ProtocolViolation(
+        rule=rule,
+        side=side,
+        message=f"{side} as {role} sent {signal.value} for Id {sid} in state {state.name}: {why}",
+    )
+
+
+def _open(rec: StreamRecord, args: SignalArgs, sid: int, warn: Warn) -> StreamState | None:
+    rec.demand = Demand(args.amount)
+    rec.element = None
+    rec.element_size = 0
+    rec.owes_3_9 = args.amount < 0
+    if args.amount < 0:
+        warn("DEM-6", f"subscribe for Id {sid} with negative initialDemand {args.amount}")
+    return None
+
+
+def _reopen(rec: StreamRecord, args: SignalArgs, sid: int, warn: Warn) -> StreamState | None:
+    # owed_on_subscribes carries over: those onSubscribe frames are stale now.
+    return _open(rec, args, sid, warn)
+
+
+def _add_demand(rec: StreamRecord, args: SignalArgs, sid: int, warn: Warn) -> StreamState | None:
+    if args.amount <= 0:
+        rec.owes_3_9 = True
+        warn("DEM-6", f"request({sid}, {args.amount}): demand must be positive")
+    else:
+        rec.demand.add(args.amount)
+    return None
+
+
+def _cancel_before_on_subscribe(rec: StreamRecord, args: SignalArgs, sid: int, warn: Warn) -> StreamState | None:
+    rec.owed_on_subscribes += 1  # the cancelled subscription still gets its onSubscribe
+    return None
+
+
+def _on_subscribe(rec: StreamRecord, args: SignalArgs, sid: int, warn: Warn) -> StreamState | None:
+    rec.element_size = args.element_size
+    return None
+
+
+def _stale_or_new_on_subscribe(rec: StreamRecord, args: SignalArgs, sid: int, warn: Warn) -> StreamState | None:
+    if rec.owed_on_subscribes:
+        rec.owed_on_subscribes -= 1  # answers a subscription that was cancelled
+        return StreamState.RESUBSCRIBING
+    rec.element_size = args.element_size
+    return StreamState.ACTIVE
+
+
+def _owed_on_subscribe(rec: StreamRecord, args: SignalArgs, sid: int, warn: Warn) -> StreamState | None:
+    if not rec.owed_on_subscribes:
+        raise Broken("STR-1", "a second onSubscribe for one subscribe")
+    rec.owed_on_subscribes -= 1
+    return None
+
+
+def _deliver(rec: StreamRecord, args: SignalArgs, sid: int, warn: Warn) -> StreamState | None:
+    if not rec.demand.take(args.count):
+        rule = "PACK-3" if args.packed else "DEM-1"
+        raise Broken(rule, f"{args.count} element(s) delivered with outstanding demand {rec.demand.outstanding}")
+    return None
+
+
+def _deliver_in_flight(rec: StreamRecord, args: SignalArgs, sid: int, warn: Warn) -> StreamState | None:
+    if rec.owed_on_subscribes:
+        raise Broken("STR-1", "element before the onSubscribe of the cancelled subscription")
+    return _deliver(rec, args, sid, warn)
+
+
+def _begin_element(rec: StreamRecord, args: SignalArgs, sid: int, warn: Warn) -> StreamState | None:
+    rec.element = args.element
+    if rec.element_size:
+        raise Broken("PACK-5", f"split element on a fixed-size stream (elementSize {rec.element_size})")
+    if not rec.demand.take(1):
+        raise Broken("SPLIT-3", "first part of a split element sent without outstanding demand")
+    return None
+
+
+def _whole_element(rec: StreamRecord, args: SignalArgs, sid: int, warn: Warn) -> StreamState | None:
+    _begin_element(rec, args, sid, warn)
+    rec.element = None
+    return None
+
+
+def _same_element(rec: StreamRecord, args: SignalArgs, sid: int, warn: Warn) -> StreamState | None:
+    if args.element != rec.element:
+        raise Broken("SPLIT-2", f"part of element {args.element} while element {rec.element} is in progress")
+    return None
+
+
+def _end_element(rec: StreamRecord, args: SignalArgs, sid: int, warn: Warn) -> StreamState | None:
+    _same_element(rec, args, sid, warn)
+    rec.element = None
+    return None
+
+
+def _complete(rec: StreamRecord, args: SignalArgs, sid: int, warn: Warn) -> StreamState | None:
+    if rec.owes_3_9:
+        raise Broken("DEM-3", "onComplete where onError naming rule 3.9 was due for a request <= 0")
+    return None
+
+
+def _error(rec: StreamRecord, args: SignalArgs, sid: int, warn: Warn) -> StreamState | None:
+    rec.element = None
+    if rec.owes_3_9 and "3.9" not in args.text:
+        raise Broken("DEM-3", f"onError text {args.text!r} does not name rule 3.9 after a request <= 0")
+    return None
+
+
+def _terminal_in_flight(rec: StreamRecord, args: SignalArgs, sid: int, warn: Warn) -> StreamState | None:
+    if rec.owed_on_subscribes:
+        raise Broken("STR-1", "terminal signal before the onSubscribe of the cancelled subscription")
+    rec.element = None
+    return None
+
+
+ACTIONS: dict[str, Action] = {
+    "open": _open,
+    "reopen": _reopen,
+    "add_demand": _add_demand,
+    "cancel_before_on_subscribe": _cancel_before_on_subscribe,
+    "on_subscribe": _on_subscribe,
+    "stale_or_new_on_subscribe": _stale_or_new_on_subscribe,
+    "owed_on_subscribe": _owed_on_subscribe,
+    "deliver": _deliver,
+    "deliver_in_flight": _deliver_in_flight,
+    "begin_element": _begin_element,
+    "whole_element": _whole_element,
+    "same_element": _same_element,
+    "end_element": _end_element,
+    "complete": _complete,
+    "error": _error,
+    "terminal_in_flight": _terminal_in_flight,
+}
+
+
+def step(side: Side, sid: int, rec: StreamRecord, signal: Signal, args: SignalArgs, warn: Warn) -> Transition:
+    """Apply one signal to one subscription; raises ProtocolViolation for a violation."""
+    state = rec.state
+    transition = TRANSITIONS[(state, signal)]
+    if transition.verdict is Verdict.VIOLATION:
+        raise violation(side, sid, signal, state, transition.rule, transition.why)
+    next_state = transition.next
+    if transition.action is not None:
+        try:
+            decided = ACTIONS[transition.action](rec, args, sid, warn)
+        except Broken as broken:
+            # The signal still happened: a terminal signal still ends the stream,
+            # a part still begins its element, so later frames are judged in context.
+            if next_state is not None:
+                rec.state = next_state
+            raise violation(side, sid, signal, state, broken.rule, broken.why) from None
+        if decided is not None:
+            next_state = decided
+    if next_state is not None:
+        rec.state = next_state
+    return transition

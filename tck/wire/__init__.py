@@ -1,0 +1,40 @@
+"""RS-IO wire encoding: frames and the two codecs (wire profiles) of rsio-v0."""
+
+from __future__ import annotations
+
+from .codec import Codec, FrameDecoder, FrameEncoder
+from .frames import FRAME_BY_CODE, FRAME_BY_NAME, FRAME_TYPES, ID_MAX, UNBOUNDED, Frame, describe
+from .limits import DEFAULT_LIMITS, Limits
+
+CODEC_NAMES = ("msgpack", "varint")
+
+
+def get_codec(name: str) -> Codec:
+    """The codec called ``name`` (``msgpack`` or ``varint``); ValueError names the choices."""
+    if name == "msgpack":
+        from .msgpack_codec import MsgpackCodec
+
+        return MsgpackCodec()
+    if name == "varint":
+        from .varint_codec import VarintCodec
+
+        return VarintCodec()
+    raise ValueError(f"unknown codec {name!r}; choose one of {', '.join(CODEC_NAMES)}")
+
+
+__all__ = [
+    "CODEC_NAMES",
+    "Codec",
+    "DEFAULT_LIMITS",
+    "FRAME_BY_CODE",
+    "FRAME_BY_NAME",
+    "FRAME_TYPES",
+    "Frame",
+    "FrameDecoder",
+    "FrameEncoder",
+    "ID_MAX",
+    "Limits",
+    "UNBOUNDED",
+    "describe",
+    "get_codec",
+]

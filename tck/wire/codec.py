@@ -1,0 +1,94 @@
+"""What every RS-IO codec provides, and the per-direction state both codec halves keep.
+
+A codec (wire profile) is a pair of stateful halves for one direction of one
+connection: a ``FrameEncoder`` for what a party sends and a ``FrameDecoder`` for
+what it receives.  Both remember each fixed-size stream's ``elementSize`` from
+the ``onSubscribe`` frames that travel in their direction, because a fixed-size
+``onNext`` or ``onNextPacked`` cannot be framed without it (rsio-v0 section 5).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Protocol
+
+from ..errors import ProtocolViolation
+from .frames import (
+    EXTENSION_CODES,
+    RESERVED_CODES,
+    Frame,
+    OnComplete,
+    OnError,
+    OnSubscribe,
+)
+from .limits import Limits
+
+
+class FrameEncoder(Protocol):
+    def encode(self, frame: Frame) -> bytes: ...
+
+    def element_size(self, subscriber: int) -> int: ...
+
+
+class FrameDecoder(Protocol):
+    offset: int  # bytes of the stream consumed into complete frames
+
+    def feed(self, data: bytes) -> list[Frame]: ...
+
+    def eof(self) -> None: ...
+
+    def element_size(self, subscriber: int) -> int: ...
+
+
+class Codec(Protocol):
+    name: str
+
+    def encoder(self, limits: Limits | None = None) -> FrameEncoder: ...
+
+    def decoder(self, limits: Limits | None = None) -> FrameDecoder: ...
+
+
+class ElementSizes:
+    """elementSize per subscriber Id for the fixed-size streams of one direction.
+
+    Only sizes > 0 are stored; a terminal signal forgets the Id, because nothing
+    of that subscription follows it (and a reuse brings its own onSubscribe).
+    """
+
+    __slots__ = ("sizes", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.sizes: dict[int, int] = {}
+        self.limit = limit
+
+    def track(self, frame: Frame) -> None:
+        if isinstance(frame, OnSubscribe):
+            if frame.element_size > 0:
+                if frame.subscriber not in self.sizes and len(self.sizes) >= self.limit:
+                    raise ProtocolViolation(
+                        rule="ERR-8",
+                        side=None,
+                        message=f"more than {self.limit} fixed-size streams at once",
+                    )
+                self.sizes[frame.subscriber] = frame.element_size
+            else:
+                self.sizes.pop(frame.subscriber, None)
+        elif isinstance(frame, (OnComplete, OnError)):
+            self.sizes.pop(frame.subscriber, None)
+
+
+def type_code_violation(code: int, offset: int) -> ProtocolViolation:
+    """The violation for a type code that names no version-0 message."""
+    if code in EXTENSION_CODES:
+        return ProtocolViolation(
+            rule="EXT-3",
+            side=None,
+            offset=offset,
+            message=f"type code 0x{code:02x} belongs to an extension that was not negotiated",
+        )
+    what = "reserved" if code in RESERVED_CODES else "invalid"
+    return ProtocolViolation(
+        rule="ERR-7", side=None, offset=offset, message=f"{what} type code 0x{code:02x}"
+    )
+
+
+CodecFactory = Callable[[], Codec]
