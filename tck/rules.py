@@ -203,6 +203,10 @@ def rule(rule_id: str) -> Rule:
 # answer with goodbye and close (ERR-1).  Other violations are judged, but the
 # receiver may carry on.
 PROTOCOL_ERRORS: frozenset[str] = frozenset(
-    {"HS-1", "HS-2", "HS-3", "HS-4", "EXT-2", "EXT-3", "ID-1", "PACK-2"}
+    {"HS-1", "HS-2", "HS-3", "HS-4", "EXT-2", "ID-1", "PACK-2"}
     | {f"ERR-{n}" for n in range(4, 11)}
 )
+
+# The rule that obliges the receiver of a protocol error to answer with goodbye
+# and close, where a more specific rule than ERR-1 says so.
+GOODBYE_OBLIGATION: dict[str, str] = {"EXT-2": "EXT-3", "ID-1": "ID-2"}

@@ -17,16 +17,17 @@ given with the data.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from ..errors import ProtocolViolation, Side
 from ..protocol.binding import apply_frame
 from ..rules import RULES, Level
 from ..semantics.session import SessionModel
 from ..wire import Frame, Limits, describe, get_codec
-from ..wire.frames import OnNext
+from ..wire.frames import OnNext, Subscribe
+from .contract import ContractJudge
 from .trace import TraceRecord, read_trace
 
 
@@ -75,7 +76,9 @@ class ObservedFrame:
 class Monitor:
     """Judges one connection.  ``observe`` bytes as they cross; ``close`` when a side ends."""
 
-    def __init__(self, codec: str = "msgpack", limits: Limits | None = None, *, keep_frames: bool = False) -> None:
+    def __init__(
+        self, codec: str = "msgpack", limits: Limits | None = None, *, keep_frames: bool = False, contract: bool = True
+    ) -> None:
         chosen = get_codec(codec)
         self.model = SessionModel()
         self._decoders = {side: chosen.decoder(limits) for side in Side}
@@ -85,6 +88,8 @@ class Monitor:
         self.bytes_ignored = {side: 0 for side in Side}
         self.keep_frames = keep_frames
         self.frames: list[ObservedFrame] = []
+        # Judges the test-publisher contract (rsio-v0 section 8) where names say what to expect.
+        self.contract = ContractJudge() if contract else None
 
     # -- feeding ----------------------------------------------------------------------
 
@@ -114,10 +119,15 @@ class Monitor:
         findings = self.findings
         index = self.frame_count
         keep = self.keep_frames
+        contract = self.contract
         for frame in frames:
             if keep:
                 self.frames.append(ObservedFrame(index, sender, t, frame))
             index += 1
+            if contract is not None and contract.active or type(frame) is Subscribe:
+                if contract is not None:
+                    for violation in contract.observe(sender, frame):
+                        findings.append(Finding.of(violation, index=index - 1, t=t, frame=frame))
             if type(frame) is OnNext and deliver_fast(sender, frame.subscriber, 1):
                 continue
             try:

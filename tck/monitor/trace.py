@@ -9,9 +9,10 @@ monitor re-decodes them: a trace of malformed input replays as it happened.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterable, Iterator
+from typing import BinaryIO
 
 import msgpack
 

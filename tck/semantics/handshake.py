@@ -57,7 +57,8 @@ HANDSHAKE: dict[tuple[Side | None, PartyState, Move], Step] = {
     **{(_ANY, s, M.SEND_GOODBYE): Step(True, "BYE-1", P.CLOSING)
        for s in (P.IDLE, P.HEARD, P.SAID, P.OPEN)},
     **{(_ANY, P.CLOSING, m): Step(False, "BYE-1", why="a frame after its own goodbye")
-       for m in (M.SEND_HELLO, M.SEND_WRONG_HELLO, M.SEND_STREAM, M.SEND_GOODBYE)},
+       for m in (M.SEND_HELLO, M.SEND_WRONG_HELLO, M.SEND_STREAM)},
+    (_ANY, P.CLOSING, M.SEND_GOODBYE): Step(False, "BYE-4", why="a second goodbye (goodbyes that cross acknowledge each other)"),
     (_ANY, P.IDLE, M.RECV_HELLO): Step(True, "HS-7", P.HEARD),
     (_ANY, P.SAID, M.RECV_HELLO): Step(True, "HS-1", P.OPEN),
     (_ANY, P.HEARD, M.RECV_HELLO): Step(True, "HS-3"),  # the sender's second hello is its violation

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import ProtocolViolation, Side
-from ..rules import PROTOCOL_ERRORS
+from ..rules import GOODBYE_OBLIGATION, PROTOCOL_ERRORS
 from .handshake import Move, PartyState, lookup
 from .signals import Signal
 from .streams import SignalArgs, StreamRecord, StreamState, Transition, step
@@ -68,7 +68,7 @@ class SessionModel:
         if violation.rule in PROTOCOL_ERRORS and violation.side is not None:
             peer = self.parties[violation.side.peer]
             if peer.owes_goodbye is None and peer.state is not PartyState.CLOSING:
-                peer.owes_goodbye = "ERR-1"
+                peer.owes_goodbye = GOODBYE_OBLIGATION.get(violation.rule, "ERR-1")
         raise violation
 
     def _move(self, sender: Side, move: Move, what: str) -> bool:
@@ -131,7 +131,7 @@ class SessionModel:
         for sid, rec in self.spaces[sender].items():
             if rec.state in _LIVE:
                 step(sender, sid, rec, Signal.CANCEL, SignalArgs(), self._warn_for(sender))
-        if owed == "ERR-1" and not reason.strip():
+        if owed in ("ERR-1", "EXT-3", "ID-2", "HS-5") and not reason.strip():
             self.warnings.append(ProtocolViolation(
                 rule="ERR-2", side=sender, message=f"{sender} answered a protocol error with an empty goodbye reason",
             ))
@@ -187,6 +187,8 @@ class SessionModel:
                 "BYE-2": "closed without answering the peer's goodbye",
                 "ERR-1": "closed without goodbye after the peer's protocol error",
                 "HS-5": "closed without goodbye after a hello of an unsupported version",
+                "EXT-3": "closed without goodbye after an undeclared extension type",
+                "ID-2": "closed without goodbye after a subscribe for an active Id",
             }[party.owes_goodbye]
             found.append(ProtocolViolation(rule=party.owes_goodbye, side=side, message=f"{side} {why}"))
         if party.initiated_goodbye and not party.goodbye_received:

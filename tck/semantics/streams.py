@@ -51,15 +51,20 @@ class Transition:
 class StreamRecord:
     """What the model knows of one subscription Id."""
 
-    __slots__ = ("state", "demand", "element", "owed_on_subscribes", "owes_3_9", "element_size")
+    __slots__ = ("state", "demand", "element", "owed_on_subscribes", "owes_3_9", "element_size", "requested",
+                 "incarnation")
 
     def __init__(self) -> None:
         self.state = StreamState.IDLE
         self.demand = Demand(0)
         self.element: int | None = None  # split element Id in progress
         self.owed_on_subscribes = 0  # onSubscribe frames still due for cancelled subscriptions
-        self.owes_3_9 = False  # a request <= 0 was made: onError naming 3.9 is due
+        # The rule that makes an onError naming 3.9 due (DEM-3 for a request <= 0,
+        # DEM-4 for a negative initialDemand), or None.
+        self.owes_3_9: str | None = None
         self.element_size = 0
+        self.requested = False  # a request arrived: demand is no longer initialDemand alone
+        self.incarnation = 0  # how many subscriptions this Id has had
 
     def __repr__(self) -> str:
         return f"StreamRecord({self.state.name}, {self.demand!r}, element={self.element})"
@@ -187,7 +192,9 @@ def _open(rec: StreamRecord, args: SignalArgs, sid: int, warn: Warn) -> StreamSt
     rec.demand = Demand(args.amount)
     rec.element = None
     rec.element_size = 0
-    rec.owes_3_9 = args.amount < 0
+    rec.owes_3_9 = "DEM-4" if args.amount < 0 else None
+    rec.requested = False
+    rec.incarnation += 1
     if args.amount < 0:
         warn("DEM-6", f"subscribe for Id {sid} with negative initialDemand {args.amount}")
     return None
@@ -199,8 +206,9 @@ def _reopen(rec: StreamRecord, args: SignalArgs, sid: int, warn: Warn) -> Stream
 
 
 def _add_demand(rec: StreamRecord, args: SignalArgs, sid: int, warn: Warn) -> StreamState | None:
+    rec.requested = True
     if args.amount <= 0:
-        rec.owes_3_9 = True
+        rec.owes_3_9 = rec.owes_3_9 or "DEM-3"
         warn("DEM-6", f"request({sid}, {args.amount}): demand must be positive")
     else:
         rec.demand.add(args.amount)
@@ -234,7 +242,14 @@ def _owed_on_subscribe(rec: StreamRecord, args: SignalArgs, sid: int, warn: Warn
 
 def _deliver(rec: StreamRecord, args: SignalArgs, sid: int, warn: Warn) -> StreamState | None:
     if not rec.demand.take(args.count):
-        rule = "PACK-3" if args.packed else "DEM-1"
+        # Beyond a demand made of initialDemand alone, the initialDemand was ignored
+        # (DEM-5), or, on a reused Id, the old subscription's demand was kept (ID-3).
+        if args.packed:
+            rule = "PACK-3"
+        elif rec.requested:
+            rule = "DEM-1"
+        else:
+            rule = "ID-3" if rec.incarnation > 1 else "DEM-5"
         raise Broken(rule, f"{args.count} element(s) delivered with outstanding demand {rec.demand.outstanding}")
     return None
 
@@ -274,14 +289,14 @@ def _end_element(rec: StreamRecord, args: SignalArgs, sid: int, warn: Warn) -> S
 
 def _complete(rec: StreamRecord, args: SignalArgs, sid: int, warn: Warn) -> StreamState | None:
     if rec.owes_3_9:
-        raise Broken("DEM-3", "onComplete where onError naming rule 3.9 was due for a request <= 0")
+        raise Broken(rec.owes_3_9, "onComplete where onError naming rule 3.9 was due (demand <= 0)")
     return None
 
 
 def _error(rec: StreamRecord, args: SignalArgs, sid: int, warn: Warn) -> StreamState | None:
     rec.element = None
     if rec.owes_3_9 and "3.9" not in args.text:
-        raise Broken("DEM-3", f"onError text {args.text!r} does not name rule 3.9 after a request <= 0")
+        raise Broken(rec.owes_3_9, f"onError text {args.text!r} does not name rule 3.9 (demand <= 0)")
     return None
 
 

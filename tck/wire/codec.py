@@ -80,7 +80,7 @@ def type_code_violation(code: int, offset: int) -> ProtocolViolation:
     """The violation for a type code that names no version-0 message."""
     if code in EXTENSION_CODES:
         return ProtocolViolation(
-            rule="EXT-3",
+            rule="EXT-2",
             side=None,
             offset=offset,
             message=f"type code 0x{code:02x} belongs to an extension that was not negotiated",

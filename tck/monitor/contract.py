@@ -1,0 +1,387 @@
+"""The contract judge: does a target serve the test publishers of rsio-v0 section 8?
+
+Theory of operation: when a party subscribes to a ``tck/`` name (or to an
+``unserved/`` name, which no target serves), the judge knows from the name
+alone what the publisher must send: which elementSize, which element bytes in
+which order, which terminal signal.  It compares every element as it arrives,
+part by part for split elements (so it holds no reassembly buffer for them),
+and reports the first divergence per subscription.
+
+For ``tck/subscribe`` the roles turn: the target subscribes back to the kit's
+publisher and must report each signal it receives as an element of the outer
+stream.  The judge queues the signals the kit sends on the inner subscription
+and matches the reports against that queue, and it checks the target's
+requests against the promised strategy.  Both checks are sound in the kit's
+observation order: a report or a request is recorded after the signals that
+could have caused it.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgpack
+
+from ..errors import ProtocolViolation, Side
+from ..testpubs import (
+    UNSERVED_PREFIX,
+    Error,
+    Fixed,
+    Infinite,
+    Large,
+    Malformed,
+    Range,
+    SubscribeBack,
+    TestPublisher,
+    count_of,
+    element,
+)
+from ..wire.frames import (
+    Cancel,
+    Frame,
+    OnComplete,
+    OnError,
+    OnNext,
+    OnNextLastPart,
+    OnNextPacked,
+    OnNextPart,
+    OnSubscribe,
+    Request,
+    Subscribe,
+)
+
+UNBOUNDED = 2**63 - 1
+MAX_REPORT = 1 << 20  # a report is a small map; a larger one is already wrong
+
+_RULE = {Range: "TCK-1", Infinite: "TCK-2", Fixed: "TCK-3", Large: "TCK-4", Error: "TCK-5", SubscribeBack: "TCK-6"}
+
+
+@dataclass(slots=True)
+class Expected:
+    """One signal the inner subscriber received and must report."""
+
+    signal: str
+    data: bytes | None = None
+    error: str | None = None
+    rule: str = "TCK-6"  # what a wrong or missing report of it breaks
+
+    def as_report(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"signal": self.signal}
+        if self.data is not None:
+            out["element"] = self.data
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+@dataclass(slots=True)
+class Contract:
+    """What one subscription to a test publisher must see."""
+
+    name: str
+    spec: TestPublisher | Malformed | None  # None: an unserved/ name
+    publisher: Side
+    index: int = 0  # elements received so far
+    offset: int = 0  # bytes of the split element in progress matched so far
+    on_subscribed: bool = False
+    finished: bool = False  # a divergence was reported, or the stream ended
+    bad_request: bool = False  # the subscriber asked for demand <= 0: onError is due
+    # tck/subscribe only
+    reports: deque[Expected] = field(default_factory=deque)
+    joined: bytearray = field(default_factory=bytearray)
+    inner_ended: bool = False
+
+
+@dataclass(slots=True)
+class Inner:
+    """The target's subscription back to the kit, for a tck/subscribe stream."""
+
+    outer: Contract
+    strategy_kind: str
+    strategy_n: int
+    total: int = 0  # demand the target gave
+    elements: int = 0  # elements the kit sent
+    reported_elements: int = 0  # of those, how many the target must report
+    joined: bytearray = field(default_factory=bytearray)  # parts of a split element the kit sends
+    cancelled: bool = False
+
+
+class ContractJudge:
+    def __init__(self) -> None:
+        self.contracts: dict[tuple[Side, int], Contract] = {}
+        self._awaiting_inner: dict[tuple[Side, str], deque[Contract]] = {}
+        self.inners: dict[tuple[Side, int], Inner] = {}
+
+    @property
+    def active(self) -> bool:
+        return bool(self.contracts or self.inners)
+
+    def observe(self, sender: Side, frame: Frame) -> list[ProtocolViolation]:
+        found: list[ProtocolViolation] = []
+        kind = type(frame)
+        if kind is Subscribe:
+            self._subscribe(sender, frame, found)  # type: ignore[arg-type]
+            return found
+        if kind is Request or kind is Cancel:
+            self._subscriber_signal(sender, frame, found)
+            return found
+        key = (sender.peer, frame.subscriber)  # type: ignore[union-attr]
+        contract = self.contracts.get(key)
+        if contract is not None and not contract.finished:
+            self._publisher_signal(contract, frame, found)
+        inner = self.inners.get(key)
+        if inner is not None:
+            self._inner_signal(inner, frame)
+        return found
+
+    # -- subscriptions -----------------------------------------------------------------
+
+    def _subscribe(self, sender: Side, frame: Subscribe, found: list[ProtocolViolation]) -> None:
+        key = (sender, frame.subscriber)
+        self.contracts.pop(key, None)
+        self.inners.pop(key, None)
+        waiting = self._awaiting_inner.get((sender, frame.publisher))
+        if waiting:
+            outer = waiting.popleft()
+            spec = outer.spec
+            assert isinstance(spec, SubscribeBack)
+            self.inners[key] = Inner(outer=outer, strategy_kind=spec.request.kind, strategy_n=spec.request.n,
+                                     total=max(frame.initial_demand, 0))
+            self._check_strategy(self.inners[key], sender, frame.subscriber, initial=frame.initial_demand, found=found)
+            return
+        from ..testpubs import parse
+
+        spec = parse(frame.publisher)
+        if spec is None and not frame.publisher.startswith(UNSERVED_PREFIX):
+            return
+        if isinstance(spec, Malformed) and not spec.certain:
+            return
+        contract = Contract(name=frame.publisher, spec=spec, publisher=sender.peer)
+        contract.bad_request = frame.initial_demand < 0
+        self.contracts[key] = contract
+        if isinstance(spec, SubscribeBack):
+            self._awaiting_inner.setdefault((sender.peer, spec.to), deque()).append(contract)
+
+    def _subscriber_signal(self, sender: Side, frame: Frame, found: list[ProtocolViolation]) -> None:
+        key = (sender, frame.subscriber)  # type: ignore[union-attr]
+        contract = self.contracts.get(key)
+        if contract is not None and isinstance(frame, Request) and frame.demand <= 0:
+            contract.bad_request = True
+        inner = self.inners.get(key)
+        if inner is None:
+            return
+        if isinstance(frame, Cancel):
+            inner.cancelled = True
+            if inner.strategy_kind == "cancel" and inner.elements < inner.strategy_n:
+                found.append(self._fail("DEM-7", sender, f"target cancelled its subscription {frame.subscriber} after "
+                                        f"{inner.elements} elements; strategy cancel:{inner.strategy_n}"))
+            return
+        assert isinstance(frame, Request)
+        if frame.demand > 0:
+            inner.total = min(inner.total + frame.demand, UNBOUNDED)
+        self._check_strategy(inner, sender, frame.subscriber, request=frame.demand, found=found)
+
+    def _check_strategy(self, inner: Inner, target: Side, sid: int, *, initial: int | None = None,
+                        request: int | None = None, found: list[ProtocolViolation] | None = None) -> None:
+        out = found if found is not None else []
+        kind, n = inner.strategy_kind, inner.strategy_n
+        if initial is not None:
+            want = {"all": UNBOUNDED, "cancel": UNBOUNDED, "one": 1, "batch": n}[kind]
+            if min(initial, UNBOUNDED) != want:
+                out.append(self._fail("DEM-7", target, f"target subscribed back with initialDemand {initial}; "
+                                      f"strategy {kind} promises {want}"))
+            return
+        if kind in ("one", "batch"):
+            window = 1 if kind == "one" else n
+            allowed = (inner.elements // window + 1) * window
+            if request is not None and (request != window or inner.total > allowed):
+                out.append(self._fail("DEM-7", target, f"target requested {request} (total {inner.total}) after "
+                                      f"{inner.elements} elements; strategy {kind} allows request({window}) "
+                                      f"up to a total of {allowed}"))
+
+    # -- the kit publishing to the target (tck/subscribe) -----------------------------
+
+    def _inner_signal(self, inner: Inner, frame: Frame) -> None:
+        outer = inner.outer
+        kind = type(frame)
+        if kind is OnNextPart:
+            inner.joined += frame.data  # type: ignore[union-attr]
+            return
+        if kind is OnNext:
+            batch, rule = [frame.element], "TCK-6"  # type: ignore[union-attr]
+        elif kind is OnNextPacked:
+            batch, rule = list(frame.elements()), "PACK-4"  # type: ignore[union-attr]
+        elif kind is OnNextLastPart:
+            batch, rule = [bytes(inner.joined + frame.data)], "SPLIT-1"  # type: ignore[union-attr]
+            inner.joined.clear()
+        else:
+            batch, rule = [], "TCK-6"
+        limit = inner.strategy_n if inner.strategy_kind == "cancel" else None
+        for data in batch:
+            inner.elements += 1
+            if limit is not None and inner.reported_elements >= limit:
+                continue  # arrives after the target's cancel:N cancel: not reported (STR-8)
+            inner.reported_elements += 1
+            outer.reports.append(Expected("onNext", data=data, rule=rule))
+        if kind is OnComplete or kind is OnError:
+            outer.inner_ended = True
+            inner.joined.clear()
+            if limit is not None and inner.reported_elements >= limit:
+                return
+            # A terminal signal sent with no outstanding demand must be accepted (STR-5).
+            rule = "STR-5" if inner.total < UNBOUNDED and inner.total <= inner.elements else "TCK-6"
+            if kind is OnComplete:
+                outer.reports.append(Expected("onComplete", rule=rule))
+            else:
+                outer.reports.append(Expected("onError", error=frame.error, rule=rule))  # type: ignore[union-attr]
+
+    # -- a target publishing a test publisher ---------------------------------------------
+
+    def _fail(self, rule: str, side: Side, message: str) -> ProtocolViolation:
+        return ProtocolViolation(rule=rule, side=side, message=message)
+
+    def _diverged(self, contract: Contract, rule: str, message: str, found: list[ProtocolViolation]) -> None:
+        contract.finished = True
+        found.append(self._fail(rule, contract.publisher, f"{contract.name}: {message}"))
+
+    def _publisher_signal(self, c: Contract, frame: Frame, found: list[ProtocolViolation]) -> None:
+        spec = c.spec
+        kind = type(frame)
+        if kind is OnSubscribe:
+            c.on_subscribed = True
+            want = spec.size if isinstance(spec, Fixed) else 0
+            if frame.element_size != want and isinstance(spec, (Range, Infinite, Fixed, Large, Error, SubscribeBack)):  # type: ignore[union-attr]
+                rule = "TCK-3" if isinstance(spec, Fixed) else "TCK-8"
+                self._diverged(c, rule, f"onSubscribe elementSize {frame.element_size}, expected {want}", found)  # type: ignore[union-attr]
+            return
+        if spec is None or isinstance(spec, Malformed):
+            rule = "STR-2" if spec is None else "TCK-7"
+            if kind is OnError:
+                c.finished = True
+            else:
+                self._diverged(c, rule, f"{frame.wire_name} where onSubscribe then onError was due", found)
+            return
+        rule = _RULE[type(spec)]
+        if kind is OnError:
+            c.finished = True
+            if c.bad_request:
+                return  # the model judges the 3.9 error (DEM-3, DEM-4)
+            if isinstance(spec, Error) and c.index == spec.after and frame.error == spec.message:  # type: ignore[union-attr]
+                return
+            want = f"onError({spec.message!r}) after {spec.after} elements" if isinstance(spec, Error) else "no onError"
+            self._diverged(c, rule, f"onError({frame.error!r}) after {c.index} elements; expected {want}", found)  # type: ignore[union-attr]
+            return
+        if kind is OnComplete:
+            c.finished = True
+            if isinstance(spec, SubscribeBack):
+                self._complete_reports(c, found)
+                return
+            count = count_of(spec)
+            if isinstance(spec, Error) or count is None or c.index != count:
+                self._diverged(c, rule, f"onComplete after {c.index} elements; expected "
+                               f"{'none' if count is None or isinstance(spec, Error) else count}", found)
+            return
+        if isinstance(spec, SubscribeBack):
+            self._report(c, frame, found)
+            return
+        if kind is OnNextPacked:
+            for data in frame.elements():  # type: ignore[union-attr]
+                if not self._element(c, spec, rule, data, found):
+                    return
+            return
+        if kind is OnNext:
+            if isinstance(spec, Large) and spec.part is not None and len(frame.element) > spec.part:  # type: ignore[union-attr]
+                self._diverged(c, "TCK-4", f"element of {len(frame.element)} bytes not split with part={spec.part}", found)  # type: ignore[union-attr]
+                return
+            self._element(c, spec, rule, frame.element, found)  # type: ignore[union-attr]
+            return
+        if kind is OnNextPart or kind is OnNextLastPart:
+            self._part(c, spec, rule, frame.data, kind is OnNextLastPart, found)  # type: ignore[union-attr]
+
+    def _expected(self, c: Contract, spec: TestPublisher, rule: str, found: list[ProtocolViolation]) -> bytes | None:
+        count = count_of(spec)
+        if isinstance(spec, Error):
+            count = spec.after
+        if count is not None and c.index >= count:
+            self._diverged(c, rule, f"element {c.index} beyond the {count} it must send", found)
+            return None
+        return element(spec, c.index)
+
+    def _element(self, c: Contract, spec: TestPublisher, rule: str, data: bytes, found: list[ProtocolViolation]) -> bool:
+        want = self._expected(c, spec, rule, found)
+        if want is None:
+            return False
+        if data != want:
+            if isinstance(spec, (Range, Infinite, Error)) and not _is_msgpack(data):
+                rule = "TCK-8"
+            self._diverged(c, rule, f"element {c.index} is {data[:16].hex()} ({len(data)} bytes), expected "
+                           f"{want[:16].hex()} ({len(want)} bytes)", found)
+            return False
+        c.index += 1
+        return True
+
+    def _part(self, c: Contract, spec: TestPublisher, rule: str, data: bytes, last: bool,
+              found: list[ProtocolViolation]) -> None:
+        if isinstance(spec, Large) and spec.part is not None and len(data) > spec.part:
+            self._diverged(c, "TCK-4", f"part of {len(data)} bytes, over part={spec.part}", found)
+            return
+        want = self._expected(c, spec, rule, found)
+        if want is None:
+            return
+        end = c.offset + len(data)
+        if want[c.offset:end] != data or (last and end != len(want)):
+            self._diverged(c, rule, f"split element {c.index} differs at bytes {c.offset}..{end} "
+                           f"(element is {len(want)} bytes)", found)
+            return
+        c.offset = 0 if last else end
+        if last:
+            c.index += 1
+
+    # -- reports of a tck/subscribe stream ---------------------------------------------
+
+    def _report(self, c: Contract, frame: Frame, found: list[ProtocolViolation]) -> None:
+        if isinstance(frame, OnNextPart):
+            c.joined += frame.data
+            if len(c.joined) > MAX_REPORT:
+                self._diverged(c, "TCK-6", "a report larger than any report can be", found)
+            return
+        if isinstance(frame, OnNextLastPart):
+            data = bytes(c.joined + frame.data)
+            c.joined.clear()
+        elif isinstance(frame, OnNext):
+            data = frame.element
+        else:
+            self._diverged(c, "TCK-8", f"{frame.wire_name} on a tck/subscribe stream", found)
+            return
+        try:
+            got = msgpack.unpackb(data, raw=False)
+        except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
+            self._diverged(c, "TCK-8", f"report {data[:16].hex()} is not MessagePack ({exc})", found)
+            return
+        if not c.reports:
+            spec = c.spec
+            assert isinstance(spec, SubscribeBack)
+            rule = "STR-8" if spec.request.kind == "cancel" else "TCK-6"
+            self._diverged(c, rule, f"report {got!r:.80} of a signal the target should not report", found)
+            return
+        want = c.reports.popleft()
+        if got != want.as_report():
+            self._diverged(c, want.rule, f"report {got!r:.80}, expected {want.as_report()!r:.80}", found)
+
+    def _complete_reports(self, c: Contract, found: list[ProtocolViolation]) -> None:
+        if c.reports:
+            want = c.reports[0]
+            self._diverged(c, want.rule, f"onComplete with {len(c.reports)} signal(s) unreported, the first "
+                           f"{want.as_report()!r:.80}", found)
+        elif not c.inner_ended and not any(i.outer is c and i.cancelled for i in self.inners.values()):
+            self._diverged(c, "TCK-6", "onComplete before its inner subscription ended", found)
+
+
+def _is_msgpack(data: bytes) -> bool:
+    try:
+        msgpack.unpackb(data)
+    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
+        return False
+    return True

@@ -1,0 +1,193 @@
+"""The test publishers of rsio-v0 section 8: parsing their names and what they must emit.
+
+One parser serves the reference peer (which serves them) and the monitor's
+contract judge (which checks a target serves them right), so the two cannot
+read a name differently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+from urllib.parse import parse_qsl
+
+import msgpack
+
+UNSERVED_PREFIX = "unserved/"  # names the kit uses for publishers no target serves (STR-2)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Range:
+    start: int = 0
+    count: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Infinite:
+    start: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fixed:
+    size: int
+    count: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Large:
+    size: int
+    count: int = 0
+    part: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Error:
+    after: int = 0
+    message: str = "failed"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Strategy:
+    kind: str  # all, one, batch, cancel
+    n: int = 0
+
+    def __str__(self) -> str:
+        return self.kind if self.kind in ("all", "one") else f"{self.kind}:{self.n}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubscribeBack:
+    to: str
+    request: Strategy
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Malformed:
+    """A tck/ name that must be answered onSubscribe then onError (TCK-7).
+
+    ``certain`` is False where a reasonable target may read the name otherwise
+    (an unknown parameter it ignores): the reference peer still rejects it, but
+    the contract judge does not hold a target to that.
+    """
+
+    reason: str
+    certain: bool = True
+
+
+TestPublisher = Union[Range, Infinite, Fixed, Large, Error, SubscribeBack]
+
+_PARAMS: dict[str, tuple[str, ...]] = {
+    "tck/range": ("start", "count"),
+    "tck/infinite": ("start",),
+    "tck/fixed": ("size", "count"),
+    "tck/large": ("size", "count", "part"),
+    "tck/error": ("after", "message"),
+    "tck/subscribe": ("to", "request"),
+}
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _int(params: dict[str, str], key: str, default: int | None, low: int) -> int:
+    if key not in params:
+        if default is None:
+            raise ValueError(f"parameter {key} is required")
+        return default
+    text = params[key]
+    if not text or not (text.isdigit() or (text[0] == "-" and text[1:].isdigit())):
+        raise ValueError(f"{key}={text!r} is not an integer")
+    value = int(text)
+    if not low <= value <= _INT64[1]:
+        raise ValueError(f"{key}={value} is out of range (at least {low})")
+    return value
+
+
+def _strategy(text: str) -> Strategy:
+    if text in ("all", "one"):
+        return Strategy(kind=text)
+    kind, _, count = text.partition(":")
+    if kind in ("batch", "cancel") and count.isdigit() and int(count) >= 1:
+        return Strategy(kind=kind, n=int(count))
+    raise ValueError(f"request={text!r} is not all, one, batch:N or cancel:N")
+
+
+def parse(name: str) -> TestPublisher | Malformed | None:
+    """The test publisher ``name`` asks for; Malformed for a bad tck/ name; None if not tck/."""
+    if not name.startswith("tck/"):
+        return None
+    path, _, query = name.partition("?")
+    if path not in _PARAMS:
+        return Malformed(reason=f"no test publisher {path!r}")
+    try:
+        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query), errors="strict")
+    except (ValueError, UnicodeDecodeError) as exc:
+        return Malformed(reason=f"malformed query: {exc}")
+    params: dict[str, str] = {}
+    for key, value in pairs:
+        if key in params:
+            return Malformed(reason=f"parameter {key} given twice")
+        if key not in _PARAMS[path]:
+            return Malformed(reason=f"unknown parameter {key} for {path}", certain=False)
+        params[key] = value
+    try:
+        if path == "tck/range":
+            return Range(start=_int(params, "start", 0, _INT64[0]), count=_int(params, "count", 0, 0))
+        if path == "tck/infinite":
+            return Infinite(start=_int(params, "start", 0, _INT64[0]))
+        if path == "tck/fixed":
+            return Fixed(size=_int(params, "size", None, 1), count=_int(params, "count", 0, 0))
+        if path == "tck/large":
+            part = _int(params, "part", None, 1) if "part" in params else None
+            return Large(size=_int(params, "size", None, 0), count=_int(params, "count", 0, 0), part=part)
+        if path == "tck/error":
+            return Error(after=_int(params, "after", 0, 0), message=params.get("message", "failed"))
+        if "to" not in params or not params["to"]:
+            raise ValueError("parameter to is required")
+        return SubscribeBack(to=params["to"], request=_strategy(params.get("request", "all")))
+    except ValueError as exc:
+        return Malformed(reason=str(exc))
+
+
+def element(spec: TestPublisher, index: int) -> bytes:
+    """The bytes of element ``index`` (from 0) that ``spec`` must emit."""
+    if isinstance(spec, (Range, Infinite)):
+        return msgpack.packb(spec.start + index)
+    if isinstance(spec, Error):
+        return msgpack.packb(index)
+    if isinstance(spec, Fixed):
+        return (index % (256**spec.size)).to_bytes(spec.size, "big")
+    if isinstance(spec, Large):
+        return large_bytes(index, 0, spec.size)
+    raise ValueError(f"{spec!r} has no fixed elements")
+
+
+_PATTERN = bytes(range(256)) * 2
+
+
+def large_bytes(index: int, offset: int, length: int) -> bytes:
+    """Bytes ``offset .. offset+length`` of tck/large element ``index``: byte j is (index + j) mod 256."""
+    out = bytearray()
+    start = (index + offset) % 256
+    while length > 0:
+        take = min(length, 256)
+        out += _PATTERN[start : start + take]
+        length -= take
+    return bytes(out)
+
+
+def count_of(spec: TestPublisher) -> int | None:
+    """How many elements ``spec`` emits before its terminal signal; None: without end."""
+    if isinstance(spec, (Range, Fixed, Large)):
+        return spec.count
+    if isinstance(spec, Error):
+        return spec.after
+    return None
+
+
+def report(signal: str, *, element: bytes | None = None, error: str | None = None) -> bytes:
+    """One element of a tck/subscribe stream: the report of a signal the inner subscriber got."""
+    body: dict[str, object] = {"signal": signal}
+    if element is not None:
+        body["element"] = element
+    if error is not None:
+        body["error"] = error
+    return msgpack.packb(body, use_bin_type=True)

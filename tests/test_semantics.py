@@ -1,0 +1,185 @@
+"""The Reactive Streams model: tables walked entry by entry, demand, reassembly."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tck.errors import ProtocolViolation, Side
+from tck.rules import GOODBYE_OBLIGATION, PROTOCOL_ERRORS, RULES
+from tck.semantics import Demand, ReassemblyLimitExceeded, SessionModel, Signal, SplitAssembler, StreamState
+from tck.semantics.handshake import HANDSHAKE, Move, PartyState, lookup
+from tck.semantics.streams import ACTIONS, TRANSITIONS, SignalArgs, StreamRecord, Verdict, step
+
+MAX = 2**63 - 1
+
+
+def test_stream_table_has_an_entry_for_every_state_and_signal() -> None:
+    missing = [(s, g) for s, g in itertools.product(StreamState, Signal) if (s, g) not in TRANSITIONS]
+    assert missing == []
+
+
+@pytest.mark.parametrize("key", sorted(TRANSITIONS, key=lambda k: (k[0].value, k[1].value)), ids=str)
+def test_stream_table_entry_cites_a_rule_and_a_real_action(key: tuple[StreamState, Signal]) -> None:
+    transition = TRANSITIONS[key]
+    assert transition.rule in RULES
+    assert transition.action is None or transition.action in ACTIONS
+    if transition.verdict is not Verdict.OK:
+        assert transition.why, "violations and tolerated frames say why"
+        assert transition.next is None and transition.action is None
+
+
+@pytest.mark.parametrize("key", sorted(TRANSITIONS, key=lambda k: (k[0].value, k[1].value)), ids=str)
+def test_stream_table_entry_does_what_it_says(key: tuple[StreamState, Signal]) -> None:
+    state, signal = key
+    transition = TRANSITIONS[key]
+    rec = StreamRecord()
+    rec.state = state
+    rec.demand = Demand(MAX)
+    rec.element = 5 if state is StreamState.PART else None
+    rec.owed_on_subscribes = 1 if state in (StreamState.CANCELLED, StreamState.RESUBSCRIBING) else 0
+    args = SignalArgs(amount=3, element=5, text="3.9")
+    if transition.verdict is Verdict.VIOLATION:
+        with pytest.raises(ProtocolViolation) as caught:
+            step(Side.SERVER, 1, rec, signal, args, lambda rule, message: None)
+        assert caught.value.rule == transition.rule
+        assert rec.state is state
+        return
+    try:
+        step(Side.SERVER, 1, rec, signal, args, lambda rule, message: None)
+    except ProtocolViolation as violation:  # actions that find a violation in this context
+        assert violation.rule in RULES and transition.action is not None
+        return
+    if transition.verdict is Verdict.IGNORED:
+        assert rec.state is state
+
+
+def test_handshake_table_covers_every_role_state_and_move() -> None:
+    for role, state, move in itertools.product(Side, PartyState, Move):
+        step_ = lookup(role, state, move)
+        assert step_.rule in RULES
+        assert step_.ok or step_.why
+
+
+def test_handshake_table_keys_are_meaningful() -> None:
+    for role, state, move in HANDSHAKE:
+        assert role is None or isinstance(role, Side)
+        assert isinstance(state, PartyState) and isinstance(move, Move)
+
+
+def test_protocol_errors_and_obligations_are_catalogued() -> None:
+    assert PROTOCOL_ERRORS <= set(RULES)
+    assert set(GOODBYE_OBLIGATION) <= PROTOCOL_ERRORS
+    assert set(GOODBYE_OBLIGATION.values()) <= set(RULES)
+
+
+# -- Demand ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("initial", "requests", "deliveries", "ok"),
+    [
+        (0, [], [1], [False]),
+        (2, [], [1, 1, 1], [True, True, False]),
+        (0, [3], [2, 2], [True, False]),
+        (0, [MAX, MAX], [10**6, 10**18], [True, True]),
+        (MAX, [], [MAX, 5], [True, True]),
+        (5, [2**64 - 1], [10**9], [True]),
+        (-4, [], [1], [False]),
+        (1, [0, -3], [1, 1], [True, False]),
+    ],
+)
+def test_demand_accounting(initial: int, requests: list[int], deliveries: list[int], ok: list[bool]) -> None:
+    demand = Demand(initial)
+    for n in requests:
+        demand.add(n)
+    assert [demand.take(k) for k in deliveries] == ok
+
+
+@given(st.lists(st.integers(min_value=1, max_value=2**64), max_size=20), st.lists(st.integers(1, 100), max_size=20))
+def test_demand_never_exceeds_the_saturated_total(requests: list[int], deliveries: list[int]) -> None:
+    demand = Demand(0)
+    for n in requests:
+        demand.add(n)
+    total = min(sum(requests), MAX)
+    taken = sum(k for k in deliveries if demand.take(k))
+    assert taken <= total or total == MAX
+    assert 0 <= demand.outstanding <= MAX
+
+
+# -- Split reassembly -------------------------------------------------------------------
+
+
+def test_split_assembler_joins_parts_in_order_and_per_subscriber() -> None:
+    joiner = SplitAssembler(limit=100)
+    assert joiner.add(1, b"ab", last=False) is None
+    assert joiner.add(2, b"XY", last=False) is None
+    assert joiner.add(1, b"cd", last=False) is None
+    assert joiner.add(1, b"e", last=True) == b"abcde"
+    assert joiner.add(2, b"Z", last=True) == b"XYZ"
+    assert joiner.add(3, b"solo", last=True) == b"solo"
+
+
+def test_split_assembler_bounds_what_it_holds() -> None:
+    joiner = SplitAssembler(limit=5)
+    joiner.add(1, b"abc", last=False)
+    with pytest.raises(ReassemblyLimitExceeded) as caught:
+        joiner.add(1, b"def", last=False)
+    assert (caught.value.size, caught.value.limit) == (6, 5)
+    assert joiner.in_progress(1) == 0
+
+
+def test_split_assembler_drop_forgets_a_partial_element() -> None:
+    joiner = SplitAssembler(limit=10)
+    joiner.add(1, b"abc", last=False)
+    joiner.drop(1)
+    assert joiner.add(1, b"z", last=True) == b"z"
+
+
+# -- the fast path agrees with the table ---------------------------------------------------
+
+_ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("request"), st.integers(-1, 5)),
+        st.tuples(st.just("next"), st.integers(1, 1)),
+        st.tuples(st.just("cancel"), st.just(0)),
+        st.tuples(st.just("complete"), st.just(0)),
+        st.tuples(st.just("subscribe"), st.integers(0, 3)),
+    ),
+    max_size=40,
+)
+
+
+def _run(ops: list[tuple[str, int]], fast: bool) -> list[tuple[str, str, int]]:
+    model = SessionModel()
+    model.hello(Side.CLIENT, client_kind=True, version=0)
+    model.hello(Side.SERVER, client_kind=False, version=0)
+    model.stream(Side.CLIENT, Signal.SUBSCRIBE, 1, SignalArgs(amount=2))
+    model.stream(Side.SERVER, Signal.ON_SUBSCRIBE, 1, SignalArgs())
+    log: list[tuple[str, str, int]] = []
+    for op, n in ops:
+        try:
+            if op == "request":
+                model.stream(Side.CLIENT, Signal.REQUEST, 1, SignalArgs(amount=n))
+            elif op == "cancel":
+                model.stream(Side.CLIENT, Signal.CANCEL, 1, SignalArgs())
+            elif op == "complete":
+                model.stream(Side.SERVER, Signal.ON_COMPLETE, 1, SignalArgs())
+            elif op == "subscribe":
+                model.stream(Side.CLIENT, Signal.SUBSCRIBE, 1, SignalArgs(amount=n))
+            elif not (fast and model.deliver_fast(Side.SERVER, 1, n)):
+                model.stream(Side.SERVER, Signal.ON_NEXT, 1, SignalArgs(count=n))
+        except ProtocolViolation as violation:
+            log.append((op, violation.rule, 0))
+        rec = model.spaces[Side.CLIENT][1]
+        log.append((op, rec.state.name, rec.demand.outstanding))
+    return log
+
+
+@settings(max_examples=300)
+@given(_ops)
+def test_fast_delivery_path_agrees_with_the_table(ops: list[tuple[str, int]]) -> None:
+    assert _run(ops, fast=True) == _run(ops, fast=False)
