@@ -112,6 +112,13 @@ class Monitor:
         self.judge(sender, frames, t)
         return self.findings[before:]
 
+    def observe_error(self, sender: Side, violation: ProtocolViolation, t: float = 0.0) -> Finding:
+        """``sender``'s bytes failed to decode in a decoder the caller owns."""
+        self._dead[sender] = True
+        finding = Finding.of(self.model.wire_error(sender, violation), index=self.frame_count, t=t, frame=None)
+        self.findings.append(finding)
+        return finding
+
     def judge(self, sender: Side, frames: Iterable[Frame], t: float = 0.0) -> None:
         """Judge frames already decoded (by a connection that decoded them itself)."""
         model = self.model

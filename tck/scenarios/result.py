@@ -1,0 +1,86 @@
+"""Outcomes of scenarios, kept distinct as the report needs them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from ..monitor import Finding
+
+
+class Verdict(str, Enum):
+    PASS = "pass"
+    FAIL = "fail"  # a MUST rule broken by the target
+    WARN = "warn"  # a SHOULD not met (optional-not-met): fails only in strict mode
+    SKIP = "skip"  # a capability the target does not claim, or a codec the scenario excludes
+    XFAIL = "xfail"  # failed, and the baseline says it is known to fail
+    XPASS = "xpass"  # passed, although the baseline says it fails
+    ERROR = "error"  # the kit could not run the scenario (unreachable target, kit bug)
+
+
+@dataclass(slots=True)
+class Failure:
+    rule: str
+    expectation: str
+    got: str
+    step: int | None = None
+
+    def render(self) -> str:
+        where = f" (step {self.step})" if self.step is not None else ""
+        return f"[{self.rule}]{where} expected {self.expectation}; got {self.got}"
+
+
+@dataclass(slots=True)
+class ScenarioResult:
+    id: str
+    title: str
+    rules: tuple[str, ...]
+    level: str
+    verdict: Verdict
+    duration: float = 0.0
+    failures: list[Failure] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # the monitor's, both sides
+    reason: str = ""  # skip or error reason
+    transcript: list[str] = field(default_factory=list)
+    target: str = ""
+    codec: str = ""
+    kit_version: str = ""
+    trace: list[Any] = field(default_factory=list)
+
+    @property
+    def violations(self) -> list[dict[str, Any]]:
+        out = [{"rule": f.rule, "message": f.render(), "source": "scenario"} for f in self.failures]
+        out += [{"rule": f.rule, "message": f.message, "source": "monitor", "side": str(f.side), "level": f.level.value}
+                for f in self.findings if f.side is not None and str(f.side) == "server"]
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "rules": list(self.rules),
+            "level": self.level,
+            "verdict": self.verdict.value,
+            "duration": round(self.duration, 6),
+            "violations": self.violations,
+            "reason": self.reason,
+            "target": self.target,
+            "codec": self.codec,
+            "kit_version": self.kit_version,
+        }
+
+    def explain(self) -> str:
+        """What a failing item prints: rule, expectation, and the transcript of both directions."""
+        lines = [f"{self.id}: {self.title}  [{self.verdict.value}]  rules {', '.join(self.rules)}"]
+        if self.reason:
+            lines.append(f"  {self.reason}")
+        for failure in self.failures:
+            lines.append(f"  {failure.render()}")
+        for finding in self.findings:
+            if finding.side is not None and str(finding.side) == "server":
+                lines.append(f"  monitor: {finding.message} ({finding.level.value}, frame #{finding.frame_index})")
+        if self.transcript:
+            lines.append("  transcript (>> kit to target, << target to kit):")
+            lines.extend(f"    {line}" for line in self.transcript)
+        return "\n".join(lines)

@@ -1,0 +1,167 @@
+"""Running scenarios against a target: one connection per scenario, judged on every frame.
+
+A scenario's verdict joins two judges: its own steps (what it scripted) and
+the conformance monitor (every rule on every frame, so a violation nobody
+scripted still fails the scenario, under its own rule ID).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from .. import __version__
+from ..capabilities import Capabilities
+from ..errors import Side
+from ..rules import RULES, Level
+from ..transport import TargetError, open_target
+from ..wire import Limits
+from ..wire.frames import ClientHello, Goodbye
+from .loader import Scenario
+from .result import Failure, ScenarioResult, Verdict
+from .session import CONN, KitSession
+from .steps import StepContext, StepFailed, describe_event, run_steps
+
+# Obligations the kit cannot meet once the target misbehaved first (it then
+# owes a goodbye it may never get the chance to send): not kit bugs.
+_KIT_OBLIGATIONS = {"ERR-1", "BYE-2", "BYE-3", "HS-5", "EXT-3", "ID-2"}
+
+
+@dataclass
+class RunConfig:
+    target: str
+    codec: str = "msgpack"
+    capabilities: Capabilities = field(default_factory=Capabilities.everything)
+    strict: bool = False
+    signal_timeout: float = 2.0
+    silence_window: float = 0.05
+    baseline: frozenset[str] = frozenset()
+    limits: Limits | None = None
+    keep_trace: bool = False
+
+
+def skip_reason(scenario: Scenario, config: RunConfig) -> str | None:
+    if config.codec not in scenario.codecs:
+        return f"scenario runs only over codec {', '.join(scenario.codecs)}, not {config.codec}"
+    missing = config.capabilities.missing(list(scenario.requires) + [f"codec:{config.codec}"])
+    if missing:
+        return f"target does not claim capability {', '.join(missing)}"
+    return None
+
+
+async def _handshake(ctx: StepContext) -> None:
+    await ctx.session.send_frames([ClientHello(version=0, extensions=())])
+    event = await ctx.session.next_event(CONN, ctx.signal_timeout)
+    if event is None or event.kind != "serverHello":
+        raise StepFailed("HS-1", "serverHello", describe_event(event, ctx.signal_timeout))
+    if event.fields.get("version") != 0:
+        raise StepFailed("HS-6", "serverHello(version=0)", describe_event(event, ctx.signal_timeout))
+
+
+async def _goodbye(ctx: StepContext) -> None:
+    session = ctx.session
+    if session.eof or session.kit_closed:
+        return
+    if session.goodbye is None and not session.monitor.model.parties[Side.CLIENT].state.name == "CLOSING":
+        await session.send_frames([Goodbye(reason="scenario complete")])
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + ctx.signal_timeout
+        while session.goodbye is None and not session.eof and loop.time() < deadline:
+            await session.next_event(CONN, max(deadline - loop.time(), 0.0))
+        if session.goodbye is None:
+            raise StepFailed("BYE-2", "goodbye acknowledging the kit's goodbye",
+                             "the target closed" if session.eof else f"nothing within {ctx.signal_timeout:g} s")
+    elif session.monitor.model.parties[Side.CLIENT].state.name != "CLOSING":
+        await session.send_frames([Goodbye(reason="goodbye acknowledged")])
+    await session.close("write")
+
+
+def _verdict(scenario: Scenario, result: ScenarioResult, config: RunConfig) -> None:
+    target_must = [f for f in result.findings if f.side is Side.SERVER and f.level is Level.MUST]
+    target_should = [f for f in result.findings if f.side is Side.SERVER and f.level is Level.SHOULD]
+    kit_bugs = [f for f in result.findings if f.side is Side.CLIENT and f.level is Level.MUST
+                and f.rule not in scenario.kit_violations and f.rule not in _KIT_OBLIGATIONS]
+    if kit_bugs and not target_must and not result.failures:
+        result.verdict = Verdict.ERROR
+        result.reason = "the kit broke a rule the scenario does not declare: " + "; ".join(f.message for f in kit_bugs)
+        return
+    if target_must or (result.failures and scenario.level == "MUST"):
+        result.verdict = Verdict.FAIL
+    elif result.failures or target_should:
+        result.verdict = Verdict.FAIL if config.strict else Verdict.WARN
+    else:
+        result.verdict = Verdict.PASS
+    if scenario.id in config.baseline:
+        if result.verdict is Verdict.FAIL:
+            result.verdict = Verdict.XFAIL
+        elif result.verdict is Verdict.PASS:
+            result.verdict = Verdict.XPASS
+
+
+async def run_scenario(scenario: Scenario, config: RunConfig) -> ScenarioResult:
+    result = ScenarioResult(id=scenario.id, title=scenario.title, rules=scenario.rules, level=scenario.level,
+                            verdict=Verdict.PASS, target=config.target, codec=config.codec, kit_version=__version__)
+    reason = skip_reason(scenario, config)
+    if reason is not None:
+        result.verdict, result.reason = Verdict.SKIP, reason
+        return result
+    started = time.monotonic()
+    try:
+        reader, writer = await open_target(config.target, timeout=config.signal_timeout * 2)
+    except TargetError as exc:
+        result.verdict, result.reason = Verdict.ERROR, str(exc)
+        return result
+    session = KitSession(reader, writer, config.codec, config.limits)
+    session.start()
+    ctx = StepContext(session, scenario.rules[0], config.signal_timeout, config.silence_window)
+    try:
+        if scenario.handshake == "auto":
+            await _handshake(ctx)
+        await run_steps(ctx, scenario.steps)
+        if scenario.goodbye == "auto":
+            await _goodbye(ctx)
+    except StepFailed as failed:
+        result.failures.append(Failure(failed.rule, failed.expectation, failed.got, ctx.index))
+    except (OSError, RuntimeError) as exc:
+        result.failures.append(Failure(scenario.rules[0], "a working connection", f"{type(exc).__name__}: {exc}"))
+    finally:
+        if session.error and not result.failures:
+            result.failures.append(Failure(scenario.rules[0], "a target the kit can follow", session.error))
+        await session.close("write")
+        # Give the target a moment to close so its last obligations are judged, then stop.
+        await session.next_event(("eof", None), config.silence_window if not session.eof else 0)
+        await session.shutdown()
+    result.duration = time.monotonic() - started
+    result.findings = list(session.monitor.findings)
+    result.transcript = [line.render() for line in session.transcript]
+    if session.transcript_dropped:
+        result.transcript.insert(len(result.transcript) // 2, f"... {session.transcript_dropped} lines omitted ...")
+    if config.keep_trace:
+        result.trace = session.trace
+    _verdict(scenario, result, config)
+    return result
+
+
+async def run_suite(
+    scenarios: Iterable[Scenario],
+    config: RunConfig,
+    jobs: int = 8,
+    on_result: Callable[[ScenarioResult], None] | None = None,
+) -> list[ScenarioResult]:
+    """Run scenarios concurrently over separate connections, ``jobs`` at a time."""
+    gate = asyncio.Semaphore(max(jobs, 1))
+
+    async def one(scenario: Scenario) -> ScenarioResult:
+        async with gate:
+            result = await run_scenario(scenario, config)
+        if on_result is not None:
+            on_result(result)
+        return result
+
+    return list(await asyncio.gather(*(one(s) for s in scenarios)))
+
+
+def rule_level(rule: str) -> str:
+    return RULES[rule].level.value

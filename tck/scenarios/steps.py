@@ -1,0 +1,282 @@
+"""The step language: each step kind is one function over a ``StepContext``.
+
+A step that does not see what it expects raises ``StepFailed`` with the rule it
+checks, the expectation and what arrived instead.  Waiting is always bounded:
+``signal_timeout`` for what must arrive, ``silence_window`` for what must not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
+
+from ..wire import FRAME_BY_NAME, Frame
+from ..wire.frames import Cancel, Request
+from .session import CONN, SUBSCRIBES, Event, Key, KitSession
+from .values import matches, resolve, show
+
+SNAKE = {"initialDemand": "initial_demand", "elementSize": "element_size"}
+MAX_DRAIN = 10_000_000
+
+
+class StepFailed(Exception):
+    def __init__(self, rule: str, expectation: str, got: str) -> None:
+        super().__init__(f"[{rule}] expected {expectation}; got {got}")
+        self.rule, self.expectation, self.got = rule, expectation, got
+
+
+@dataclass
+class StepContext:
+    session: KitSession
+    default_rule: str
+    signal_timeout: float = 2.0
+    silence_window: float = 0.05
+    variables: dict[str, Any] = field(default_factory=dict)
+    index: int = 0  # the step being run, for messages
+
+
+def build_frame(spec: dict[str, Any], variables: dict[str, Any]) -> Frame:
+    (name, fields), = spec.items()
+    cls = FRAME_BY_NAME[name]
+    values = {SNAKE.get(k, k): resolve(v, variables) for k, v in (fields or {}).items()}
+    if "extensions" in values:
+        values["extensions"] = tuple(values["extensions"])
+    try:
+        return cls(**values)
+    except TypeError as exc:
+        raise StepFailed("TCK-6", f"a valid {name} in the scenario", f"scenario error: {exc}") from None
+
+
+def _key(name: str, fields: dict[str, Any], variables: dict[str, Any]) -> Key:
+    if name in ("clientHello", "serverHello", "goodbye"):
+        return CONN
+    if name == "subscribe":
+        return SUBSCRIBES
+    sid = resolve(fields.get("subscriber"), variables)
+    if not isinstance(sid, int):
+        raise StepFailed("TCK-6", f"{name} with a known subscriber", f"scenario error: subscriber {sid!r}")
+    if name in ("request", "cancel"):
+        return ("target", sid)
+    return ("kit", sid)
+
+
+def describe_pattern(name: str, fields: dict[str, Any]) -> str:
+    inner = ", ".join(f"{k}={v!r}" for k, v in (fields or {}).items())
+    return f"{name}({inner})"
+
+
+def describe_event(event: Event | None, timeout: float) -> str:
+    if event is None:
+        return f"nothing within {timeout:g} s"
+    if event.kind == "close":
+        return "the target closed the connection"
+    inner = ", ".join(f"{k}={show(v)}" for k, v in event.fields.items())
+    via = f" via {event.via}" if event.via and event.via != "onNext" else ""
+    return f"{event.kind}({inner}){via} (frame #{event.index})"
+
+
+def _event_matches(name: str, fields: dict[str, Any], event: Event, variables: dict[str, Any]) -> bool:
+    if event.kind != name:
+        return False
+    trial = dict(variables)
+    for key, pattern in (fields or {}).items():
+        if key == "via":
+            if event.via != pattern:
+                return False
+            continue
+        if key not in event.fields or not matches(pattern, event.fields[key], trial):
+            return False
+    variables.update(trial)
+    return True
+
+
+async def _expect_one(ctx: StepContext, spec: dict[str, Any], rule: str, timeout: float) -> Event:
+    (name, fields), = spec.items()
+    fields = fields or {}
+    key = _key(name, fields, ctx.variables)
+    event = await ctx.session.next_event(key, timeout)
+    if event is None or not _event_matches(name, fields, event, ctx.variables):
+        raise StepFailed(rule, describe_pattern(name, fields), describe_event(event, timeout))
+    return event
+
+
+async def step_send(ctx: StepContext, step: dict[str, Any]) -> None:
+    specs = step["send"] if isinstance(step["send"], list) else [step["send"]]
+    await ctx.session.send_frames([build_frame(s, ctx.variables) for s in specs], step.get("chunk", 0))
+
+
+async def step_send_hex(ctx: StepContext, step: dict[str, Any]) -> None:
+    await ctx.session.send_bytes(bytes.fromhex(step["send_hex"].replace(" ", "")), step.get("chunk", 0))
+
+
+async def step_expect(ctx: StepContext, step: dict[str, Any]) -> None:
+    await _expect_one(ctx, step["expect"], step.get("rule", ctx.default_rule), step.get("timeout", ctx.signal_timeout))
+
+
+async def step_expect_set(ctx: StepContext, step: dict[str, Any]) -> None:
+    rule = step.get("rule", ctx.default_rule)
+    pending = [dict(spec) for spec in step["expect_set"]]
+    while pending:
+        spec = pending[0]
+        (name, fields), = spec.items()
+        event = await ctx.session.next_event(_key(name, fields or {}, ctx.variables), ctx.signal_timeout)
+        if event is None:
+            raise StepFailed(rule, "all of " + "; ".join(describe_pattern(*next(iter(s.items()))) for s in pending),
+                             describe_event(None, ctx.signal_timeout))
+        for candidate in pending:
+            (cname, cfields), = candidate.items()
+            if _event_matches(cname, cfields or {}, event, ctx.variables):
+                pending.remove(candidate)
+                break
+        else:
+            raise StepFailed(rule, "one of " + "; ".join(describe_pattern(*next(iter(s.items()))) for s in pending),
+                             describe_event(event, ctx.signal_timeout))
+
+
+async def step_expect_elements(ctx: StepContext, step: dict[str, Any]) -> None:
+    spec = step["expect_elements"]
+    rule = step.get("rule", ctx.default_rule)
+    sid = resolve(spec["subscriber"], ctx.variables)
+    patterns = spec.get("elements")
+    count = len(patterns) if patterns is not None else int(resolve(spec.get("count", 0), ctx.variables))
+    for position in range(count):
+        event = await ctx.session.next_event(("kit", sid), ctx.signal_timeout)
+        if event is None or event.kind != "onNext":
+            raise StepFailed(rule, f"element {position + 1} of {count} on subscriber {sid}",
+                             describe_event(event, ctx.signal_timeout))
+        if patterns is not None and not matches(patterns[position], event.fields["element"], ctx.variables):
+            raise StepFailed(rule, f"element {position + 1} matching {patterns[position]!r}",
+                             describe_event(event, ctx.signal_timeout))
+    then = spec.get("then")
+    if then in ("onComplete", "onError"):
+        fields: dict[str, Any] = {"subscriber": sid}
+        if then == "onError" and "error" in spec:
+            fields["error"] = spec["error"]
+        await _expect_one(ctx, {then: fields}, rule, ctx.signal_timeout)
+    elif then == "nothing":
+        await step_expect_silence(ctx, {"expect_silence": {"subscriber": sid}, "rule": rule})
+
+
+async def step_expect_silence(ctx: StepContext, step: dict[str, Any]) -> None:
+    spec = step["expect_silence"]
+    window = float(spec.get("window", ctx.silence_window))
+    rule = step.get("rule", ctx.default_rule)
+    if "subscriber" in spec:
+        sid = resolve(spec["subscriber"], ctx.variables)
+        event = await ctx.session.next_event(("kit", sid), window)
+        if event is not None:
+            raise StepFailed(rule, f"nothing on subscriber {sid} for {window:g} s", describe_event(event, window))
+        return
+    before = ctx.session.monitor.frame_count
+    for key in list(ctx.session.inbox):
+        if ctx.session.inbox[key] and key != CONN:
+            raise StepFailed(rule, f"no signal for {window:g} s", describe_event(ctx.session.peek(key), window))
+    event = await ctx.session.next_event(("silence", None), window)  # a key nothing is sorted into
+    del event
+    if ctx.session.monitor.frame_count != before:
+        raise StepFailed(rule, f"no frame for {window:g} s", f"{ctx.session.monitor.frame_count - before} frame(s)")
+
+
+async def step_expect_goodbye(ctx: StepContext, step: dict[str, Any]) -> None:
+    rule = step.get("rule", "ERR-1")
+    fields = step["expect_goodbye"] or {}
+    while True:
+        event = await ctx.session.next_event(CONN, ctx.signal_timeout)
+        if event is not None and event.kind == "serverHello":
+            continue  # a loose handshake may put the hello first
+        if event is None or not _event_matches("goodbye", fields, event, ctx.variables):
+            raise StepFailed(rule, describe_pattern("goodbye", fields), describe_event(event, ctx.signal_timeout))
+        return
+
+
+async def step_expect_close(ctx: StepContext, step: dict[str, Any]) -> None:
+    rule = step.get("rule", "ERR-1")
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + ctx.signal_timeout
+    while True:
+        event = await ctx.session.next_event(CONN, max(deadline - loop.time(), 0.0))
+        if event is None:
+            raise StepFailed(rule, "the target to close the connection", describe_event(None, ctx.signal_timeout))
+        if event.kind == "close":
+            return
+        if event.kind != "goodbye":
+            raise StepFailed(rule, "the target to close the connection", describe_event(event, ctx.signal_timeout))
+
+
+async def step_drain(ctx: StepContext, step: dict[str, Any]) -> None:
+    spec = step["drain"]
+    rule = step.get("rule", "STR-6")
+    sid = resolve(spec["subscriber"], ctx.variables)
+    limit = int(spec.get("max", MAX_DRAIN))
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 5 * ctx.signal_timeout
+    drained = 0
+    while True:
+        event = await ctx.session.next_event(("kit", sid), ctx.silence_window)
+        if event is None:
+            break
+        drained += event.kind == "onNext"
+        if drained > limit or loop.time() > deadline:
+            raise StepFailed(rule, f"delivery on subscriber {sid} to stop (at most {limit} more elements)",
+                             f"{drained} elements and still sending")
+    if "bind" in spec:
+        ctx.variables[spec["bind"]] = drained
+
+
+async def step_consume(ctx: StepContext, step: dict[str, Any]) -> None:
+    spec = step["consume"]
+    rule = step.get("rule", ctx.default_rule)
+    sid = resolve(spec["subscriber"], ctx.variables)
+    count = int(resolve(spec["count"], ctx.variables))
+    each = spec.get("request_each")
+    for position in range(count):
+        event = await ctx.session.next_event(("kit", sid), ctx.signal_timeout)
+        if event is None or event.kind != "onNext":
+            raise StepFailed(rule, f"element {position + 1} of {count} on subscriber {sid}",
+                             describe_event(event, ctx.signal_timeout))
+        if each and position + 1 < count:
+            await ctx.session.send_frames([Request(subscriber=sid, demand=int(each))])
+    if spec.get("cancel_after"):
+        await ctx.session.send_frames([Cancel(subscriber=sid)])
+
+
+async def step_repeat(ctx: StepContext, step: dict[str, Any]) -> None:
+    spec = step["repeat"]
+    for i in range(int(spec["times"])):
+        if "var" in spec:
+            ctx.variables[spec["var"]] = i
+        await run_steps(ctx, spec["steps"])
+
+
+async def step_set(ctx: StepContext, step: dict[str, Any]) -> None:
+    for name, value in step["set"].items():
+        ctx.variables[name] = resolve(value, ctx.variables)
+
+
+async def step_close(ctx: StepContext, step: dict[str, Any]) -> None:
+    await ctx.session.close(step["close"])
+
+
+STEPS: dict[str, Callable[[StepContext, dict[str, Any]], Awaitable[None]]] = {
+    "send": step_send,
+    "send_hex": step_send_hex,
+    "expect": step_expect,
+    "expect_set": step_expect_set,
+    "expect_elements": step_expect_elements,
+    "expect_silence": step_expect_silence,
+    "expect_goodbye": step_expect_goodbye,
+    "expect_close": step_expect_close,
+    "drain": step_drain,
+    "consume": step_consume,
+    "repeat": step_repeat,
+    "set": step_set,
+    "close": step_close,
+}
+
+
+async def run_steps(ctx: StepContext, steps: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> None:
+    for step in steps:
+        kind = next(k for k in step if k in STEPS)
+        ctx.index += 1
+        await STEPS[kind](ctx, step)
