@@ -26,7 +26,9 @@ from ..protocol.binding import apply_frame
 from ..rules import RULES, Level
 from ..semantics.session import SessionModel
 from ..wire import Frame, Limits, describe, get_codec
-from ..wire.frames import OnNext, Subscribe
+from ..semantics.handshake import PartyState
+from ..semantics.streams import StreamState
+from ..wire.frames import OnNext, OnNextPacked, Subscribe
 from .contract import ContractJudge
 from .trace import TraceRecord, read_trace
 
@@ -122,21 +124,33 @@ class Monitor:
     def judge(self, sender: Side, frames: Iterable[Frame], t: float = 0.0) -> None:
         """Judge frames already decoded (by a connection that decoded them itself)."""
         model = self.model
-        deliver_fast = model.deliver_fast
         findings = self.findings
         index = self.frame_count
         keep = self.keep_frames
         contract = self.contract
+        # The (ACTIVE, ON_NEXT) entry of the stream table, inlined for the frames
+        # that dominate traffic; anything else takes the general path.
+        party = model.parties[sender]
+        space = model.spaces[sender.peer]
+        active, open_ = StreamState.ACTIVE, PartyState.OPEN
         for frame in frames:
             if keep:
                 self.frames.append(ObservedFrame(index, sender, t, frame))
             index += 1
-            if contract is not None and contract.active or type(frame) is Subscribe:
-                if contract is not None:
-                    for violation in contract.observe(sender, frame):
-                        findings.append(Finding.of(violation, index=index - 1, t=t, frame=frame))
-            if type(frame) is OnNext and deliver_fast(sender, frame.subscriber, 1):
-                continue
+            kind = type(frame)
+            if contract is not None and (contract.active or kind is Subscribe):
+                for violation in contract.observe(sender, frame):
+                    findings.append(Finding.of(violation, index=index - 1, t=t, frame=frame))
+            if kind is OnNext or kind is OnNextPacked:
+                rec = space.get(frame.subscriber)  # type: ignore[union-attr]
+                if (
+                    rec is not None
+                    and rec.state is active
+                    and party.state is open_
+                    and rec.demand.take(1 if kind is OnNext else frame.count)  # type: ignore[union-attr]
+                ):
+                    party.frames_sent += 1
+                    continue
             try:
                 apply_frame(model, sender, frame)
             except ProtocolViolation as violation:

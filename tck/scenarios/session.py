@@ -98,6 +98,7 @@ class KitSession:
         self.transcript_dropped = 0
         self.inbox: dict[Key, deque[Event]] = {}
         self.inbox_size = 0
+        self.signals = 0  # events other than hellos: what "silence" means
         self.eof = False
         self.error: str | None = None  # why reading stopped abnormally
         self.goodbye: Event | None = None
@@ -234,6 +235,8 @@ class KitSession:
     def _push(self, key: Key, event: Event) -> None:
         self.inbox.setdefault(key, deque()).append(event)
         self.inbox_size += 1
+        if event.kind not in ("serverHello", "clientHello"):
+            self.signals += 1
 
     def _sort(self, frame: Frame, index: int) -> None:
         kind = type(frame)

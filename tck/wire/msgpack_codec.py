@@ -107,6 +107,11 @@ class MsgpackEncoder:
 # -- decoding -----------------------------------------------------------------
 
 
+def _int_len(value: int) -> int:
+    """Bytes of the shortest MessagePack encoding of a non-negative int (as packers write it)."""
+    return 1 if value < 0x80 else 2 if value < 0x100 else 3 if value < 0x10000 else 5 if value < 2**32 else 9
+
+
 def _wire_kind(obj: object) -> str:
     """How a decoded MessagePack object is named in error messages."""
     if obj is None:
@@ -145,6 +150,7 @@ def _header_length(head: bytes) -> tuple[str, int] | None:
 
 
 _EXPECTED_FAMILY = {STR: "str", BIN: "bin", IDS: "array"}
+_PYTHON_TYPE: dict[str, type] = {ID: int, LONG: int, UINT: int, COUNT: int, STR: str, BIN: bytes, IDS: tuple}
 
 
 class MsgpackDecoder:
@@ -222,43 +228,82 @@ class MsgpackDecoder:
         new = object.__new__
         set_sub = OnNext.subscriber.__set__  # type: ignore[attr-defined]
         set_el = OnNext.element.__set__  # type: ignore[attr-defined]
-        obj_at = run_start = tell()
+        set_psub = OnNextPacked.subscriber.__set__  # type: ignore[attr-defined]
+        set_count = OnNextPacked.count.__set__  # type: ignore[attr-defined]
+        set_data = OnNextPacked.data.__set__  # type: ignore[attr-defined]
+        max_frame = self._limits.max_frame
+        obj_at = run_start = frame_start = tell()
         try:
             while True:
-                if self._code == 0 and not self._raw_need:
-                    # Between frames.  Fast path for the frame that dominates traffic.
-                    self.offset = obj_at = tell()
+                if self._code == 0:
+                    # Between frames.  The fast path below handles the element frames
+                    # that dominate traffic without storing per-frame state; should a
+                    # frame be cut off, it records how far the frame got and re-raises.
+                    frame_start = tell()
                     head = read_bytes(1)
                     if not head:
+                        self.offset = frame_start
                         self._pending_at = -1
                         return
                     code = head[0]
-                    if code == 0x08:
-                        # The frame may be cut off anywhere: record how far it got.
-                        self._code, self._fields = 0x08, []
-                        obj_at = tell()
-                        sid = unpack()
-                        if type(sid) is not int or not 0 <= sid <= ID_MAX:
-                            self._check_field(ID, sid)
-                        self._fields = [sid]
-                        size = sizes.get(sid)
-                        if size is None:
-                            obj_at = tell()
-                            element = unpack()
-                            if type(element) is not bytes:
-                                self._check_field(BIN, element)
-                            frame = new(OnNext)
-                            set_sub(frame, sid)
-                            set_el(frame, element)
-                            append(frame)
-                            self._code = 0
-                            continue
-                        self._raw_need = size
-                        self._raw.clear()
-                    elif code in LAYOUT:
-                        self._code, self._fields = code, []
-                    else:
-                        raise type_code_violation(code, self.offset)
+                    if code == 0x08 or code == 0x0B:
+                        sid = count = -1
+                        try:
+                            sid = unpack()
+                            if type(sid) is not int or sid < 0 or sid > ID_MAX:
+                                self._code, self._fields, self.offset = code, [], frame_start
+                                self._check_field(ID, sid)
+                            size = sizes.get(sid)
+                            if code == 0x08:
+                                if size is None:
+                                    element = unpack()
+                                    if type(element) is not bytes:
+                                        self._code, self._fields, self.offset = code, [sid], frame_start
+                                        self._check_field(BIN, element)
+                                    frame = new(OnNext)
+                                    set_sub(frame, sid)
+                                    set_el(frame, element)
+                                    append(frame)
+                                    continue
+                                data = read_bytes(size)
+                                if len(data) == size:
+                                    frame = new(OnNext)
+                                    set_sub(frame, sid)
+                                    set_el(frame, data)
+                                    append(frame)
+                                    continue
+                                fields = [sid]
+                            else:
+                                count = unpack()
+                                if type(count) is not int or count < 1 or not size or size * count > max_frame:
+                                    self._code, self._fields, self.offset = code, [sid], frame_start
+                                    self._check_packed(sid, count, size or 0)
+                                size *= count
+                                data = read_bytes(size)
+                                if len(data) == size:
+                                    frame = new(OnNextPacked)
+                                    set_psub(frame, sid)
+                                    set_count(frame, count)
+                                    set_data(frame, data)
+                                    append(frame)
+                                    continue
+                                fields = [sid, count]
+                        except msgpack.OutOfData:
+                            # Cut off inside the frame: record how far it got.
+                            got_fields = [] if sid == -1 else [sid] if count == -1 else [sid, count]
+                            self._code, self._fields, self.offset = code, got_fields, frame_start
+                            obj_at = frame_start + 1 + sum(_int_len(v) for v in got_fields)
+                            raise
+                        # A raw element cut off: keep what arrived, wait for the rest.
+                        self._code, self._fields, self.offset = code, fields, frame_start
+                        self._raw = bytearray(data)
+                        self._raw_need = size - len(data)
+                        self._pending_at = -1
+                        return
+                    if code not in LAYOUT:
+                        self.offset = frame_start
+                        raise type_code_violation(code, frame_start)
+                    self._code, self._fields, self.offset = code, [], frame_start
                 if self._raw_need:
                     piece = read_bytes(self._raw_need)
                     self._raw += piece
@@ -281,10 +326,10 @@ class MsgpackDecoder:
                                     f"onNextPacked(subscriber={got[0]}) on a stream that is not in fixed-size mode",
                                 )
                             total = size * got[1]
-                            if total > self._limits.max_frame:
+                            if total > max_frame:
                                 raise self._fail(
                                     "ERR-8",
-                                    f"onNextPacked of {got[1]} x {size} bytes exceeds the frame limit {self._limits.max_frame}",
+                                    f"onNextPacked of {got[1]} x {size} bytes exceeds the frame limit {max_frame}",
                                 )
                             self._raw_need = total
                             self._raw.clear()
@@ -328,6 +373,16 @@ class MsgpackDecoder:
         self._code, self._fields = 0, []
         append(frame)
 
+    def _check_packed(self, sid: int, count: Any, size: int) -> None:
+        self._check_field(COUNT, count)
+        if not size:
+            raise self._fail("PACK-2", f"onNextPacked(subscriber={sid}) on a stream that is not in fixed-size mode")
+        if size * count > self._limits.max_frame:
+            raise self._fail(
+                "ERR-8",
+                f"onNextPacked of {count} x {size} bytes exceeds the frame limit {self._limits.max_frame}",
+            )
+
     def _frame_name(self) -> str:
         cls = LAYOUT.get(self._code, (None,))[0]
         return cls.wire_name if cls is not None else "frame"
@@ -336,7 +391,7 @@ class MsgpackDecoder:
         frame = self._frame_name()
         index = len(self._fields)
         name = LAYOUT[self._code][1][index][0] if self._code else "?"
-        expected = {ID: int, LONG: int, UINT: int, COUNT: int, STR: str, BIN: bytes, IDS: tuple}[kind]
+        expected = _PYTHON_TYPE[kind]
         if type(value) is not expected:
             raise self._fail(
                 "ERR-4", f"{frame}.{name}: expected {kind}, got MessagePack {_wire_kind(value)}"

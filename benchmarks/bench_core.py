@@ -1,0 +1,132 @@
+"""Decode + monitor over a trace of onNext frames, against msgpack's bare C unpacker.
+
+Three traces of onNext traffic on one subscription with unbounded demand:
+variable-size (small MessagePack ints), fixed-size (8-byte raw elements) and
+packed (onNextPacked of 16 x 8 bytes), and all three together.  For each, the
+kit's path (``Monitor.observe``: incremental decoding into frames and judging
+every frame) is timed against msgpack's C ``Unpacker`` going over the same bytes
+with no frames and no checks: iterating bare objects where the bytes are all
+MessagePack objects (variable-size), and the minimal unpack/read_bytes loop
+where raw element bytes make that impossible (fixed-size, packed).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import msgpack
+
+from tck.errors import Side
+from tck.monitor import Monitor
+from tck.wire import get_codec
+from tck.wire.frames import ClientHello, OnNext, OnNextPacked, OnSubscribe, ServerHello, Subscribe
+
+UNBOUNDED = 2**63 - 1
+CHUNK = 64 * 1024
+PACK = 16
+
+
+def _setup(sid: int, size: int) -> tuple[bytes, bytes, object]:
+    enc = {s: get_codec("msgpack").encoder() for s in Side}
+    client = enc[Side.CLIENT].encode(ClientHello(version=0)) + enc[Side.CLIENT].encode(
+        Subscribe(publisher="bench", subscriber=sid, initial_demand=UNBOUNDED))
+    server = enc[Side.SERVER].encode(ServerHello(version=0)) + enc[Side.SERVER].encode(
+        OnSubscribe(subscriber=sid, element_size=size))
+    return client, server, enc[Side.SERVER]
+
+
+def trace(kind: str, frames: int) -> tuple[bytes, bytes, bytes]:
+    """(client bytes, server preamble, server onNext bytes) for ``frames`` onNext frames."""
+    size = 0 if kind == "variable" else 8
+    client, server, encoder = _setup(1, size)
+    if kind == "variable":
+        body = b"".join(encoder.encode(OnNext(subscriber=1, element=msgpack.packb(i % 100000))) for i in range(frames))
+    elif kind == "fixed":
+        body = b"".join(encoder.encode(OnNext(subscriber=1, element=i.to_bytes(8, "big"))) for i in range(frames))
+    else:
+        body = b"".join(encoder.encode(OnNextPacked(subscriber=1, count=PACK, data=bytes(8 * PACK)))
+                        for _ in range(frames))
+    return client, server, body
+
+
+def kit_path(client: bytes, server: bytes, body: bytes) -> int:
+    monitor = Monitor("msgpack")
+    monitor.observe(Side.CLIENT, client)
+    monitor.observe(Side.SERVER, server)
+    observe = monitor.observe
+    for start in range(0, len(body), CHUNK):
+        observe(Side.SERVER, body[start : start + CHUNK])
+    assert not monitor.findings, monitor.findings[:3]
+    return monitor.frame_count
+
+
+def bare_objects(body: bytes) -> int:
+    unpacker = msgpack.Unpacker()
+    count = 0
+    for start in range(0, len(body), CHUNK):
+        unpacker.feed(body[start : start + CHUNK])
+        for _ in unpacker:
+            count += 1
+    return count
+
+
+def bare_frames(body: bytes, raw: int) -> int:
+    """The least a decoder must do with the C unpacker when elements are raw bytes."""
+    unpacker = msgpack.Unpacker(max_buffer_size=len(body) + 1)
+    unpack, read_bytes = unpacker.unpack, unpacker.read_bytes
+    unpacker.feed(body)  # all at once: the baseline pays no resumption cost
+    frames = 0
+    try:
+        while True:
+            code = unpack()
+            unpack()  # subscriber
+            if code == 0x0B:
+                count = unpack()
+                read_bytes(count * raw)
+            else:
+                read_bytes(raw)
+            frames += 1
+    except msgpack.OutOfData:
+        return frames
+
+
+def best_of(runs: int, fn: Callable[[], int]) -> tuple[float, int]:
+    best, result = float("inf"), 0
+    for _ in range(runs):
+        started = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - started)
+    return best, result
+
+
+def main(frames: int = 1_000_000, runs: int = 3) -> dict[str, float]:
+    print(f"decode + monitor, {frames:,} onNext frames per trace, best of {runs} (benchmarks/bench_core.py)")
+    figures: dict[str, float] = {}
+    total_frames = 0
+    total_kit = 0.0
+    for kind in ("variable", "fixed", "packed"):
+        client, server, body = trace(kind, frames)
+        kit_s, decoded = best_of(runs, lambda: kit_path(client, server, body))
+        if kind == "variable":
+            bare_s, objects = best_of(runs, lambda: bare_objects(body))
+            baseline = f"bare Unpacker iteration ({objects:,} objects)"
+        else:
+            bare_s, _ = best_of(runs, lambda: bare_frames(body, 8))
+            baseline = "bare unpack/read_bytes loop"
+        kit_rate = frames / kit_s
+        bare_rate = frames / bare_s
+        figures[f"{kind}_frames_per_s"] = kit_rate
+        figures[f"{kind}_ratio"] = kit_rate / bare_rate
+        total_frames += frames
+        total_kit += kit_s
+        print(f"  {kind:9s} {kit_rate / 1e6:6.2f} M frames/s  ({len(body) / kit_s / 1e6:6.1f} MB/s); "
+              f"{baseline}: {bare_rate / 1e6:6.2f} M frames/s; ratio {kit_rate / bare_rate:5.1%}")
+        assert decoded >= frames
+    figures["overall_frames_per_s"] = total_frames / total_kit
+    print(f"  all three: {figures['overall_frames_per_s'] / 1e6:.2f} M frames/s (goal: >= 1 M frames/s, >= 40% of bare)")
+    return figures
+
+
+if __name__ == "__main__":
+    main()
