@@ -1,0 +1,142 @@
+"""Scenario files: schema errors name file, line and field; values and matchers; -k selection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tck.rules import RULES
+from tck.scenarios import ScenarioError, load_directory, load_file
+from tck.scenarios.values import ScenarioValueError, matches, resolve
+from tck.selection import SelectionError, select
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    return path
+
+
+GOOD = """\
+- id: DEM-900
+  title: a scenario
+  rules: [DEM-1]
+  level: MUST
+  steps:
+    - send: {request: {subscriber: 1, demand: 1}}
+"""
+
+
+def test_valid_file(tmp_path: Path) -> None:
+    (scenario,) = load_file(write(tmp_path, GOOD))
+    assert (scenario.id, scenario.rules, scenario.line, scenario.area) == ("DEM-900", ("DEM-1",), 1, "DEM")
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        (GOOD.replace("level: MUST", "level: MAYBE"), ":4: [0].level:"),
+        (GOOD.replace("    - send: {request", "    - sned: {request"), ":6: [0].steps[0]:"),
+        (GOOD.replace("id: DEM-900", "id: dem 900"), ":1: [0].id:"),
+        (GOOD.replace("  title: a scenario\n", ""), ":1: [0]:"),
+        (GOOD.replace("rules: [DEM-1]", "rules: [DEM-99]"), ":1: [0].rules: unknown rule ID(s) DEM-99"),
+        (GOOD + "  colour: red\n", ":1: [0]:"),
+    ],
+)
+def test_schema_errors_name_file_line_and_field(tmp_path: Path, text: str, where: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ScenarioError) as caught:
+        load_file(path)
+    assert f"{path}{where}" in str(caught.value)
+
+
+def test_yaml_is_loaded_safely(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match="not valid YAML"):
+        load_file(write(tmp_path, "- !!python/object/apply:os.system ['true']\n"))
+
+
+def test_duplicate_ids_across_files_are_rejected(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(GOOD)
+    (tmp_path / "b.yaml").write_text(GOOD)
+    with pytest.raises(ScenarioError, match="already used"):
+        load_directory(tmp_path)
+
+
+def test_shipped_scenarios_load_and_cite_known_rules() -> None:
+    scenarios = load_directory()
+    assert scenarios
+    for scenario in scenarios:
+        assert set(scenario.rules) <= set(RULES)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ({"hex": "01 02"}, b"\x01\x02"),
+        ({"utf8": "hé"}, "hé".encode()),
+        ({"msgpack": 300}, b"\xcd\x01\x2c"),
+        ({"zeros": 3}, b"\0\0\0"),
+        ({"large": [1, 254, 4]}, bytes([255, 0, 1, 2])),
+        ("${MAX}", 2**63 - 1),
+        ("tck/range?count=${n}", "tck/range?count=4"),
+        ({"subscribe": {"subscriber": "${n}"}}, {"subscribe": {"subscriber": 4}}),
+    ],
+)
+def test_values_resolve(value: object, expected: object) -> None:
+    assert resolve(value, {"n": 4}) == expected
+
+
+def test_unbound_variable_is_a_clear_error() -> None:
+    with pytest.raises(ScenarioValueError, match="not bound"):
+        resolve("${nope}", {})
+
+
+@pytest.mark.parametrize(
+    ("pattern", "value", "ok"),
+    [
+        ("any", object(), True),
+        (5, 5, True),
+        (5, 6, False),
+        ({"range": [1, 3]}, 3, True),
+        ({"range": [1, 3]}, 4, False),
+        ({"contains": "3.9"}, "rule 3.9 violated", True),
+        ({"contains": "3.9"}, "bad", False),
+        ({"nonempty": True}, "", False),
+        ({"regex": "^08"}, b"\x08\x01", True),
+        ({"msgpack": {"signal": "onNext", "element": {"hex": "61"}}}, b"\x82\xa6signal\xa6onNext\xa7element\xc4\x01a", True),
+        ({"msgpack": 1}, b"\xc1", False),
+        ({"len": 2}, b"ab", True),
+        ([1, "any"], [1, 2], True),
+        ([1], [1, 2], False),
+        ({"a": 1}, {"a": 1, "b": 2}, False),
+    ],
+)
+def test_matchers(pattern: object, value: object, ok: bool) -> None:
+    assert matches(pattern, value, {}) is ok
+
+
+def test_bind_then_use() -> None:
+    variables: dict[str, object] = {}
+    assert matches({"bind": "tid"}, 7, variables) and variables == {"tid": 7}
+    assert matches("${tid}", 7, variables) and not matches("${tid}", 8, variables)
+
+
+def _scenario() -> object:
+    (scenario,) = [s for s in load_directory() if s.id == "DEM-003"]
+    return scenario
+
+
+@pytest.mark.parametrize(
+    ("expression", "selected"),
+    [("", True), ("DEM", True), ("dem-003", True), ("HS", False), ("not HS", True), ("DEM and 3.9", True),
+     ("HS or (DEM and not split)", True), ("DEM-3", True)],
+)
+def test_selection_expressions(expression: str, selected: bool) -> None:
+    assert select(expression, _scenario()) is selected  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("expression", ["(DEM", "DEM and", "and DEM", "DEM )"])
+def test_bad_selection_expressions_are_errors(expression: str) -> None:
+    with pytest.raises(SelectionError):
+        select(expression, _scenario())  # type: ignore[arg-type]
