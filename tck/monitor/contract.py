@@ -53,7 +53,7 @@ from ..wire.frames import (
 )
 
 UNBOUNDED = 2**63 - 1
-MAX_REPORT = 1 << 20  # a report is a small map; a larger one is already wrong
+MAX_REPORT = 64 << 20  # reports are joined within the default reassembly limit
 
 _RULE = {Range: "TCK-1", Infinite: "TCK-2", Fixed: "TCK-3", Large: "TCK-4", Error: "TCK-5", SubscribeBack: "TCK-6"}
 

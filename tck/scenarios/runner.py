@@ -87,7 +87,10 @@ def _verdict(scenario: Scenario, result: ScenarioResult, config: RunConfig) -> N
         result.verdict = Verdict.ERROR
         result.reason = "the kit broke a rule the scenario does not declare: " + "; ".join(f.message for f in kit_bugs)
         return
-    if target_must or (result.failures and scenario.level == "MUST"):
+    # A step failing a SHOULD rule, or any step of a SHOULD scenario, is optional-not-met.
+    must_failures = [f for f in result.failures if scenario.level == "MUST" and f.rule in RULES
+                     and RULES[f.rule].level is Level.MUST]
+    if target_must or must_failures:
         result.verdict = Verdict.FAIL
     elif result.failures or target_should:
         result.verdict = Verdict.FAIL if config.strict else Verdict.WARN
@@ -115,7 +118,8 @@ async def run_scenario(scenario: Scenario, config: RunConfig) -> ScenarioResult:
         return result
     session = KitSession(reader, writer, config.codec, config.limits)
     session.start()
-    ctx = StepContext(session, scenario.rules[0], config.signal_timeout, config.silence_window)
+    ctx = StepContext(session, scenario.rules[0], config.signal_timeout, config.silence_window,
+                      target=config.target, codec=config.codec)
     try:
         if scenario.handshake == "auto":
             await _handshake(ctx)

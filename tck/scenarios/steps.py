@@ -8,6 +8,7 @@ checks, the expectation and what arrived instead.  Waiting is always bounded:
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
@@ -34,6 +35,8 @@ class StepContext:
     silence_window: float = 0.05
     variables: dict[str, Any] = field(default_factory=dict)
     index: int = 0  # the step being run, for messages
+    target: str = ""  # for steps that open a second connection
+    codec: str = "msgpack"
 
 
 def build_frame(spec: dict[str, Any], variables: dict[str, Any]) -> Frame:
@@ -212,10 +215,17 @@ async def step_drain(ctx: StepContext, step: dict[str, Any]) -> None:
     deadline = loop.time() + 5 * ctx.signal_timeout
     drained = 0
     while True:
+        waiting = ctx.session.peek(("kit", sid))
+        if waiting is not None and waiting.kind != "onNext":
+            break  # a terminal signal: left for the next step
         event = await ctx.session.next_event(("kit", sid), ctx.silence_window)
         if event is None:
             break
-        drained += event.kind == "onNext"
+        if event.kind != "onNext":
+            ctx.session.inbox.setdefault(("kit", sid), deque()).appendleft(event)
+            ctx.session.inbox_size += 1
+            break
+        drained += 1
         if drained > limit or loop.time() > deadline:
             raise StepFailed(rule, f"delivery on subscriber {sid} to stop (at most {limit} more elements)",
                              f"{drained} elements and still sending")
@@ -238,6 +248,35 @@ async def step_consume(ctx: StepContext, step: dict[str, Any]) -> None:
             await ctx.session.send_frames([Request(subscriber=sid, demand=int(each))])
     if spec.get("cancel_after"):
         await ctx.session.send_frames([Cancel(subscriber=sid)])
+
+
+async def step_liveness(ctx: StepContext, step: dict[str, Any]) -> None:
+    """A fresh connection must still get a handshake and a short stream (ERR-3)."""
+    from ..transport import TargetError, open_target
+    from ..wire.frames import ClientHello, Goodbye, Subscribe
+
+    rule = step.get("rule", "ERR-3")
+    try:
+        reader, writer = await open_target(ctx.target, ctx.signal_timeout)
+    except TargetError as exc:
+        raise StepFailed(rule, "a fresh connection to keep working", str(exc)) from None
+    probe = KitSession(reader, writer, ctx.codec)  # type: ignore[arg-type]
+    probe.start()
+    try:
+        await probe.send_frames([ClientHello(version=0),
+                                 Subscribe(publisher="tck/range?count=3", subscriber=1, initial_demand=3)])
+        for want in ("serverHello", "onSubscribe", "onNext", "onNext", "onNext", "onComplete"):
+            key = CONN if want == "serverHello" else ("kit", 1)
+            event = await probe.next_event(key, ctx.signal_timeout)
+            if event is None or event.kind != want:
+                raise StepFailed(rule, f"{want} on a fresh connection", describe_event(event, ctx.signal_timeout))
+        await probe.send_frames([Goodbye(reason="liveness checked")])
+        event = await probe.next_event(CONN, ctx.signal_timeout)
+        if event is None or event.kind != "goodbye":
+            raise StepFailed(rule, "goodbye on a fresh connection", describe_event(event, ctx.signal_timeout))
+    finally:
+        await probe.close("write")
+        await probe.shutdown()
 
 
 async def step_repeat(ctx: StepContext, step: dict[str, Any]) -> None:
@@ -269,6 +308,7 @@ STEPS: dict[str, Callable[[StepContext, dict[str, Any]], Awaitable[None]]] = {
     "drain": step_drain,
     "consume": step_consume,
     "repeat": step_repeat,
+    "liveness": step_liveness,
     "set": step_set,
     "close": step_close,
 }
