@@ -140,3 +140,14 @@ def test_selection_expressions(expression: str, selected: bool) -> None:
 def test_bad_selection_expressions_are_errors(expression: str) -> None:
     with pytest.raises(SelectionError):
         select(expression, _scenario())  # type: ignore[arg-type]
+
+
+def test_every_spec_rule_is_cited_by_a_scenario() -> None:
+    cited = {rule for scenario in load_directory() for rule in scenario.rules}
+    assert sorted(set(RULES) - cited) == []
+
+
+def test_the_suite_is_large_enough_and_ids_are_unique() -> None:
+    scenarios = load_directory()
+    assert len(scenarios) >= 120
+    assert len({s.id for s in scenarios}) == len(scenarios)
