@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
 
 from tck.rules import RULES
-from tck.scenarios import ScenarioError, load_directory, load_file
+from tck.scenarios import Scenario, ScenarioError, load_directory, load_file
 from tck.scenarios.values import ScenarioValueError, matches, resolve
 from tck.selection import SelectionError, select
 
@@ -64,7 +65,7 @@ def test_duplicate_ids_across_files_are_rejected(tmp_path: Path) -> None:
 
 
 def test_shipped_scenarios_load_and_cite_known_rules() -> None:
-    scenarios = load_directory()
+    scenarios = shipped()
     assert scenarios
     for scenario in scenarios:
         assert set(scenario.rules) <= set(RULES)
@@ -122,8 +123,13 @@ def test_bind_then_use() -> None:
     assert matches("${tid}", 7, variables) and not matches("${tid}", 8, variables)
 
 
+@functools.cache
+def shipped() -> tuple[Scenario, ...]:
+    return tuple(load_directory())
+
+
 def _scenario() -> object:
-    (scenario,) = [s for s in load_directory() if s.id == "DEM-003"]
+    (scenario,) = [s for s in shipped() if s.id == "DEM-003"]
     return scenario
 
 
@@ -143,11 +149,11 @@ def test_bad_selection_expressions_are_errors(expression: str) -> None:
 
 
 def test_every_spec_rule_is_cited_by_a_scenario() -> None:
-    cited = {rule for scenario in load_directory() for rule in scenario.rules}
+    cited = {rule for scenario in shipped() for rule in scenario.rules}
     assert sorted(set(RULES) - cited) == []
 
 
 def test_the_suite_is_large_enough_and_ids_are_unique() -> None:
-    scenarios = load_directory()
+    scenarios = shipped()
     assert len(scenarios) >= 120
     assert len({s.id for s in scenarios}) == len(scenarios)

@@ -107,11 +107,6 @@ class MsgpackEncoder:
 # -- decoding -----------------------------------------------------------------
 
 
-def _int_len(value: int) -> int:
-    """Bytes of the shortest MessagePack encoding of a non-negative int (as packers write it)."""
-    return 1 if value < 0x80 else 2 if value < 0x100 else 3 if value < 0x10000 else 5 if value < 2**32 else 9
-
-
 def _wire_kind(obj: object) -> str:
     """How a decoded MessagePack object is named in error messages."""
     if obj is None:
@@ -247,7 +242,7 @@ class MsgpackDecoder:
                         return
                     code = head[0]
                     if code == 0x08 or code == 0x0B:
-                        sid = count = -1
+                        sid = count = after_sid = -1
                         try:
                             sid = unpack()
                             if type(sid) is not int or sid < 0 or sid > ID_MAX:
@@ -256,6 +251,7 @@ class MsgpackDecoder:
                             size = sizes.get(sid)
                             if code == 0x08:
                                 if size is None:
+                                    after_sid = tell()  # an Id may use a wider encoding than needed
                                     element = unpack()
                                     if type(element) is not bytes:
                                         self._code, self._fields, self.offset = code, [sid], frame_start
@@ -274,6 +270,7 @@ class MsgpackDecoder:
                                     continue
                                 fields = [sid]
                             else:
+                                after_sid = tell()
                                 count = unpack()
                                 if type(count) is not int or count < 1 or not size or size * count > max_frame:
                                     self._code, self._fields, self.offset = code, [sid], frame_start
@@ -292,7 +289,7 @@ class MsgpackDecoder:
                             # Cut off inside the frame: record how far it got.
                             got_fields = [] if sid == -1 else [sid] if count == -1 else [sid, count]
                             self._code, self._fields, self.offset = code, got_fields, frame_start
-                            obj_at = frame_start + 1 + sum(_int_len(v) for v in got_fields)
+                            obj_at = frame_start + 1 if sid == -1 else after_sid if count == -1 else tell()
                             raise
                         # A raw element cut off: keep what arrived, wait for the rest.
                         self._code, self._fields, self.offset = code, fields, frame_start

@@ -1,0 +1,35 @@
+"""``make bench``: every benchmark, each printing its figures and ratios against a baseline
+measured in the same run.  Loopback only; every loop is bounded in count and time."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+
+BENCHES = [
+    ("decode + monitor (issue 2)", "benchmarks.bench_core"),
+    ("reference peer throughput (issue 3)", "benchmarks.bench_peer"),
+    ("scenario suite wall time (issue 4)", "benchmarks.bench_suite"),
+]
+
+
+def main() -> int:
+    only = sys.argv[1:]
+    for title, module_name in BENCHES:
+        if only and not any(word in module_name for word in only):
+            continue
+        print(f"\n== {title} ==", flush=True)
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            print(f"   not available: {exc}")
+            continue
+        started = time.perf_counter()
+        module.main()
+        print(f"   ({time.perf_counter() - started:.1f} s)", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
