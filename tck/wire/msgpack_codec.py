@@ -291,6 +291,12 @@ class MsgpackDecoder:
                             self._code, self._fields, self.offset = code, got_fields, frame_start
                             obj_at = frame_start + 1 if sid == -1 else after_sid if count == -1 else tell()
                             raise
+                        except (ValueError, msgpack.BufferFull):
+                            # The Unpacker rejected a field (over a max_*_len, bad UTF-8, ...):
+                            # record the frame so the violation names it and its offset.
+                            got_fields = [] if sid == -1 else [sid] if count == -1 else [sid, count]
+                            self._code, self._fields, self.offset = code, got_fields, frame_start
+                            raise
                         # A raw element cut off: keep what arrived, wait for the rest.
                         self._code, self._fields, self.offset = code, fields, frame_start
                         self._raw = bytearray(data)
@@ -341,7 +347,10 @@ class MsgpackDecoder:
                 if self._raw_need:
                     continue
                 frame = cls(**{name: value for (name, _), value in zip(fields, got)})
-                self._sizes.track(frame)
+                try:
+                    self._sizes.track(frame)
+                except ProtocolViolation as violation:
+                    raise self._fail(violation.rule, f"{cls.wire_name}: {violation.message}") from None
                 self._code, self._fields = 0, []
                 append(frame)
         except msgpack.OutOfData:
@@ -354,7 +363,7 @@ class MsgpackDecoder:
         except ProtocolViolation:
             raise
         except UnicodeDecodeError as exc:
-            raise self._fail("ERR-5", f"{self._frame_name()}: string is not valid UTF-8 ({exc.reason})") from None
+            raise self._fail("ERR-5", f"{self._field_name()}: string is not valid UTF-8 ({exc.reason})") from None
         except (ValueError, msgpack.FormatError, msgpack.StackError, msgpack.BufferFull) as exc:
             raise self._classify(exc) from None
 
@@ -383,6 +392,15 @@ class MsgpackDecoder:
     def _frame_name(self) -> str:
         cls = LAYOUT.get(self._code, (None,))[0]
         return cls.wire_name if cls is not None else "frame"
+
+    def _field_name(self) -> str:
+        """``frame.field`` for the field being read (``frame`` alone between fields)."""
+        frame = self._frame_name()
+        if not self._code:
+            return frame
+        fields = LAYOUT[self._code][1]
+        index = len(self._fields)
+        return f"{frame}.{fields[index][0]}" if index < len(fields) else frame
 
     def _check_field(self, kind: str, value: Any) -> Any:
         frame = self._frame_name()
@@ -433,7 +451,7 @@ class MsgpackDecoder:
             return
         family, length = header
         kind = self._expected_kind()
-        name = self._frame_name()
+        name = self._field_name()
         if kind is None:
             return
         wanted = _EXPECTED_FAMILY.get(kind, "int")
@@ -445,7 +463,7 @@ class MsgpackDecoder:
 
     def _classify(self, exc: Exception) -> ProtocolViolation:
         text = str(exc)
-        name = self._frame_name()
+        name = self._field_name()
         kind = self._expected_kind()
         for family, field_kind in (("bin", BIN), ("str", STR), ("array", IDS)):
             if f"max_{family}_len" in text:

@@ -198,7 +198,10 @@ class VarintEncoder:
     def encode_elements(self, subscriber: int, elements: list[bytes]) -> bytes:
         """Many onNext frames for one variable-size stream, in one buffer (the hot send path)."""
         head = b"\x08" + uvarint(subscriber)
-        return b"".join([head + uvarint(len(element)) + element for element in elements])
+        one = _ONE_BYTE
+        return b"".join(
+            [head + (one[n] if (n := len(element)) < 0x80 else uvarint(n)) + element for element in elements]
+        )
 
 
 # -- decoding -----------------------------------------------------------------------
@@ -299,40 +302,40 @@ class VarintDecoder:
         max_element = self._limits.max_element
         max_frame = self._limits.max_frame
         read = _read_uvarint
-        while True:
+        new = _new
+        set_sub, set_el = _set_sub, _set_el
+        get_size = sizes.get
+        if self._code:
+            pos = self._resume(buf, pos, end, append)
             if self._code:
-                pos = self._resume(buf, pos, end, append)
-                if self._code:
-                    return pos  # the frame in progress needs more bytes
-                continue
-            # Between frames.
-            if pos >= end:
-                return pos
+                return pos  # the frame in progress needs more bytes
+        while pos < end:
+            # Between frames.  The fast paths take a whole, plainly valid element
+            # frame; anything else falls through to the general path.
             code = buf[pos]
-            if code < 0x80:
-                p = pos + 1
-            else:
-                code, p = read(buf, pos, end)
-                if code < 0:
-                    if code == _INCOMPLETE:
-                        return pos
-                    self.offset = self._base + pos
-                    raise self._varint_error(code, "type code")
-            # The fast path: a whole, plainly valid element frame in the buffer.
+            p = pos + 1
             if code == 0x08:
-                sid, q = read(buf, p, end)
+                sid = buf[p] if p < end else 0x80
+                if sid < 0x80:
+                    q = p + 1
+                else:
+                    sid, q = read(buf, p, end)
                 if 0 <= sid <= ID_MAX:
-                    size = sizes.get(sid)
+                    size = get_size(sid)
                     if size is None:
-                        size, q = read(buf, q, end)
+                        size = buf[q] if q < end else 0x80
+                        if size < 0x80:
+                            q += 1
+                        else:
+                            size, q = read(buf, q, end)
                         if size > max_element:
                             size = -1
                     if 0 <= size <= end - q:
-                        frame = _new(OnNext)
-                        _set_sub(frame, sid)
-                        _set_el(frame, _take(buf, q, size))
-                        append(frame)
                         pos = q + size
+                        frame = new(OnNext)
+                        set_sub(frame, sid)
+                        set_el(frame, bytes(buf[q:pos]) if size <= 4096 else _take(buf, q, size))
+                        append(frame)
                         continue
             elif code == 0x0B:
                 sid, q = read(buf, p, end)
@@ -342,13 +345,20 @@ class VarintDecoder:
                     if count > 0:
                         size *= count
                         if size <= max_frame and size <= end - q:
-                            packed = _new(OnNextPacked)
+                            packed = new(OnNextPacked)
                             _set_psub(packed, sid)
                             _set_count(packed, count)
                             _set_data(packed, _take(buf, q, size))
                             append(packed)
                             pos = q + size
                             continue
+            elif code >= 0x80:
+                code, p = read(buf, pos, end)
+                if code < 0:
+                    if code == _INCOMPLETE:
+                        return pos
+                    self.offset = self._base + pos
+                    raise self._varint_error(code, "type code")
             # The general path, from the first field.
             self.offset = self._base + pos
             if code not in LAYOUT:
@@ -356,7 +366,10 @@ class VarintDecoder:
             self._code = code
             self._fields = []
             self._need = self._count = -1
-            pos = p
+            pos = self._resume(buf, p, end, append)
+            if self._code:
+                return pos  # the frame in progress needs more bytes
+        return pos
 
     def _resume(self, buf: bytearray, pos: int, end: int, append: Callable[[Frame], None]) -> int:
         """Read fields of the frame in progress from ``pos``; the position after what it consumed.
