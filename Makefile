@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 run: $(STAMP)
-	$(PY) -m tck.selfcheck
+	$(PY) -m tck.cli run --report-dir reports
 
 test: $(STAMP)
 	$(PY) -m ruff check tck reference_peer tests benchmarks

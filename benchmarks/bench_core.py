@@ -13,7 +13,7 @@ where raw element bytes make that impossible (fixed-size, packed).
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import msgpack
 
@@ -107,12 +107,12 @@ def main(frames: int = 1_000_000, runs: int = 3) -> dict[str, float]:
     total_kit = 0.0
     for kind in ("variable", "fixed", "packed"):
         client, server, body = trace(kind, frames)
-        kit_s, decoded = best_of(runs, lambda: kit_path(client, server, body))
+        kit_s, decoded = best_of(runs, lambda c=client, s=server, b=body: kit_path(c, s, b))  # type: ignore[misc]
         if kind == "variable":
-            bare_s, objects = best_of(runs, lambda: bare_objects(body))
+            bare_s, objects = best_of(runs, lambda b=body: bare_objects(b))  # type: ignore[misc]
             baseline = f"bare Unpacker iteration ({objects:,} objects)"
         else:
-            bare_s, _ = best_of(runs, lambda: bare_frames(body, 8))
+            bare_s, _ = best_of(runs, lambda b=body: bare_frames(b, 8))  # type: ignore[misc]
             baseline = "bare unpack/read_bytes loop"
         kit_rate = frames / kit_s
         bare_rate = frames / bare_s

@@ -9,7 +9,6 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -30,15 +29,15 @@ def run_id() -> str:
 
 @app.command()
 def run(
-    target: Optional[str] = typer.Option(None, help="target URL; default: start the reference peer locally"),
+    target: str | None = typer.Option(None, help="target URL; default: start the reference peer locally"),
     codec: str = typer.Option("msgpack", help="msgpack or varint"),
-    capabilities: Optional[Path] = typer.Option(None, help="the target's capabilities file"),
+    capabilities: Path | None = typer.Option(None, help="the target's capabilities file"),
     strict: bool = typer.Option(False, help="fail on SHOULD deviations too"),
-    baseline: Optional[Path] = typer.Option(None, help="scenario ids known to fail (xfail)"),
+    baseline: Path | None = typer.Option(None, help="scenario ids known to fail (xfail)"),
     report_dir: Path = typer.Option(Path("reports"), help="where the run directory is written"),
     keyword: str = typer.Option("", "-k", help="select scenarios, as pytest -k"),
     jobs: int = typer.Option(8, help="scenarios run concurrently"),
-    scenarios_dir: Optional[Path] = typer.Option(None, "--scenarios", help="scenario directory"),
+    scenarios_dir: Path | None = typer.Option(None, "--scenarios", help="scenario directory"),
     signal_timeout: float = typer.Option(2.0, help="seconds a signal may take"),
     silence_window: float = typer.Option(0.05, help="seconds of silence that prove nothing arrives"),
     fault: list[str] = typer.Option([], help="with the embedded peer: switch on a fault (repeatable)"),

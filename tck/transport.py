@@ -75,7 +75,7 @@ class _ProcessWriter:
     async def wait_closed(self) -> None:
         try:
             await asyncio.wait_for(self._process.wait(), 2.0)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self._process.kill()
             await self._process.wait()
 
@@ -111,5 +111,5 @@ async def open_target(target: Target | str, timeout: float = 5.0) -> tuple[async
         )
         assert process.stdout is not None
         return process.stdout, _ProcessWriter(process)
-    except (OSError, asyncio.TimeoutError, ssl.SSLError) as exc:
+    except (TimeoutError, OSError, ssl.SSLError) as exc:
         raise TargetError(f"cannot reach {target.url}: {exc or type(exc).__name__}") from None

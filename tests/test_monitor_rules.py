@@ -26,7 +26,7 @@ from traces import (
 
 from tck.errors import Side
 from tck.rules import RULES, Level
-from tck.wire.frames import ClientHello, OnSubscribe, ServerHello, Subscribe
+from tck.wire.frames import ClientHello, OnSubscribe, ServerHello
 
 MAX = 2**63 - 1
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Union
-
 from tck.errors import Side
 from tck.monitor import Finding, Monitor
 from tck.wire import Frame, get_codec
@@ -25,7 +23,7 @@ from tck.wire.frames import (
 
 C, S = Side.CLIENT, Side.SERVER
 CLOSE = None
-Step = tuple[Side, Union[Frame, bytes, None]]
+Step = tuple[Side, Frame | bytes | None]
 
 
 def hello() -> list[Step]:

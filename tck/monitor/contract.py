@@ -209,8 +209,8 @@ class ContractJudge:
         if kind is OnNextPart:
             inner.joined += frame.data  # type: ignore[union-attr]
             return
-        if kind is OnNext:
-            batch, rule = [frame.element], "TCK-6"  # type: ignore[union-attr]
+        if isinstance(frame, OnNext):
+            batch, rule = [frame.element], "TCK-6"
         elif kind is OnNextPacked:
             batch, rule = list(frame.elements()), "PACK-4"  # type: ignore[union-attr]
         elif kind is OnNextLastPart:
@@ -231,11 +231,11 @@ class ContractJudge:
             if limit is not None and inner.reported_elements >= limit:
                 return
             # A terminal signal sent with no outstanding demand must be accepted (STR-5).
-            rule = "STR-5" if inner.total < UNBOUNDED and inner.total <= inner.elements else "TCK-6"
+            why = "STR-5" if inner.total < UNBOUNDED and inner.total <= inner.elements else "TCK-6"
             if kind is OnComplete:
-                outer.reports.append(Expected("onComplete", rule=rule))
+                outer.reports.append(Expected("onComplete", rule=why))
             else:
-                outer.reports.append(Expected("onError", error=frame.error, rule=rule))  # type: ignore[union-attr]
+                outer.reports.append(Expected("onError", error=frame.error, rule=why))  # type: ignore[union-attr]
 
     # -- a target publishing a test publisher ---------------------------------------------
 
@@ -270,8 +270,8 @@ class ContractJudge:
                 return  # the model judges the 3.9 error (DEM-3, DEM-4)
             if isinstance(spec, Error) and c.index == spec.after and frame.error == spec.message:  # type: ignore[union-attr]
                 return
-            want = f"onError({spec.message!r}) after {spec.after} elements" if isinstance(spec, Error) else "no onError"
-            self._diverged(c, rule, f"onError({frame.error!r}) after {c.index} elements; expected {want}", found)  # type: ignore[union-attr]
+            due = f"onError({spec.message!r}) after {spec.after} elements" if isinstance(spec, Error) else "no onError"
+            self._diverged(c, rule, f"onError({frame.error!r}) after {c.index} elements; expected {due}", found)  # type: ignore[union-attr]
             return
         if kind is OnComplete:
             c.finished = True
@@ -291,11 +291,11 @@ class ContractJudge:
                 if not self._element(c, spec, rule, data, found):
                     return
             return
-        if kind is OnNext:
-            if isinstance(spec, Large) and spec.part is not None and len(frame.element) > spec.part:  # type: ignore[union-attr]
-                self._diverged(c, "TCK-4", f"element of {len(frame.element)} bytes not split with part={spec.part}", found)  # type: ignore[union-attr]
+        if isinstance(frame, OnNext):
+            if isinstance(spec, Large) and spec.part is not None and len(frame.element) > spec.part:
+                self._diverged(c, "TCK-4", f"element of {len(frame.element)} bytes not split with part={spec.part}", found)
                 return
-            self._element(c, spec, rule, frame.element, found)  # type: ignore[union-attr]
+            self._element(c, spec, rule, frame.element, found)
             return
         if kind is OnNextPart or kind is OnNextLastPart:
             self._part(c, spec, rule, frame.data, kind is OnNextLastPart, found)  # type: ignore[union-attr]

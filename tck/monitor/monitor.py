@@ -24,10 +24,10 @@ from pathlib import Path
 from ..errors import ProtocolViolation, Side
 from ..protocol.binding import apply_frame
 from ..rules import RULES, Level
-from ..semantics.session import SessionModel
-from ..wire import Frame, Limits, describe, get_codec
 from ..semantics.handshake import PartyState
+from ..semantics.session import SessionModel
 from ..semantics.streams import StreamState
+from ..wire import Frame, Limits, describe, get_codec
 from ..wire.frames import OnNext, OnNextPacked, Subscribe
 from .contract import ContractJudge
 from .trace import TraceRecord, read_trace
@@ -170,8 +170,8 @@ class Monitor:
             except ProtocolViolation as violation:
                 self._dead[sender] = True
                 found.append(Finding.of(self.model.wire_error(sender, violation), index=self.frame_count, t=t, frame=None))
-        for violation in self.model.close(sender):
-            found.append(Finding.of(violation, index=self.frame_count, t=t, frame=None))
+        for broken in self.model.close(sender):
+            found.append(Finding.of(broken, index=self.frame_count, t=t, frame=None))
         self.findings.extend(found)
         return found
 

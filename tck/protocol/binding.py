@@ -8,7 +8,8 @@ and the scenario engine unchanged.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import Side
 from ..semantics.session import SessionModel
@@ -32,17 +33,17 @@ from ..wire.frames import (
 )
 
 # Stream frames: the signal each carries and how its fields become SignalArgs.
-STREAM_SIGNALS: dict[type, tuple[Signal, Callable[[Frame], SignalArgs]]] = {
-    Subscribe: (Signal.SUBSCRIBE, lambda f: SignalArgs(amount=f.initial_demand)),  # type: ignore[union-attr]
-    Request: (Signal.REQUEST, lambda f: SignalArgs(amount=f.demand)),  # type: ignore[union-attr]
+STREAM_SIGNALS: dict[type, tuple[Signal, Callable[[Any], SignalArgs]]] = {
+    Subscribe: (Signal.SUBSCRIBE, lambda f: SignalArgs(amount=f.initial_demand)),
+    Request: (Signal.REQUEST, lambda f: SignalArgs(amount=f.demand)),
     Cancel: (Signal.CANCEL, lambda f: SignalArgs()),
-    OnSubscribe: (Signal.ON_SUBSCRIBE, lambda f: SignalArgs(element_size=f.element_size)),  # type: ignore[union-attr]
+    OnSubscribe: (Signal.ON_SUBSCRIBE, lambda f: SignalArgs(element_size=f.element_size)),
     OnNext: (Signal.ON_NEXT, lambda f: SignalArgs(count=1)),
-    OnNextPacked: (Signal.ON_NEXT, lambda f: SignalArgs(count=f.count, packed=True)),  # type: ignore[union-attr]
-    OnNextPart: (Signal.PART, lambda f: SignalArgs(element=f.element)),  # type: ignore[union-attr]
-    OnNextLastPart: (Signal.LAST_PART, lambda f: SignalArgs(element=f.element)),  # type: ignore[union-attr]
+    OnNextPacked: (Signal.ON_NEXT, lambda f: SignalArgs(count=f.count, packed=True)),
+    OnNextPart: (Signal.PART, lambda f: SignalArgs(element=f.element)),
+    OnNextLastPart: (Signal.LAST_PART, lambda f: SignalArgs(element=f.element)),
     OnComplete: (Signal.ON_COMPLETE, lambda f: SignalArgs()),
-    OnError: (Signal.ON_ERROR, lambda f: SignalArgs(text=f.error)),  # type: ignore[union-attr]
+    OnError: (Signal.ON_ERROR, lambda f: SignalArgs(text=f.error)),
 }
 
 

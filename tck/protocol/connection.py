@@ -35,12 +35,9 @@ from ..wire.frames import (
     OnError,
     OnNext,
     OnNextLastPart,
-    OnNextPacked,
     OnNextPart,
     OnSubscribe,
-    Request,
     ServerHello,
-    Subscribe,
 )
 from .binding import STREAM_SIGNALS, apply_frame
 from .events import ConnectionClosed, Event, ProtocolError, ReassemblyLimit
@@ -62,6 +59,7 @@ class Connection:
         limits: Limits | None = None,
         *,
         strict_peer: bool = True,
+        tolerate: frozenset[str] = frozenset(),
     ) -> None:
         self.role = role
         self.peer = role.peer
@@ -75,6 +73,9 @@ class Connection:
         # Any MUST violation by the peer ends the connection, not only the
         # protocol errors rsio-v0 names: a reference implementation is strict.
         self.strict_peer = strict_peer
+        # Rules whose violation by the peer is let through as if it were not one: only for
+        # the reference peer's deliberate faults (e.g. accepting a duplicate subscribe, ID-2).
+        self.tolerate = tolerate
         self.state = ConnectionState.OPEN
         self.error: ProtocolViolation | None = None
         self.goodbye_reason: str | None = None
@@ -182,7 +183,9 @@ class Connection:
             transition = apply_frame(model, self.peer, frame)
         except ProtocolViolation as violation:
             model.warnings.clear()
-            if violation.rule in PROTOCOL_ERRORS or (self.strict_peer and RULES[violation.rule].level is Level.MUST):
+            if violation.rule not in self.tolerate and (
+                violation.rule in PROTOCOL_ERRORS or (self.strict_peer and RULES[violation.rule].level is Level.MUST)
+            ):
                 self._fail(violation, events)
                 return
             transition = None

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 from .. import __version__
 from ..capabilities import Capabilities

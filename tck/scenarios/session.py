@@ -122,7 +122,7 @@ class KitSession:
     # -- sending ------------------------------------------------------------------------
 
     async def send_frames(self, frames: list[Frame], chunk: int = 0) -> None:
-        out = []
+        out: list[bytes] = []
         for frame in frames:
             data = self.encoder.encode(frame)
             self._line("kit->target", describe(frame), data, self.monitor.frame_count + len(out))
@@ -142,7 +142,7 @@ class KitSession:
             try:
                 self.writer.write(piece)
                 await asyncio.wait_for(self.writer.drain(), 5.0)
-            except (ConnectionError, asyncio.TimeoutError, RuntimeError):
+            except (TimeoutError, ConnectionError, RuntimeError):
                 return  # the target closed or stalled; the scenario judges what it saw
 
     async def close(self, mode: str = "write") -> None:
@@ -174,7 +174,7 @@ class KitSession:
         try:
             self.writer.close()
             await asyncio.wait_for(self.writer.wait_closed(), 1.0)
-        except (OSError, RuntimeError, asyncio.TimeoutError, ConnectionError):
+        except (TimeoutError, OSError, RuntimeError, ConnectionError):
             pass
 
     # -- receiving ----------------------------------------------------------------------
@@ -249,8 +249,8 @@ class KitSession:
             self._push(SUBSCRIBES, Event("subscribe", frame_fields(frame), index))
         elif kind in (Request, Cancel):
             self._push(("target", frame.subscriber), Event(frame.wire_name, frame_fields(frame), index))  # type: ignore[union-attr]
-        elif kind is OnNext:
-            self._element(frame.subscriber, frame.element, index, "onNext")  # type: ignore[union-attr]
+        elif isinstance(frame, OnNext):
+            self._element(frame.subscriber, frame.element, index, "onNext")
         elif kind is OnNextPacked:
             for element in frame.elements():  # type: ignore[union-attr]
                 self._element(frame.subscriber, element, index, "onNextPacked")  # type: ignore[union-attr]
@@ -293,7 +293,7 @@ class KitSession:
             self._arrival.clear()
             try:
                 await asyncio.wait_for(self._arrival.wait(), remaining)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 if self.goodbye is not None and key != CONN and not self.inbox.get(key):
                     return None
 

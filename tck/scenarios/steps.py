@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from ..wire import FRAME_BY_NAME, Frame
 from ..wire.frames import Cancel, Request

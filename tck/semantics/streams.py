@@ -14,9 +14,9 @@ the table.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Callable
 
 from ..errors import ProtocolViolation, Side
 from .demand import Demand

@@ -9,7 +9,8 @@ the ``onSubscribe`` frames that travel in their direction, because a fixed-size
 
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 from ..errors import ProtocolViolation
 from .frames import (

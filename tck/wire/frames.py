@@ -7,8 +7,9 @@ check what the wire allows, the semantics layer checks what the protocol allows.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, fields
-from typing import ClassVar, Iterator, Union
+from typing import ClassVar, Union
 
 ID_MAX = 2**63 - 1  # largest legal Id, and the saturated ("unbounded") demand
 UNBOUNDED = ID_MAX

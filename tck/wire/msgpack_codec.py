@@ -16,7 +16,8 @@ buffering toward it.
 from __future__ import annotations
 
 import struct
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import msgpack
 
@@ -45,7 +46,7 @@ from .limits import DEFAULT_LIMITS, Limits
 ID, LONG, UINT, COUNT, STR, BIN, IDS = "Id", "Long", "int", "count", "String", "Bytes", "Array[Id]"
 
 # Per type code: the frame class and its fields as (attribute, kind).
-LAYOUT: dict[int, tuple[type, tuple[tuple[str, str], ...]]] = {
+LAYOUT: dict[int, tuple[Any, tuple[tuple[str, str], ...]]] = {
     0x01: (ClientHello, (("version", UINT), ("extensions", IDS))),
     0x02: (ServerHello, (("version", UINT), ("extensions", IDS))),
     0x03: (Goodbye, (("reason", STR),)),
@@ -81,11 +82,11 @@ class MsgpackEncoder:
     def encode(self, frame: Frame) -> bytes:
         pack = self._pack
         code = frame.code
-        if code == 0x08 and frame.subscriber in self._sizes.sizes:  # type: ignore[union-attr]
+        if isinstance(frame, OnNext) and frame.subscriber in self._sizes.sizes:
             # Fixed-size mode: the element is raw, with no MessagePack header.
-            return b"\x08" + pack(frame.subscriber) + frame.element  # type: ignore[union-attr]
-        if code == 0x0B:
-            return b"\x0b" + pack(frame.subscriber) + pack(frame.count) + frame.data  # type: ignore[union-attr]
+            return b"\x08" + pack(frame.subscriber) + frame.element
+        if isinstance(frame, OnNextPacked):
+            return b"\x0b" + pack(frame.subscriber) + pack(frame.count) + frame.data
         _, fields = LAYOUT[code]
         try:
             out = bytes((code,)) + b"".join(
@@ -221,11 +222,11 @@ class MsgpackDecoder:
         sizes = self._sizes.sizes
         append = out.append
         new = object.__new__
-        set_sub = OnNext.subscriber.__set__  # type: ignore[attr-defined]
-        set_el = OnNext.element.__set__  # type: ignore[attr-defined]
-        set_psub = OnNextPacked.subscriber.__set__  # type: ignore[attr-defined]
-        set_count = OnNextPacked.count.__set__  # type: ignore[attr-defined]
-        set_data = OnNextPacked.data.__set__  # type: ignore[attr-defined]
+        set_sub = OnNext.__dict__["subscriber"].__set__
+        set_el = OnNext.__dict__["element"].__set__
+        set_psub = OnNextPacked.__dict__["subscriber"].__set__
+        set_count = OnNextPacked.__dict__["count"].__set__
+        set_data = OnNextPacked.__dict__["data"].__set__
         max_frame = self._limits.max_frame
         obj_at = run_start = frame_start = tell()
         try:
@@ -268,23 +269,23 @@ class MsgpackDecoder:
                                     set_el(frame, data)
                                     append(frame)
                                     continue
-                                fields = [sid]
+                                cut = [sid]
                             else:
                                 after_sid = tell()
                                 count = unpack()
                                 if type(count) is not int or count < 1 or not size or size * count > max_frame:
                                     self._code, self._fields, self.offset = code, [sid], frame_start
                                     self._check_packed(sid, count, size or 0)
-                                size *= count
+                                size = count * (size or 0)
                                 data = read_bytes(size)
                                 if len(data) == size:
-                                    frame = new(OnNextPacked)
-                                    set_psub(frame, sid)
-                                    set_count(frame, count)
-                                    set_data(frame, data)
-                                    append(frame)
+                                    packed = new(OnNextPacked)
+                                    set_psub(packed, sid)
+                                    set_count(packed, count)
+                                    set_data(packed, data)
+                                    append(packed)
                                     continue
-                                fields = [sid, count]
+                                cut = [sid, count]
                         except msgpack.OutOfData:
                             # Cut off inside the frame: record how far it got.
                             got_fields = [] if sid == -1 else [sid] if count == -1 else [sid, count]
@@ -298,7 +299,7 @@ class MsgpackDecoder:
                             self._code, self._fields, self.offset = code, got_fields, frame_start
                             raise
                         # A raw element cut off: keep what arrived, wait for the rest.
-                        self._code, self._fields, self.offset = code, fields, frame_start
+                        self._code, self._fields, self.offset = code, cut, frame_start
                         self._raw = bytearray(data)
                         self._raw_need = size - len(data)
                         self._pending_at = -1
@@ -406,11 +407,13 @@ class MsgpackDecoder:
         frame = self._frame_name()
         index = len(self._fields)
         name = LAYOUT[self._code][1][index][0] if self._code else "?"
-        expected = _PYTHON_TYPE[kind]
-        if type(value) is not expected:
+        if type(value) is not _PYTHON_TYPE[kind]:
             raise self._fail(
                 "ERR-4", f"{frame}.{name}: expected {kind}, got MessagePack {_wire_kind(value)}"
             )
+        return self._check_range(kind, name, frame, value)
+
+    def _check_range(self, kind: str, name: str, frame: str, value: Any) -> Any:
         if kind == ID and not 0 <= value <= ID_MAX:
             raise self._fail("ERR-9", f"{frame}.{name}: Id {value} is outside 0..2^63-1")
         if kind == UINT and value < 0:
