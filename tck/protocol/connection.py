@@ -159,7 +159,9 @@ class Connection:
             try:
                 self._decoder.eof()
             except ProtocolViolation as violation:
-                self.error = self.model.wire_error(self.peer, violation)
+                # A truncated frame is a protocol error like any other: goodbye naming it
+                # (the peer's write side ended, ours has not), then ProtocolError.
+                self._fail(self.model.wire_error(self.peer, violation), events)
         orderly = self.model.parties[self.peer].state.name == "CLOSING" and self.model.parties[self.role].state.name == "CLOSING"
         self.state = ConnectionState.CLOSED
         reason = self.goodbye_reason if self.goodbye_reason is not None else (
@@ -174,10 +176,9 @@ class Connection:
             events.append(frame)
             return
         mapped = STREAM_SIGNALS.get(kind)
-        before: StreamState | None = None
-        if mapped is not None:
-            space = model.spaces[self.peer if mapped[0].from_subscriber else self.role]
-            rec = space.get(frame.subscriber)  # type: ignore[union-attr]
+        before: StreamState | None = None  # state of our own subscription a publisher signal is for
+        if mapped is not None and not mapped[0].from_subscriber:
+            rec = model.spaces[self.role].get(frame.subscriber)  # type: ignore[union-attr]
             before = rec.state if rec is not None else StreamState.IDLE
         try:
             transition = apply_frame(model, self.peer, frame)

@@ -1,0 +1,180 @@
+"""``rsio-peer`` / ``python -m reference_peer``: run the reference peer.
+
+    rsio-peer --listen tcp://127.0.0.1:7878 [--codec varint] [--fault NAME]...
+    rsio-peer --listen tcp://127.0.0.1:0 --port-file /tmp/port      # a free port, written to the file
+    rsio-peer --listen tls://127.0.0.1:7879 [--cert C --key K]      # self-signed if none given
+    rsio-peer --listen unix:/tmp/rsio.sock
+    rsio-peer --stdio                                               # one connection on stdin/stdout
+    rsio-peer --connect tcp://host:port [--subscribe NAME]          # the client role
+    rsio-peer --list-faults
+
+Exits 0 on SIGINT/SIGTERM after saying goodbye on every connection.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+import msgpack
+
+from tck.wire import CODEC_NAMES, DEFAULT_LIMITS
+
+from .api import Peer, RemoteError
+from .config import PeerConfig
+from .faults import FAULTS, build_policy
+from .tlscert import CertificateError, self_signed, server_context
+from .transports import Target, TargetError, client_ssl_context
+
+CAPABILITIES = Path(__file__).with_name("capabilities.json")
+log = logging.getLogger("reference_peer")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="rsio-peer", description="The RS-IO reference peer (rsio-v0).")
+    mode = p.add_argument_group("what to do (one of)")
+    mode.add_argument("--listen", action="append", default=[], metavar="URL",
+                      help="serve on tcp://host:port, tls://host:port or unix:/path (repeatable)")
+    mode.add_argument("--stdio", action="store_true", help="serve one connection on stdin/stdout")
+    mode.add_argument("--connect", metavar="URL", help="connect as client (tcp://, tls://, unix:, exec:COMMAND)")
+    mode.add_argument("--list-faults", action="store_true", help="print every fault with the rule it breaks")
+    mode.add_argument("--capabilities", action="store_true", help="print the capabilities file and exit")
+    p.add_argument("--subscribe", metavar="NAME", help="with --connect: subscribe to NAME and print its elements")
+    p.add_argument("--buffer", type=int, default=64, help="with --subscribe: elements requested ahead (default 64)")
+    p.add_argument("--codec", choices=CODEC_NAMES, default="msgpack")
+    p.add_argument("--fault", action="append", default=[], metavar="NAME", help="switch on a fault (repeatable)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the freedoms' choices (default 0)")
+    p.add_argument("--no-freedoms", action="store_true", help="one fixed habit instead of seeded freedoms")
+    p.add_argument("--port-file", type=Path, help="write the bound TCP/TLS port to this file")
+    p.add_argument("--cert", type=Path, help="TLS certificate (PEM) for a tls:// listener")
+    p.add_argument("--key", type=Path, help="TLS private key (PEM) for a tls:// listener")
+    p.add_argument("--cafile", help="CA file to verify a tls:// server (or add ?insecure=1 to the URL)")
+    p.add_argument("--max-subscriptions", type=int, default=256, help="concurrent subscriptions per connection")
+    p.add_argument("--max-element", type=int, default=DEFAULT_LIMITS.max_element, help="bytes of one element or part")
+    p.add_argument("--max-frame", type=int, default=DEFAULT_LIMITS.max_frame, help="bytes of one frame")
+    p.add_argument("--max-reassembly", type=int, default=DEFAULT_LIMITS.max_reassembly,
+                   help="bytes of one split element joined")
+    p.add_argument("--write-buffer", type=int, default=256 * 1024,
+                   help="bytes buffered per connection before production pauses")
+    p.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
+    return p
+
+
+def list_faults() -> str:
+    width = max(map(len, FAULTS))
+    return "\n".join(f"{name:<{width}}  {fault.rule:<8} {fault.description}" for name, fault in FAULTS.items())
+
+
+def config_from(args: argparse.Namespace) -> PeerConfig:
+    limits = replace(DEFAULT_LIMITS, max_element=args.max_element, max_frame=args.max_frame,
+                     max_reassembly=args.max_reassembly)
+    return PeerConfig(codec=args.codec, limits=limits, max_subscriptions=args.max_subscriptions,
+                      write_high=args.write_buffer, write_low=args.write_buffer // 4, freedoms=not args.no_freedoms,
+                      seed=args.seed, faults=tuple(args.fault))
+
+
+def write_port(path: Path, port: int) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(f"{port}\n")
+    os.replace(temporary, path)  # the reader never sees a half-written file
+
+
+async def run(args: argparse.Namespace, config: PeerConfig) -> int:
+    peer = Peer(config)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    habit = "freedoms off" if not config.freedoms else f"freedoms on, seed {config.seed}"
+    faults = f", faults: {', '.join(config.faults)}" if config.faults else ""
+    if args.stdio:
+        served = asyncio.ensure_future(peer.serve_stdio())
+        stopped = asyncio.ensure_future(stop.wait())
+        await asyncio.wait({served, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        stopped.cancel()
+        await peer.shutdown()
+        return 0
+    if args.connect:
+        return await run_client(peer, args, stop)
+    with tempfile.TemporaryDirectory(prefix="rsio-peer-tls-") as scratch:
+        for url in args.listen:
+            context = None
+            if Target.parse(url).scheme == "tls":
+                cert, key = args.cert, args.key
+                if cert is None or key is None:
+                    cert, key = self_signed(Path(scratch), Target.parse(url).host)
+                    log.info("tls: self-signed certificate %s", cert)
+                context = server_context(cert, key)
+            server = await peer.listen(url, ssl_context=context)
+            log.info("listening on %s (codec %s, %s%s)", server.url, config.codec, habit, faults)
+            if args.port_file is not None and server.port:
+                write_port(args.port_file, server.port)
+        await stop.wait()
+        log.info("shutting down: goodbye to %d connection(s)", len(peer.sessions))
+        await peer.shutdown()
+    return 0
+
+
+async def run_client(peer: Peer, args: argparse.Namespace, stop: asyncio.Event) -> int:
+    target = Target.parse(args.connect)
+    context = client_ssl_context(target, args.cafile) if target.scheme == "tls" else None
+    connection = await peer.connect(args.connect, ssl_context=context)
+    if args.subscribe is None:
+        stopped: asyncio.Future[object] = asyncio.ensure_future(stop.wait())
+        closed: asyncio.Future[object] = connection.closed  # type: ignore[assignment]
+        await asyncio.wait({stopped, closed}, return_when=asyncio.FIRST_COMPLETED)
+        stopped.cancel()
+        if not connection.closed.done():
+            await connection.close("client stopping")
+        return 0
+    code = 0
+    try:
+        async with connection.subscribe(args.subscribe, buffer=args.buffer) as elements:
+            async for element in elements:
+                print(_show(element), flush=True)
+                if stop.is_set():
+                    break
+    except RemoteError as error:
+        print(f"onError: {error}", file=sys.stderr)
+        code = 1
+    await connection.close("done")
+    return code
+
+
+def _show(element: bytes) -> str:
+    try:
+        return repr(msgpack.unpackb(element, raw=False))
+    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
+        return element.hex()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.list_faults:
+        print(list_faults())
+        return 0
+    if args.capabilities:
+        print(CAPABILITIES.read_text(encoding="utf-8"), end="")
+        return 0
+    if sum(map(bool, (args.listen, args.stdio, args.connect))) != 1:
+        parser().error("give exactly one of --listen, --stdio, --connect (or --list-faults)")
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING if args.quiet else logging.INFO,
+                        format="rsio-peer[%(process)d] %(message)s")
+    try:
+        config = config_from(args)
+        build_policy(config.faults)
+        return asyncio.run(run(args, config))
+    except (ValueError, TargetError, CertificateError, OSError) as exc:
+        print(f"rsio-peer: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

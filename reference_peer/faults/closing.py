@@ -1,0 +1,146 @@
+"""Faults of goodbye (BYE) and of protocol errors and malformed output (ERR)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import msgpack
+
+from tck.wire.frames import (
+    Cancel,
+    Goodbye,
+    OnSubscribe,
+)
+
+from ..policy import Policy
+from ..registry import Rejected
+from ..sources import End
+from . import Base, _text, _uint, fault
+
+if TYPE_CHECKING:
+    from ..flows import Outflow
+    from ..session import PeerSession
+
+
+
+# -- goodbye (BYE) ------------------------------------------------------------------------------
+
+after_goodbye = fault("bye-frame-after-goodbye", "BYE-1", "sends a frame after its goodbye acknowledgement")
+
+
+@after_goodbye.on("on_goodbye")
+def _after_goodbye(p: Policy, base: Base, s: PeerSession, reason: str) -> None:
+    s.send_unchecked(Cancel(subscriber=0))
+    base(s, reason)
+
+
+no_ack = fault("bye-no-ack", "BYE-2", "closes without acknowledging the peer's goodbye")
+
+
+@no_ack.on("on_goodbye")
+def _no_ack(p: Policy, base: Base, s: PeerSession, reason: str) -> None:
+    if s.initiated_goodbye:
+        return base(s, reason)
+    s.abort("fault bye-no-ack: closed without acknowledging goodbye")
+
+
+no_wait = fault("bye-close-before-ack", "BYE-3", "on shutdown, closes right after its goodbye without waiting for the acknowledgement")
+
+
+@no_wait.on("shutdown")
+def _no_wait(p: Policy, base: Base, s: PeerSession, reason: str) -> None:
+    base(s, reason)
+    s.close_transport("fault bye-close-before-ack: closed without waiting")
+
+
+second_goodbye = fault("bye-second-goodbye", "BYE-4", "answers a goodbye with two goodbyes")
+
+
+@second_goodbye.on("on_goodbye")
+def _second_goodbye(p: Policy, base: Base, s: PeerSession, reason: str) -> None:
+    if not s.initiated_goodbye:
+        s.send_unchecked(Goodbye(reason="goodbye, again"))
+    base(s, reason)
+
+
+# -- protocol errors and malformed output (ERR) --------------------------------------------
+
+close_silently = fault("err-close-without-goodbye", "ERR-1", "on a protocol error, closes without goodbye")
+
+
+@close_silently.on("on_protocol_error")
+def _close_silently(p: Policy, base: Base, s: PeerSession, violation: Any) -> None:
+    s.abort(f"fault err-close-without-goodbye after: {violation}")
+
+
+empty_reason = fault("err-empty-reason", "ERR-2", "answers a protocol error with a goodbye whose reason is empty")
+
+
+@empty_reason.on("on_protocol_error")
+def _empty_reason(p: Policy, base: Base, s: PeerSession, violation: Any) -> None:
+    s.discard_output()
+    s.send_unchecked(Goodbye(reason=""))
+    base(s, violation)
+
+
+closes_all = fault("err-malformed-closes-all", "ERR-3", "a protocol error on one connection closes every connection")
+
+
+@closes_all.on("on_protocol_error")
+def _closes_all(p: Policy, base: Base, s: PeerSession, violation: Any) -> None:
+    base(s, violation)
+    s.context.abort_all(f"fault err-malformed-closes-all after: {violation}")
+
+
+field_type = fault("err-wrong-field-type", "ERR-4", "sends onSubscribe with elementSize as a string (msgpack; varint: an 11-byte varint)")
+
+
+@field_type.on("send_on_subscribe")
+def _field_type(p: Policy, base: Base, s: PeerSession, flow: Outflow) -> None:
+    size = b"\x80" * 10 + b"\x00" if s.config.codec == "varint" else _text(s, b"0")
+    s.send_raw(b"\x07" + _uint(s, flow.sid) + size)
+
+
+bad_utf8 = fault("err-invalid-utf8", "ERR-5", "rejects a subscribe with an onError text that is not UTF-8")
+
+
+@bad_utf8.on("reject")
+def _bad_utf8(p: Policy, base: Base, s: PeerSession, sid: int, rejected: Rejected) -> None:
+    s.send(OnSubscribe(subscriber=sid, element_size=rejected.element_size))
+    s.send_raw(b"\x0a" + _uint(s, sid) + _text(s, b"\xff\xfe"))
+
+
+truncated = fault("err-truncated-frame", "ERR-6", "ends a stream with half an onComplete frame and closes")
+
+
+@truncated.on("finish")
+def _truncated(p: Policy, base: Base, s: PeerSession, flow: Outflow, end: End) -> None:
+    s.send_raw(b"\x09")
+    s.close_transport("fault err-truncated-frame")
+
+
+garbage = fault("err-garbage", "ERR-7", "sends a reserved type code (0x3f) after the handshake")
+
+
+@garbage.on("after_handshake")
+def _garbage(p: Policy, base: Base, s: PeerSession) -> None:
+    s.send_raw(b"\x3f")
+
+
+oversize = fault("err-oversize-length", "ERR-8", "sends an onNext announcing a 1 GiB element")
+
+
+@oversize.on("emit_variable")
+def _oversize(p: Policy, base: Base, s: PeerSession, flow: Outflow, elements: list[bytes]) -> None:
+    length = b"\xc6\x40\x00\x00\x00" if s.config.codec == "msgpack" else _uint(s, 1 << 30)
+    s.send_raw(b"\x08" + _uint(s, flow.sid) + length + b"\x00" * 16)
+    s.stop_flow(flow)
+
+
+bad_id = fault("err-id-out-of-range", "ERR-9", "sends onSubscribe for Id -1 (msgpack) or 2^63 (varint)")
+
+
+@bad_id.on("send_on_subscribe")
+def _bad_id(p: Policy, base: Base, s: PeerSession, flow: Outflow) -> None:
+    sid = msgpack.packb(-1) if s.config.codec == "msgpack" else _uint(s, 2**63)
+    s.send_raw(b"\x07" + sid + _uint(s, flow.element_size))

@@ -1,0 +1,97 @@
+"""Faults of the handshake (HS) and extensions (EXT)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tck.errors import Side
+from tck.wire.frames import (
+    Cancel,
+    ClientHello,
+    ServerHello,
+)
+
+from ..policy import VERSION, Policy
+from . import Base, fault
+
+if TYPE_CHECKING:
+    from ..session import PeerSession
+
+
+
+# -- handshake (HS) -------------------------------------------------------------------------
+
+stream_before_hello = fault("hs-stream-before-hello", "HS-2",
+                            "the server sends serverHello and a stream frame before reading clientHello")
+
+
+@stream_before_hello.on("on_connection_made")
+def _stream_before_hello(p: Policy, base: Base, s: PeerSession) -> None:
+    if s.role is Side.CLIENT:
+        return base(s)
+    p.send_server_hello(s, None)
+    s.send_unchecked(Cancel(subscriber=0))
+
+
+second_hello = fault("hs-second-hello", "HS-3", "answers clientHello with two serverHellos")
+
+
+@second_hello.on("send_server_hello")
+def _second_hello(p: Policy, base: Base, s: PeerSession, version: int | None) -> None:
+    base(s, version)
+    s.send_unchecked(ServerHello(version=VERSION))
+
+
+wrong_kind = fault("hs-client-hello", "HS-4", "the server sends clientHello instead of serverHello")
+
+
+@wrong_kind.on("send_server_hello")
+def _wrong_kind(p: Policy, base: Base, s: PeerSession, version: int | None) -> None:
+    s.hello_sent = True
+    s.send_unchecked(ClientHello(version=VERSION))
+
+
+no_hello = fault("hs-no-hello", "HS-1", "never sends serverHello, but answers stream frames")
+
+
+@no_hello.on("send_server_hello")
+def _no_hello(p: Policy, base: Base, s: PeerSession, version: int | None) -> None:
+    s.hello_sent = True
+
+
+bad_version = fault("hs-bad-version-no-goodbye", "HS-5", "closes without goodbye on a hello of an unsupported version")
+
+
+@bad_version.on("on_unsupported_version")
+def _bad_version(p: Policy, base: Base, s: PeerSession) -> None:
+    s.abort("fault hs-bad-version-no-goodbye: closed without goodbye")
+
+
+wrong_version = fault("hs-wrong-version", "HS-6", "answers clientHello version 0 with serverHello version 1")
+
+
+@wrong_version.on("send_server_hello")
+def _wrong_version(p: Policy, base: Base, s: PeerSession, version: int | None) -> None:
+    s.hello_sent = True
+    s.send_unchecked(ServerHello(version=1))
+
+
+# -- extensions (EXT) ----------------------------------------------------------------------
+
+reject_extension = fault("ext-reject-unknown", "EXT-1", "says goodbye to a hello listing extensions it does not know")
+
+
+@reject_extension.on("on_client_hello")
+def _reject_extension(p: Policy, base: Base, s: PeerSession, hello: ClientHello) -> None:
+    if hello.extensions:
+        s.goodbye(f"unknown extensions {list(hello.extensions)}")
+        return
+    base(s, hello)
+
+
+extension_type = fault("ext-undeclared-type", "EXT-2", "sends a message of the extension range (0x40) after the handshake")
+
+
+@extension_type.on("after_handshake")
+def _extension_type(p: Policy, base: Base, s: PeerSession) -> None:
+    s.send_raw(b"\x40\x00")
