@@ -127,7 +127,10 @@ class ContractJudge:
         if kind is Request or kind is Cancel:
             self._subscriber_signal(sender, frame, found)
             return found
-        key = (sender.peer, frame.subscriber)  # type: ignore[union-attr]
+        subscriber = getattr(frame, "subscriber", None)
+        if subscriber is None:  # hellos, goodbye, extension frames: not part of any contract
+            return found
+        key = (sender.peer, subscriber)
         contract = self.contracts.get(key)
         if contract is not None and not contract.finished:
             self._publisher_signal(contract, frame, found)

@@ -106,6 +106,7 @@ class KitSession:
         self._parts: dict[int, bytearray] = {}
         self._reader_task: asyncio.Task[None] | None = None
         self.kit_closed = False
+        self.kit_aborted = False
 
     # -- time, records ----------------------------------------------------------------
 
@@ -150,6 +151,7 @@ class KitSession:
         if self.kit_closed:
             return
         self.kit_closed = True
+        self.kit_aborted = mode == "abort"
         t = self.now()
         self.trace.append(TraceRecord(t=t, sender=KIT, data=None))
         self.monitor.close(KIT, t)
@@ -221,6 +223,10 @@ class KitSession:
 
     def _on_eof(self, t: float, judged: bool = True) -> None:
         self.eof = True
+        if self.kit_aborted:
+            # We reset the connection: whatever the target was writing was cut by us, so a
+            # truncated last frame or a missing goodbye is not the target's violation.
+            judged = False
         if judged:
             try:
                 self.decoder.eof()

@@ -215,11 +215,15 @@ async def step_drain(ctx: StepContext, step: dict[str, Any]) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + 5 * ctx.signal_timeout
     drained = 0
+    # until_terminal: the target owes a terminal signal, so wait for it (each gap up to the
+    # signal timeout) instead of taking a quiet spell as the end; a large element can take
+    # longer than the silence window to arrive.
+    gap = ctx.signal_timeout if spec.get("until_terminal") else ctx.silence_window
     while True:
         waiting = ctx.session.peek(("kit", sid))
         if waiting is not None and waiting.kind != "onNext":
             break  # a terminal signal: left for the next step
-        event = await ctx.session.next_event(("kit", sid), ctx.silence_window)
+        event = await ctx.session.next_event(("kit", sid), gap)
         if event is None:
             break
         if event.kind != "onNext":
