@@ -1,0 +1,99 @@
+"""The pytest plugin, driven through pytester against the embedded reference peer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+
+from tck.embedded import EmbeddedPeer
+
+pytest_plugins = ["pytester"]
+
+
+@pytest.fixture(scope="module")
+def peer_url() -> object:
+    with EmbeddedPeer() as url:
+        yield url
+
+
+def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    # A subprocess per run: each inner session owns its event loops and its embedded peer,
+    # as a user's pytest process does (in-process re-runs share asyncio's C-level state).
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q", *args, timeout=120)
+
+
+def test_scenarios_are_items_named_by_id_and_pass(pytester: pytest.Pytester, peer_url: str) -> None:
+    result = _run(pytester, "--rsio-target", peer_url, "-k", "DEM-001 or HS-002")
+    result.assert_outcomes(passed=2)
+
+
+def test_markers_select_by_area_and_rule(pytester: pytest.Pytester, peer_url: str) -> None:
+    result = _run(pytester, "--rsio-target", peer_url, "-m", "rule_DEM_4", "--collect-only")
+    result.stdout.fnmatch_lines(["*DEM-005*"])
+    assert "HS-001" not in result.stdout.str()
+
+
+def test_ini_options_are_twins_of_the_command_line(pytester: pytest.Pytester) -> None:
+    # DEM-010 runs only over varint, so the ini's codec must reach both the kit and the target.
+    with EmbeddedPeer(codec="varint") as varint_url:
+        pytester.makeini(f"[pytest]\nrsio_target = {varint_url}\nrsio_codec = varint\n")
+        result = _run(pytester, "-k", "DEM-010")
+    result.assert_outcomes(passed=1)
+
+
+def test_a_missing_capability_skips_with_its_name(pytester: pytest.Pytester, peer_url: str) -> None:
+    caps = pytester.path / "caps.json"
+    caps.write_text(json.dumps({"rsio_capabilities": 1, "codecs": ["msgpack"], "publishers": ["tck/range"],
+                                "features": []}))
+    junit = pytester.path / "junit.xml"
+    result = _run(pytester, "--rsio-target", peer_url, "--rsio-capabilities", str(caps), "-k", "PACK-001",
+                  "-rs", f"--junitxml={junit}")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*does not claim capability tck/fixed*"])
+    skipped = ElementTree.parse(junit).getroot().find(".//skipped")
+    assert skipped is not None and "tck/fixed" in (skipped.get("message") or "")
+
+
+def test_a_failure_shows_rule_expectation_and_transcript(pytester: pytest.Pytester) -> None:
+    # A target that is not RS-IO at all: an echo of nothing, closing at once.
+    result = _run(pytester, "--rsio-target", "exec:true", "-k", "HS-007")
+    result.assert_outcomes(failed=1)
+    text = result.stdout.str()
+    assert "[HS-1]" in text and "expected serverHello" in text
+    assert ">>" in text and "clientHello" in text  # the transcript, kit to target
+    assert "Traceback" not in text
+
+
+def test_baseline_turns_known_failures_into_xfail(pytester: pytest.Pytester, peer_url: str) -> None:
+    baseline = pytester.path / "baseline.txt"
+    baseline.write_text("HS-007  # known to fail\nDEM-001\n")
+    failing = _run(pytester, "--rsio-target", "exec:true", "--rsio-baseline", str(baseline), "-k", "HS-007")
+    failing.assert_outcomes(xfailed=1)
+    passing = _run(pytester, "--rsio-target", peer_url, "--rsio-baseline", str(baseline), "-k", "DEM-001")
+    passing.assert_outcomes(xpassed=1)
+
+
+def test_without_a_target_the_plugin_starts_the_reference_peer(pytester: pytest.Pytester) -> None:
+    result = _run(pytester, "--rsio", "-k", "STR-001")
+    result.assert_outcomes(passed=1)
+
+
+def test_the_plugin_stays_out_of_ordinary_runs(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_plain():\n    assert True\n")
+    result = _run(pytester)
+    result.assert_outcomes(passed=1)
+
+
+def test_scenario_directory_can_be_chosen(pytester: pytest.Pytester, peer_url: str, tmp_path: Path) -> None:
+    directory = pytester.mkdir("mine")
+    (directory / "one.yaml").write_text(
+        "- id: STR-901\n  title: my own scenario\n  rules: [STR-1]\n  level: MUST\n  requires: [tck/range]\n"
+        "  steps:\n    - send: {subscribe: {publisher: \"tck/range?count=1\", subscriber: 1, initialDemand: 1}}\n"
+        "    - expect: {onSubscribe: {subscriber: 1}}\n"
+        "    - expect_elements: {subscriber: 1, count: 1, then: onComplete}\n"
+    )
+    result = _run(pytester, "--rsio-target", peer_url, "--rsio-scenarios", str(directory))
+    result.assert_outcomes(passed=1)
