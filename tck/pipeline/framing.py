@@ -1,0 +1,197 @@
+"""Frames as table rows, and judging a connection from its rows.
+
+Theory of operation: a trace records what crossed a connection as byte chunks
+per direction.  ``frame_rows`` decodes each direction with the codec's own
+incremental decoder and emits one row per frame: who sent it, its type, its
+subscriber Id, how many bytes it took on the wire, how many element bytes and
+elements it carried, the time of the chunk that completed it, and the frame's
+own bytes.  Frame boundaries inside a chunk come from re-encoding each decoded
+frame (canonical encodings re-encode to their exact size); the last frame of a
+chunk takes whatever the chunk completed, so the rows of one direction always
+concatenate to exactly the bytes that crossed.  Bytes that cannot be decoded
+become one ``undecodable`` row, and the end of a direction an ``eof`` row.
+
+``judge_rows`` is the way back: it replays a connection's rows, in order,
+through ``tck.monitor.Monitor``.  Because the rows concatenate to the original
+byte streams, the monitor reaches the same findings it reaches on the trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..errors import ProtocolViolation, Side
+from ..monitor import Finding, Monitor, TraceRecord
+from ..monitor.trace import DIRECTIONS, SENDERS
+from ..wire import Frame, get_codec
+from ..wire.frames import OnNext, OnNextLastPart, OnNextPacked, OnNextPart
+
+EOF = "eof"
+UNDECODABLE = "undecodable"
+ELEMENT_TYPES = frozenset({"onNext", "onNextPacked", "onNextPart", "onNextLastPart"})
+PART_TYPES = frozenset({"onNextPart", "onNextLastPart"})
+
+
+@dataclass(frozen=True, slots=True)
+class FrameRow:
+    """One row of the frames table (without the run / scenario / connection keys)."""
+
+    seq: int  # order within the connection, both directions
+    direction: str  # c2s (kit -> target) or s2c
+    type: str  # wire name, "eof" or "undecodable"
+    id: int | None  # subscriber Id, when the frame has one
+    size: int  # bytes on the wire
+    payload: int  # element bytes carried
+    elements: int  # elements carried (a part carries one only when it is the last)
+    t: float
+    data: bytes
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq, "direction": self.direction, "type": self.type, "id": self.id, "size": self.size,
+            "payload": self.payload, "elements": self.elements, "t": self.t, "data": self.data,
+        }
+
+
+def element_load(frame: Frame) -> tuple[int, int]:
+    """(element bytes, elements) a frame carries."""
+    if isinstance(frame, OnNext):
+        return len(frame.element), 1
+    if isinstance(frame, OnNextPacked):
+        return len(frame.data), frame.count
+    if isinstance(frame, OnNextLastPart):
+        return len(frame.data), 1
+    if isinstance(frame, OnNextPart):
+        return len(frame.data), 0
+    return 0, 0
+
+
+Piece = tuple[str, int | None, bytes, int, int]  # (type, id, bytes, payload, elements)
+
+
+class _Direction:
+    """Decodes one direction chunk by chunk and cuts the chunks into frame rows."""
+
+    def __init__(self, codec: str, sender: Side) -> None:
+        chosen = get_codec(codec)
+        self.codec = chosen
+        self.decoder = chosen.decoder()
+        self.encoder = chosen.encoder()
+        self.direction = DIRECTIONS[sender]
+        self.stream = bytearray()  # everything this direction sent
+        self.cut = 0  # stream offset where the next row starts
+        self.emitted = 0  # frames emitted so far
+        self.dead = False
+
+    def feed(self, data: bytes) -> list[Piece]:
+        """(type, id, bytes, payload, elements) for each frame the chunk completes."""
+        if self.dead:
+            self.stream += data
+            return []
+        self.stream += data
+        try:
+            frames = self.decoder.feed(data)
+        except ProtocolViolation as violation:
+            return self._fail(violation)
+        return self._cut(frames, self.decoder.offset)
+
+    def eof(self) -> list[Piece]:
+        rows: list[Piece] = []
+        if len(self.stream) > self.cut:  # an unfinished frame, or bytes after a dead point
+            rows.append((UNDECODABLE, None, bytes(self.stream[self.cut :]), 0, 0))
+            self.cut = len(self.stream)
+        return rows
+
+    def _cut(self, frames: list[Frame], end: int) -> list[Piece]:
+        rows: list[Piece] = []
+        last = len(frames) - 1
+        for position, frame in enumerate(frames):
+            try:
+                size = len(self.encoder.encode(frame))  # also keeps the encoder's element sizes in step
+            except (ValueError, ProtocolViolation):
+                size = end - self.cut
+            stop = end if position == last else min(end, self.cut + size)
+            payload, elements = element_load(frame)
+            rows.append((frame.wire_name, getattr(frame, "subscriber", None), bytes(self.stream[self.cut : stop]),
+                         payload, elements))
+            self.cut = stop
+        self.emitted += len(frames)
+        return rows
+
+    def _fail(self, violation: ProtocolViolation) -> list[Piece]:
+        """Recover the frames decoded before the bad bytes, then mark the rest undecodable."""
+        self.dead = True
+        bad = violation.offset if violation.offset is not None else self.cut
+        bad = max(self.cut, min(bad, len(self.stream)))
+        again = self.codec.decoder()
+        try:
+            frames = again.feed(bytes(self.stream[:bad]))
+        except ProtocolViolation:
+            frames = []
+        fresh = frames[self.emitted :]
+        return self._cut(fresh, bad) if fresh else []
+
+
+def frame_rows(records: Iterable[TraceRecord], codec: str = "msgpack") -> Iterator[FrameRow]:
+    """The frames of one recorded connection, in the order they were completed."""
+    sides = {side: _Direction(codec, side) for side in Side}
+    seq = 0
+    last_t = 0.0
+    for record in records:
+        last_t = record.t
+        side = sides[record.sender]
+        if record.data is None:
+            pieces = side.eof()
+        else:
+            pieces = side.feed(record.data)
+        for kind, sid, data, payload, elements in pieces:
+            yield FrameRow(seq, side.direction, kind, sid, len(data), payload, elements, record.t, data)
+            seq += 1
+        if record.data is None:
+            yield FrameRow(seq, side.direction, EOF, None, 0, 0, 0, record.t, b"")
+            seq += 1
+    for side in sides.values():  # a trace cut short: keep the unjudged tail visible
+        for kind, sid, data, payload, elements in side.eof():
+            yield FrameRow(seq, side.direction, kind, sid, len(data), payload, elements, last_t, data)
+            seq += 1
+
+
+def judge_rows(
+    directions: Sequence[str], data: Sequence[bytes | None], times: Sequence[float], kinds: Sequence[str],
+    codec: str = "msgpack",
+) -> list[Finding]:
+    """Replay one connection's rows (already in ``seq`` order) through the monitor.
+
+    Consecutive rows of one direction are fed as one chunk (the decoder's fast
+    path); a finding's time is then taken back from the row of its frame.
+    """
+    monitor = Monitor(codec)
+    observe, close = monitor.observe, monitor.close
+    frame_times: list[float] = []
+    pending: list[bytes] = []
+    pending_dir = ""
+    pending_t = 0.0
+    for direction, chunk, t, kind in zip(directions, data, times, kinds):
+        if pending and (direction != pending_dir or kind == EOF):
+            observe(SENDERS[pending_dir], b"".join(pending), pending_t)
+            pending = []
+        if kind == EOF:
+            close(SENDERS[direction], t)
+        elif chunk:
+            if not pending:
+                pending_dir, pending_t = direction, t
+            pending.append(chunk)
+            if kind != UNDECODABLE:
+                frame_times.append(t)
+    if pending:
+        observe(SENDERS[pending_dir], b"".join(pending), pending_t)
+    return [_timed(finding, frame_times) for finding in monitor.findings]
+
+
+def _timed(finding: Finding, frame_times: list[float]) -> Finding:
+    index = finding.frame_index
+    if index is not None and 0 <= index < len(frame_times) and finding.t != frame_times[index]:
+        return replace(finding, t=frame_times[index])
+    return finding

@@ -1,0 +1,95 @@
+"""Ingest: run directories in, the base tables (runs, scenario results, violations, frames, fuzz) out.
+
+Theory of operation: the driver only lists run directories and the trace and
+pcap files in them; the reading happens on executors.  One task reads one
+run's metadata, results and fuzz summary; one task decodes one connection
+(trace or pcap) into frame rows.  The rows become DataFrames with the fixed
+schemas of ``schemas.py``.  On a cluster the run directories must be on storage
+every executor can read (a shared file system); locally they simply are.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+from . import schemas
+from .sources import connection_frames, connection_work, fuzz_rows, result_rows, run_row
+
+
+@dataclass
+class BaseTables:
+    runs: DataFrame
+    scenario_results: DataFrame
+    violations: DataFrame
+    frames: DataFrame
+    fuzz_findings: DataFrame
+
+    def as_dict(self) -> dict[str, DataFrame]:
+        return {
+            "runs": self.runs, "scenario_results": self.scenario_results, "violations": self.violations,
+            "frames": self.frames, "fuzz_findings": self.fuzz_findings,
+        }
+
+
+def _read_run(path: str) -> list[tuple[str, dict[str, Any]]]:
+    """Tagged rows of one run directory (runs on an executor)."""
+    run_dir = Path(path)
+    run = run_row(run_dir)
+    out: list[tuple[str, dict[str, Any]]] = [("runs", run)]
+    for result, violations in result_rows(run_dir, run["run_id"]):
+        out.append(("scenario_results", result))
+        out.extend(("violations", v) for v in violations)
+    out.extend(("fuzz_findings", f) for f in fuzz_rows(run_dir, run["run_id"]))
+    return out
+
+
+def _codec_of(run_dir: Path) -> tuple[str, str]:
+    """(run_id, codec) from run.json, read on the driver to plan the frame tasks."""
+    try:
+        run = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        run = {}
+    return str(run.get("run_id") or run_dir.name), str(run.get("codec") or "msgpack")
+
+
+def ingest(spark: SparkSession, run_dirs: list[Path]) -> BaseTables:
+    """The base tables of ``run_dirs`` (lazy DataFrames; ``write_tables`` stores them)."""
+    context = spark.sparkContext
+    paths = [str(p.resolve()) for p in run_dirs]
+    slices = max(1, context.defaultParallelism * 2)
+    tagged = context.parallelize(paths, max(1, min(len(paths), slices))).flatMap(_read_run).cache()
+
+    def table(name: str) -> DataFrame:
+        rows = tagged.filter(lambda item: item[0] == name).map(lambda item: item[1])
+        schema = getattr(schemas, name.upper())
+        fields = schema.fieldNames()
+        return spark.createDataFrame(rows.map(lambda r: tuple(r.get(f) for f in fields)), schema)
+
+    work = []
+    for run_dir in run_dirs:
+        run_id, codec = _codec_of(run_dir)
+        work.extend(connection_work(run_dir, run_id, codec))
+    fields = schemas.FRAMES.fieldNames()
+    frame_rdd = context.parallelize(work, max(1, min(len(work), slices * 4))).flatMap(
+        lambda item: (tuple(row.get(f) for f in fields) for row in connection_frames(*item))
+    )
+    return BaseTables(
+        runs=table("runs"), scenario_results=table("scenario_results"), violations=table("violations"),
+        frames=spark.createDataFrame(frame_rdd, schemas.FRAMES), fuzz_findings=table("fuzz_findings"),
+    )
+
+
+def write_table(frame: DataFrame, warehouse: Path, name: str, partition_by: list[str] | None = None) -> None:
+    writer = frame.write.mode("overwrite")
+    if partition_by:
+        writer = writer.partitionBy(*partition_by)
+    writer.parquet(schemas.table_path(warehouse, name))
+
+
+def read_table(spark: SparkSession, warehouse: Path, name: str) -> DataFrame:
+    return spark.read.parquet(schemas.table_path(warehouse, name))
