@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
-import platform
 import sys
 import time
 from collections import Counter
@@ -15,7 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from . import SPEC_VERSION, __version__
+from .report.cli import check_pcap_command, report_command
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="rsio-tck: conformance test kit for RS-IO.")
 console = Console(stderr=True)
@@ -47,6 +45,8 @@ def run(
     from .capabilities import Capabilities, CapabilitiesError
     from .embedded import EmbeddedPeer
     from .pytest_plugin import read_baseline
+    from .report import RunRecorder
+    from .report import build as build_report
     from .scenarios import RunConfig, ScenarioError, Verdict, load_directory, run_suite
     from .selection import SelectionError, select
 
@@ -64,10 +64,9 @@ def run(
     directory.mkdir(parents=True, exist_ok=True)
     config = RunConfig(target=target, codec=codec, capabilities=caps, strict=strict,
                        signal_timeout=signal_timeout, silence_window=silence_window,
-                       baseline=read_baseline(baseline) if baseline else frozenset())
+                       baseline=read_baseline(baseline) if baseline else frozenset(), keep_trace=True)
     started = time.time()
-    counts: Counter[str] = Counter()
-    results_file = (directory / "results.jsonl").open("w", encoding="utf-8")
+    recorder = RunRecorder(directory, target=target, codec=codec, started=started, capabilities=caps)
     try:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console, disable=quiet) as progress:
@@ -77,27 +76,22 @@ def run(
                 from .scenarios import ScenarioResult
 
                 assert isinstance(result, ScenarioResult)
-                results_file.write(json.dumps(result.to_json()) + "\n")
-                results_file.flush()
-                counts[result.verdict.value] += 1
+                recorder.add(result)  # results.jsonl line, trace, pcap, transcript
+                result.trace = []  # written: do not keep every trace of the run in memory
                 progress.advance(task)
 
             results = asyncio.run(run_suite(chosen, config, jobs=jobs, on_result=done))
     finally:
-        results_file.close()
+        recorder.close()
         if peer is not None:
             peer.stop()
-    (directory / "run.json").write_text(json.dumps({
-        "kit_version": __version__, "spec_version": SPEC_VERSION, "target": target, "codec": codec,
-        "capabilities": sorted(caps.tokens), "implementation": caps.implementation,
-        "started": started, "finished": time.time(), "host": platform.node(), "scenarios": len(chosen),
-        "counts": dict(counts),
-    }, indent=2))
+    recorder.finish(time.time(), len(chosen))
+    index = build_report(directory)
     summary(results)
     failed = [r for r in results if r.verdict in (Verdict.FAIL, Verdict.ERROR, Verdict.XPASS)]
     for result in failed[:20]:
         console.print(result.explain(), markup=False, highlight=False)
-    console.print(f"results: {directory / 'results.jsonl'}  ({time.time() - started:.2f} s)")
+    console.print(f"results: {directory / 'results.jsonl'}  report: {index}  ({time.time() - started:.2f} s)")
     raise typer.Exit(1 if failed else 0)
 
 
@@ -139,6 +133,10 @@ def check_trace(
         print(f"#{finding.frame_index} {finding.level.value} {finding.side} {finding.message}")
     print(f"{monitor.frame_count} frames, {len(monitor.violations())} violations, {len(monitor.warnings())} warnings")
     raise typer.Exit(1 if monitor.failed(strict=strict) else 0)
+
+
+app.command("report")(report_command)
+app.command("check-pcap")(check_pcap_command)
 
 
 def main() -> None:

@@ -1,0 +1,113 @@
+"""The compliance report's data: what ``report.json`` holds and the HTML pages show.
+
+Theory of operation: every rule of the catalogue (``tck.rules.RULES``) gets a
+row, grouped by area, whether or not a scenario tested it.  A scenario counts
+once under each rule it cites, with its verdict.  A monitor violation of a rule
+the scenario does not cite still counts against that rule (as fail for a MUST,
+warn for a SHOULD), so a rule is never shown passing while some connection
+broke it.  A rule's overall outcome is the worst of its counts in the order of
+``OUTCOMES``; a rule with no count is ``untested``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from .. import __version__
+from ..rules import AREAS, RULES, Rule
+from .rundir import RunFiles, file_stem
+
+# Worst first: the order a rule's outcome is picked in, and the matrix columns.
+OUTCOMES = ("fail", "error", "xpass", "warn", "xfail", "pass", "skip", "untested")
+VERDICTS = ("pass", "fail", "warn", "skip", "xfail", "xpass", "error")
+COLORS = {"pass": "#44cc11", "warn": "#dfb317", "fail": "#e05d44", "untested": "#9f9f9f"}
+
+
+def spec_anchor(rule: Rule) -> str:
+    """The GitHub-style anchor of the rule's SPEC.md heading ``### HS-1 (MUST, both)``."""
+    return f"{rule.id.lower()}-{rule.level.value.lower()}-{rule.binds}"
+
+
+def worst(counts: Counter[str]) -> str:
+    for outcome in OUTCOMES:
+        if counts.get(outcome):
+            return outcome
+    return "untested"
+
+
+def _rule_counts(results: list[dict[str, Any]]) -> tuple[dict[str, Counter[str]], dict[str, list[str]]]:
+    counts: dict[str, Counter[str]] = {rule: Counter() for rule in RULES}
+    scenarios: dict[str, list[str]] = {rule: [] for rule in RULES}
+    for result in results:
+        cited = set(result["rules"])
+        for rule in result["rules"]:
+            if rule in counts:
+                counts[rule][result["verdict"]] += 1
+                scenarios[rule].append(result["id"])
+        if result["verdict"] in ("skip", "xfail"):
+            continue
+        for rule in {v["rule"] for v in result.get("violations", []) if v.get("source") == "monitor"} - cited:
+            if rule in counts:
+                counts[rule]["fail" if RULES[rule].level.value == "MUST" else "warn"] += 1
+                scenarios[rule].append(result["id"])
+    return counts, scenarios
+
+
+def badge(counts: Counter[str], total: int) -> dict[str, str]:
+    bad = counts["fail"] + counts["error"] + counts["xpass"]
+    judged = total - counts["skip"]
+    message = f"{counts['pass']}/{judged} pass"
+    if bad:
+        outcome, message = "fail", message + f", {bad} fail"
+    elif counts["warn"]:
+        outcome, message = "warn", message + f", {counts['warn']} warn"
+    elif counts["pass"]:
+        outcome = "pass"
+    else:
+        outcome, message = "untested", "untested"
+    return {"label": "RS-IO", "message": message, "color": COLORS[outcome], "outcome": outcome}
+
+
+def report_data(files: RunFiles) -> dict[str, Any]:
+    """The whole report, as plain JSON data (validated by ``schemas/report.schema.json``)."""
+    totals: Counter[str] = Counter({v: 0 for v in VERDICTS})
+    totals.update(result["verdict"] for result in files.results)
+    per_rule, per_rule_scenarios = _rule_counts(files.results)
+    areas: list[dict[str, Any]] = []
+    for area, title in AREAS.items():
+        rows: list[dict[str, Any]] = []
+        for rule in (r for r in RULES.values() if r.area == area):
+            counts = per_rule[rule.id]
+            rows.append({
+                "id": rule.id, "level": rule.level.value, "binds": rule.binds, "title": rule.title,
+                "anchor": spec_anchor(rule), "outcome": worst(counts),
+                "counts": {o: counts.get(o, 0) for o in OUTCOMES if o != "untested"},
+                "scenarios": sorted(set(per_rule_scenarios[rule.id])),
+            })
+        areas.append({"id": area, "title": title, "rules": rows})
+    scenarios = []
+    for result in sorted(files.results, key=lambda r: r["id"]):
+        scenarios.append({
+            "id": result["id"], "title": result["title"], "rules": result["rules"], "level": result["level"],
+            "verdict": result["verdict"], "duration": result["duration"], "reason": result.get("reason", ""),
+            "violations": result.get("violations", []), "page": f"scenarios/{file_stem(result['id'])}.html",
+            "files": {key: files.relative(kind, result["id"])
+                      for key, kind in (("trace", "traces"), ("pcap", "pcaps"), ("transcript", "transcripts"))},
+        })
+    all_rows = [row for area in areas for row in area["rules"]]
+    return {
+        "schema": "rsio-tck/report/v1",
+        "run_id": files.run.get("run_id", files.run_dir.name),
+        "generated_by": f"rsio-tck {__version__}",
+        "run": files.run,
+        "counts": dict(totals),
+        "total": len(files.results),
+        "badge": badge(totals, len(files.results)),
+        "outcomes": list(OUTCOMES),
+        "rules_total": len(all_rows),
+        "rules_tested": sum(1 for row in all_rows if row["outcome"] not in ("untested", "skip")),
+        "areas": areas,
+        "scenarios": scenarios,
+        "fuzz": files.fuzz,
+    }

@@ -1,0 +1,266 @@
+"""Traces as pcaps, and pcaps as traces: synthetic TCP out, TCP reassembly in.
+
+Writing: a trace (``TraceRecord``s of one connection) becomes a capture of a
+made-up TCP connection between the kit (client) and the target (server):
+explicit Ethernet addresses, a SYN / SYN-ACK / ACK handshake, every record's
+bytes as segments of at most ``MSS`` bytes with correct sequence and
+acknowledgement numbers, a FIN where a direction ended and the last ACKs.
+Packet times are ``base + t``.  Scapy builds and writes the packets; nothing is
+ever sent or sniffed.
+
+Reading (``connections``): any capture (ours, or tcpdump between two
+implementations).  Packets are taken in capture order; each TCP connection is
+keyed by its two endpoints, its client is the side that sent the SYN (without
+one, the side with the higher port).  Each direction is reassembled by sequence
+number: out-of-order segments wait until the gap before them is filled,
+retransmitted bytes are dropped, and bytes become a ``TraceRecord`` at the time
+of the packet that made them contiguous, so the two directions interleave as
+the capture saw them.  What could not be reassembled (a gap never filled) is
+reported in ``Connection.notes``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import Side
+from ..monitor.trace import TraceRecord
+
+KIT_MAC, TARGET_MAC = "02:00:00:00:00:01", "02:00:00:00:00:02"
+KIT_IP, TARGET_IP = "192.0.2.1", "192.0.2.2"  # TEST-NET-1: documentation addresses
+DEFAULT_PORT = 7878
+MSS = 1460
+SEQ_MOD = 2**32
+
+
+def _scapy() -> Any:
+    """Scapy's layers, imported on first use (it is slow to import), with the RS-IO layer bound if present."""
+    from scapy.layers.inet import IP, TCP
+    from scapy.layers.inet6 import IPv6
+    from scapy.layers.l2 import Ether
+    from scapy.utils import rdpcap, wrpcap
+
+    return Ether, IP, IPv6, TCP, rdpcap, wrpcap
+
+
+def bind_rsio_layer(port: int, codec: str = "msgpack") -> bool:
+    """Let ``rdpcap`` dissect RS-IO payloads on ``port``, when the kit has its scapy layer (``tck.dissect``)."""
+    try:
+        module = importlib.import_module("tck.dissect")
+    except ImportError:
+        return False
+    bind = getattr(module, "bind_rsio", None)
+    if bind is None:
+        return False
+    bind(port, codec)
+    return True
+
+
+def target_port(url: str) -> int:
+    """The TCP port of a tcp:// or tls:// target, else the default the captures use."""
+    from ..transport import Target, TargetError
+
+    try:
+        return Target.parse(url).port or DEFAULT_PORT
+    except TargetError:
+        return DEFAULT_PORT
+
+
+@dataclass
+class _Sender:
+    mac: str
+    ip: str
+    port: int
+    seq: int
+    fin: bool = False
+
+
+def trace_packets(records: Iterable[TraceRecord], *, server_port: int = DEFAULT_PORT, client_port: int = 40000,
+                  base: float = 0.0, isn: tuple[int, int] = (1000, 5000000)) -> list[Any]:
+    """The packets of one connection carrying ``records``: handshake, data both ways, FINs."""
+    Ether, IP, _IPv6, TCP, _rd, _wr = _scapy()
+    ends = {Side.CLIENT: _Sender(KIT_MAC, KIT_IP, client_port, isn[0]),
+            Side.SERVER: _Sender(TARGET_MAC, TARGET_IP, server_port, isn[1])}
+    packets: list[Any] = []
+
+    def emit(sender: Side, flags: str, t: float, payload: bytes = b"", *, ack: bool = True) -> None:
+        me, peer = ends[sender], ends[Side.SERVER if sender is Side.CLIENT else Side.CLIENT]
+        tcp = TCP(sport=me.port, dport=peer.port, flags=flags, seq=me.seq % SEQ_MOD,
+                  ack=peer.seq % SEQ_MOD if ack else 0, window=65535)
+        if payload:
+            tcp.add_payload(payload)  # add_payload, not "/": "/" copies every layer (slow for big traces)
+        ip = IP(src=me.ip, dst=peer.ip)
+        ip.add_payload(tcp)
+        packet = Ether(src=me.mac, dst=peer.mac)
+        packet.add_payload(ip)
+        packet.time = base + t
+        packets.append(packet)
+        me.seq += len(payload) + (1 if "S" in flags or "F" in flags else 0)
+
+    records = list(records)
+    t0 = records[0].t if records else 0.0
+    emit(Side.CLIENT, "S", t0, ack=False)
+    emit(Side.SERVER, "SA", t0)
+    emit(Side.CLIENT, "A", t0)
+    t = t0
+    for record in records:
+        t = max(record.t, t)
+        end = ends[record.sender]
+        if end.fin:
+            continue
+        if record.data is None:
+            emit(record.sender, "FA", t)
+            end.fin = True
+            continue
+        for start in range(0, len(record.data), MSS):
+            emit(record.sender, "PA", t, record.data[start : start + MSS])
+    for side in (Side.CLIENT, Side.SERVER):  # acknowledge the FINs: the receiver's last word
+        if ends[side].fin:
+            emit(Side.SERVER if side is Side.CLIENT else Side.CLIENT, "A", t)
+    return packets
+
+
+def write_pcap(path: Path, records: Iterable[TraceRecord], **kwargs: Any) -> int:
+    packets = trace_packets(records, **kwargs)
+    _scapy()[5](str(path), packets)
+    return len(packets)
+
+
+# -- reading -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Direction:
+    """One direction's reassembly: bytes before ``next`` have been delivered."""
+
+    base: int | None = None  # sequence number of the first payload byte
+    next: int = 0  # relative offset of the next byte to deliver
+    pending: dict[int, bytes] = field(default_factory=dict)
+    fin_at: int | None = None
+    ended: bool = False
+
+    def offset(self, seq: int) -> int:
+        assert self.base is not None
+        return (seq - self.base) % SEQ_MOD
+
+    def add(self, seq: int, payload: bytes, fin: bool) -> tuple[bytes, bool]:
+        """Take a segment; return the bytes it made deliverable and whether the direction ended."""
+        if self.base is None:
+            self.base = seq
+        start = self.offset(seq)
+        if start > SEQ_MOD // 2:  # before base: an old retransmission
+            start -= SEQ_MOD
+        if payload and start + len(payload) > self.next:
+            self.pending[start] = max(payload, self.pending.get(start, b""), key=len)
+        if fin:
+            self.fin_at = start + len(payload)
+        out = bytearray()
+        progressed = True
+        while progressed:
+            progressed = False
+            for begin in sorted(self.pending):
+                if begin > self.next:
+                    break
+                chunk = self.pending.pop(begin)
+                if begin + len(chunk) > self.next:
+                    out += chunk[self.next - begin :]
+                    self.next = begin + len(chunk)
+                progressed = True
+        ended = not self.ended and self.fin_at is not None and self.next >= self.fin_at
+        self.ended = self.ended or ended
+        return bytes(out), ended
+
+
+@dataclass
+class Connection:
+    """One TCP connection of a capture, reassembled as a trace."""
+
+    client: tuple[str, int]
+    server: tuple[str, int]
+    records: list[TraceRecord] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    saw_syn: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"{self.client[0]}:{self.client[1]} -> {self.server[0]}:{self.server[1]}"
+
+
+def _endpoints(packet: Any, ip_layers: tuple[Any, ...], tcp_layer: Any) -> tuple[tuple[str, int], tuple[str, int]] | None:
+    for layer in ip_layers:
+        if packet.haslayer(layer) and packet.haslayer(tcp_layer):
+            ip, tcp = packet[layer], packet[tcp_layer]
+            return (str(ip.src), int(tcp.sport)), (str(ip.dst), int(tcp.dport))
+    return None
+
+
+def _payload(tcp: Any) -> bytes:
+    """The TCP payload as captured (not as a bound dissector would rebuild it)."""
+    raw = getattr(tcp, "original", None)
+    if raw:
+        return bytes(raw[int(tcp.dataofs) * 4 :])
+    return bytes(tcp.payload) if tcp.payload else b""
+
+
+def connections(packets: Iterable[Any]) -> list[Connection]:
+    """Every TCP connection of ``packets`` (in capture order), each direction reassembled."""
+    _Ether, IP, IPv6, TCP, _rd, _wr = _scapy()
+    found: dict[frozenset[tuple[str, int]], tuple[Connection, dict[tuple[str, int], _Direction]]] = {}
+    t0: float | None = None
+    for packet in packets:
+        ends = _endpoints(packet, (IP, IPv6), TCP)
+        if ends is None:
+            continue
+        src, dst = ends
+        tcp = packet[TCP]
+        flags = str(tcp.flags)
+        t = float(packet.time)
+        t0 = t if t0 is None else t0
+        key = frozenset(ends)
+        if key not in found or ("S" in flags and "A" not in flags and found[key][0].records):
+            client, server = (src, dst) if "S" in flags and "A" not in flags else sorted(ends, key=lambda e: -e[1])
+            found[key] = (Connection(client=client, server=server, saw_syn="S" in flags), {})
+        conn, directions = found[key]
+        direction = directions.setdefault(src, _Direction())
+        payload = _payload(tcp)
+        if "S" in flags:
+            direction.base = (int(tcp.seq) + 1) % SEQ_MOD
+            if "A" not in flags and src != conn.client:
+                conn.client, conn.server = src, dst
+            conn.saw_syn = True
+            continue
+        if "R" in flags:
+            conn.notes.append(f"{src[0]}:{src[1]} reset the connection at {t - t0:.6f} s")
+        data, ended = direction.add(int(tcp.seq), payload, "F" in flags)
+        sender = Side.CLIENT if src == conn.client else Side.SERVER
+        if data:
+            conn.records.append(TraceRecord(t=t - t0, sender=sender, data=data))
+        if ended:
+            conn.records.append(TraceRecord(t=t - t0, sender=sender, data=None))
+    out = []
+    for conn, directions in found.values():
+        if not conn.saw_syn:
+            conn.notes.append("no SYN in the capture: the side with the higher port is taken as the client")
+        for src, direction in directions.items():
+            if direction.pending:
+                missing = min(direction.pending) - direction.next
+                conn.notes.append(f"{src[0]}:{src[1]}: {missing} bytes never captured at offset {direction.next}; "
+                                  f"{sum(map(len, direction.pending.values()))} bytes after the gap not judged")
+        out.append(conn)
+    return out
+
+
+def read_connections(path: Path) -> list[Connection]:
+    return connections(_scapy()[4](str(path)))
+
+
+def iter_payload_packets(path: Path) -> Iterator[Any]:
+    """Packets of a capture that carry TCP payload (for inspection and tests)."""
+    _Ether, _IP, _IPv6, TCP, rdpcap, _wr = _scapy()
+    for packet in rdpcap(str(path)):
+        if packet.haslayer(TCP) and bytes(packet[TCP].payload):
+            yield packet

@@ -1,0 +1,202 @@
+"""The run directory (``reports/<run-id>/``): writing it as results arrive, and reading it back.
+
+``RunRecorder`` is what a run holds while scenarios finish in any order: each
+``add(result)`` appends a line to ``results.jsonl`` and writes the scenario's
+trace, pcap and transcript at once, so an interrupted run still leaves what it
+judged.  ``finish`` writes ``run.json`` with the target's fingerprint: its
+serverHello, taken from the first trace that holds one (no extra connection),
+and the capabilities it claims.  ``RunFiles`` reads a directory back; the
+report is built from it alone.  The layout is in ``notes/rundir.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import platform
+import re
+from collections import Counter
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from .. import SPEC_VERSION, __version__
+from ..errors import ProtocolViolation, Side
+from ..monitor.trace import TraceRecord, read_trace, write_trace
+from ..wire import get_codec
+from ..wire.frames import ServerHello
+from .pcap import target_port, write_pcap
+
+SAFE_ID = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def file_stem(scenario_id: str) -> str:
+    """A scenario id as a file name (ids are already safe; this guards hand-written ones)."""
+    return SAFE_ID.sub("_", scenario_id) or "_"
+
+
+def server_hello(records: list[TraceRecord], codec: str) -> dict[str, Any] | None:
+    """The target's first frame if it is a serverHello: ``{version, extensions, hex}``."""
+    decoder = get_codec(codec).decoder(None)
+    encoder = get_codec(codec).encoder(None)
+    for record in records:
+        if record.sender is not Side.SERVER or record.data is None:
+            continue
+        try:
+            frames = decoder.feed(record.data)
+        except ProtocolViolation:
+            return None
+        if frames:
+            first = frames[0]
+            if not isinstance(first, ServerHello):
+                return None
+            return {"version": first.version, "extensions": list(first.extensions), "hex": encoder.encode(first).hex()}
+    return None
+
+
+def pcap_from_trace(trace: Path, pcap: Path, port: int, base: float, client_port: int) -> int:
+    """Write the pcap of a trace file (a top-level function: it runs in a worker process)."""
+    pcap.parent.mkdir(parents=True, exist_ok=True)
+    return write_pcap(pcap, read_trace(trace), server_port=port, base=base, client_port=client_port)
+
+
+@dataclass
+class RunRecorder:
+    """Writes one run directory while the run goes on.
+
+    Scapy needs about a millisecond per packet, too slow for the event loop the
+    scenarios run on, so pcaps are written by a worker process (``pcap_workers``,
+    0 = inline) from the trace files, which are written at once.
+    """
+
+    run_dir: Path
+    target: str
+    codec: str
+    started: float
+    capabilities: Any = None  # tck.capabilities.Capabilities
+    seed: int | None = None
+    pcap_workers: int = 1
+    counts: Counter[str] = field(default_factory=Counter)
+    hello: dict[str, Any] | None = None
+    problems: list[str] = field(default_factory=list)
+    _results: IO[str] | None = None
+    _written: int = 0
+    _pool: ProcessPoolExecutor | None = None
+    _pending: list[tuple[str, Future[int]]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        for sub in ("traces", "pcaps", "transcripts"):
+            (self.run_dir / sub).mkdir(parents=True, exist_ok=True)
+        self._results = (self.run_dir / "results.jsonl").open("w", encoding="utf-8")
+        self.port = target_port(self.target)
+
+    def add(self, result: Any) -> None:
+        """A ScenarioResult (run with ``keep_trace=True`` for its trace and pcap)."""
+        assert self._results is not None, "add() after close()"
+        self._results.write(json.dumps(result.to_json()) + "\n")
+        self._results.flush()
+        self.counts[result.verdict.value] += 1
+        self._written += 1
+        stem = file_stem(result.id)
+        if result.transcript or result.trace:
+            (self.run_dir / "transcripts" / f"{stem}.txt").write_text(result.explain() + "\n", encoding="utf-8")
+        trace = list(result.trace)
+        if not trace:
+            return
+        if self.hello is None:
+            self.hello = server_hello(trace, self.codec)
+        trace_path = self.run_dir / "traces" / f"{stem}.trace"
+        with trace_path.open("wb") as stream:
+            write_trace(stream, trace)
+        job = (trace_path, self.run_dir / "pcaps" / f"{stem}.pcap", self.port, self.started, 40000 + self._written % 20000)
+        if self.pcap_workers <= 0:
+            pcap_from_trace(*job)
+            return
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(self.pcap_workers, mp_context=multiprocessing.get_context("spawn"))
+        self._pending.append((result.id, self._pool.submit(pcap_from_trace, *job)))
+
+    def close(self) -> None:
+        """Close results.jsonl and wait for the pcaps."""
+        if self._results is not None:
+            self._results.close()
+            self._results = None
+        for scenario_id, future in self._pending:
+            try:
+                future.result()
+            except Exception as exc:  # a pcap that cannot be written must not lose the run
+                self.problems.append(f"{scenario_id}: pcap not written: {type(exc).__name__}: {exc}")
+        self._pending.clear()
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def finish(self, finished: float, scenarios: int) -> dict[str, Any]:
+        """Close results.jsonl, wait for the pcaps and write run.json; returns what was written."""
+        self.close()
+        caps = self.capabilities
+        tokens = sorted(caps.tokens) if caps is not None else []
+        implementation = caps.implementation if caps is not None else "unknown"
+        record = {
+            "schema": "rsio-tck/run/v1", "run_id": self.run_dir.name,
+            "kit_version": __version__, "spec_version": SPEC_VERSION, "target": self.target, "codec": self.codec,
+            "seed": self.seed, "started": self.started, "finished": finished, "host": platform.node(),
+            "capabilities": tokens, "implementation": implementation, "scenarios": scenarios,
+            "counts": dict(self.counts),
+            "fingerprint": {"hello": self.hello, "capabilities": {
+                "implementation": implementation, "version": getattr(caps, "version", ""), "tokens": tokens}},
+        }
+        (self.run_dir / "run.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        return record
+
+
+@dataclass
+class RunFiles:
+    """What a run directory holds, read back."""
+
+    run_dir: Path
+    run: dict[str, Any]
+    results: list[dict[str, Any]]
+    fuzz: dict[str, Any] | None
+
+    @classmethod
+    def read(cls, run_dir: Path) -> RunFiles:
+        run_path, fuzz_path = run_dir / "run.json", run_dir / "fuzz.json"
+        run = json.loads(run_path.read_text(encoding="utf-8")) if run_path.exists() else {}
+        fuzz = json.loads(fuzz_path.read_text(encoding="utf-8")) if fuzz_path.exists() else None
+        results = []
+        results_path = run_dir / "results.jsonl"
+        if results_path.exists():
+            for line in results_path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    results.append(json.loads(line))
+        return cls(run_dir=run_dir, run=run, results=results, fuzz=fuzz)
+
+    def path(self, kind: str, scenario_id: str) -> Path:
+        suffix = {"traces": "trace", "pcaps": "pcap", "transcripts": "txt"}[kind]
+        return self.run_dir / kind / f"{file_stem(scenario_id)}.{suffix}"
+
+    def relative(self, kind: str, scenario_id: str) -> str | None:
+        path = self.path(kind, scenario_id)
+        return str(path.relative_to(self.run_dir)) if path.exists() else None
+
+    def trace(self, scenario_id: str) -> list[TraceRecord] | None:
+        path = self.path("traces", scenario_id)
+        return list(read_trace(path)) if path.exists() else None
+
+    def transcript(self, scenario_id: str) -> str | None:
+        path = self.path("transcripts", scenario_id)
+        return path.read_text(encoding="utf-8") if path.exists() else None
+
+    def restore_pcaps(self) -> int:
+        """Write the pcap of every trace that has none; returns how many were written."""
+        written = 0
+        port = target_port(str(self.run.get("target", "")))
+        base = float(self.run.get("started", 0.0))
+        for number, result in enumerate(self.results, 1):
+            pcap = self.path("pcaps", result["id"])
+            if self.path("traces", result["id"]).exists() and not pcap.exists():
+                pcap_from_trace(self.path("traces", result["id"]), pcap, port, base, 40000 + number % 20000)
+                written += 1
+        return written

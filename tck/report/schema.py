@@ -1,0 +1,60 @@
+"""The versioned JSON Schemas of the run directory's files, and checking files against them.
+
+Each schema lives in ``tck/report/schemas/NAME.schema.json`` and carries its
+version in ``$id`` (``.../schemas/run/v1``).  ``report`` refers to ``fuzz`` by
+``$id``, so every schema is validated against a registry holding all of them.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+
+NAMES = ("run", "result", "report", "fuzz")
+
+
+@cache
+def load_schema(name: str) -> dict[str, Any]:
+    if name not in NAMES:
+        raise KeyError(f"no schema {name!r}; there are {', '.join(NAMES)}")
+    text = resources.files("tck.report").joinpath("schemas").joinpath(f"{name}.schema.json").read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+@cache
+def _validator(name: str) -> Draft202012Validator:
+    registry: Registry[Any] = Registry().with_resources(
+        (load_schema(n)["$id"], Resource.from_contents(load_schema(n))) for n in NAMES
+    )
+    return Draft202012Validator(load_schema(name), registry=registry)
+
+
+def problems(name: str, document: Any) -> list[str]:
+    """Every way ``document`` breaks schema ``name``, as ``path: message`` lines (empty: valid)."""
+    out = []
+    for error in sorted(_validator(name).iter_errors(document), key=lambda e: list(map(str, e.absolute_path))):
+        where = "/".join(str(p) for p in error.absolute_path) or "(top)"
+        out.append(f"{where}: {error.message}")
+    return out
+
+
+def check_run_dir(run_dir: Path) -> list[str]:
+    """Schema problems of every JSON file a run directory holds, each prefixed by its file (and line)."""
+    out: list[str] = []
+    for name, relative in (("run", "run.json"), ("fuzz", "fuzz.json"), ("report", "report/report.json")):
+        path = run_dir / relative
+        if path.exists():
+            out += [f"{relative}: {p}" for p in problems(name, json.loads(path.read_text(encoding="utf-8")))]
+    results = run_dir / "results.jsonl"
+    if results.exists():
+        for number, line in enumerate(results.read_text(encoding="utf-8").splitlines(), 1):
+            if line.strip():
+                out += [f"results.jsonl:{number}: {p}" for p in problems("result", json.loads(line))]
+    return out
