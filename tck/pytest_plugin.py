@@ -143,6 +143,15 @@ def read_baseline(path: Path) -> frozenset[str]:
     return frozenset(ids)
 
 
+def _allure(config: pytest.Config) -> Any:
+    """tck.report.allure_support when this run writes allure results (--alluredir), else None."""
+    if not config.getoption("allure_report_dir", None):  # allure-pytest's --alluredir
+        return None
+    from .report import allure_support
+
+    return allure_support if allure_support.allure_active(config) else None
+
+
 class ScenarioFile(pytest.File):
     def collect(self) -> Any:
         from .scenarios import load_file
@@ -184,9 +193,14 @@ class ScenarioItem(pytest.Item):
         state = self.config.stash[_STATE]
         config = state.run_config()
         # The baseline is applied by pytest's xfail marker here, not by the runner.
-        plain = type(config)(**{**config.__dict__, "baseline": frozenset()})
+        allure = _allure(self.config)
+        if allure is not None:
+            allure.label_scenario(self.scenario)
+        plain = type(config)(**{**config.__dict__, "baseline": frozenset(), "keep_trace": allure is not None})
         result = asyncio.run(run_scenario(self.scenario, plain))
         self.user_properties.append(("verdict", result.verdict.value))
+        if allure is not None:
+            allure.attach_result(result)  # epic/feature/severity/links, transcript, trace, pcap
         if result.verdict is Verdict.SKIP:
             pytest.skip(result.reason)
         if result.verdict in (Verdict.FAIL, Verdict.ERROR):
