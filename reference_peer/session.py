@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("reference_peer")
 
-ROUND_BYTES = 1 << 20  # bytes one production round may write before yielding to the loop
+ROUND_BYTES = 256 << 10  # bytes one production round may write before yielding to the loop (fairness between connections)
 
 
 class PeerContext(Protocol):
@@ -333,8 +333,12 @@ class PeerSession(asyncio.Protocol):
     def flush(self) -> int:
         data = self.conn.data_to_send()
         transport = self.transport
-        if not data or transport is None or transport.is_closing():
+        if not data:
             return 0
+        if transport is None or transport.is_closing():
+            # Dropped, but it was work done: the production budget must still be spent,
+            # or a round on a transport that is going away would never end.
+            return len(data)
         chunks = self.freedoms.chunks(data)
         if chunks is None:
             transport.write(data)
@@ -353,6 +357,9 @@ class PeerSession(asyncio.Protocol):
             self._active[flow.sid] = flow
             self._schedule()
 
+    def _closing(self) -> bool:
+        return self.transport is None or self.transport.is_closing()
+
     def _schedule(self) -> None:
         if not self._scheduled and self.open:
             self._scheduled = True
@@ -365,7 +372,7 @@ class PeerSession(asyncio.Protocol):
     def _produce_round(self) -> None:
         written = 0
         active = self._active
-        while active and self.open and not self.paused and written < ROUND_BYTES:
+        while active and self.open and not self.paused and written < ROUND_BYTES and not self._closing():
             for sid, flow in list(active.items()):
                 more = flows.step(self, flow)
                 active.pop(sid, None)

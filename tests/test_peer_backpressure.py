@@ -165,3 +165,24 @@ def test_malformed_input_on_one_connection_leaves_the_others_untouched() -> None
             assert healthy.findings(None) == []
 
     run(go())
+
+
+def test_clients_resetting_mid_flood_never_wedge_the_peer() -> None:
+    # Regression: a production round on a transport that was closing wrote nothing and
+    # never spent its budget, so the event loop spun forever and every connection hung.
+    import struct
+
+    with peer_process() as peer:
+        for _ in range(30):
+            sock = _stalled_client(peer.url, ["tck/infinite", "tck/fixed?size=8&count=1000000000000"])
+            assert sock.recv(65536)  # the flood has begun
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            sock.close()  # reset while the peer is producing
+
+        async def still_serving() -> None:
+            probe = await Probe.open(peer.url)
+            probe.send(Subscribe(publisher="tck/range?count=3", subscriber=1, initial_demand=3))
+            assert len(await probe.collect(1, 3)) == 3
+            await probe.close()
+
+        run(still_serving(), timeout=10)
