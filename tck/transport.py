@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import shlex
+import socket
 import ssl
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
@@ -83,20 +84,48 @@ class _ProcessWriter:
         self._stdin.close()
 
 
+READ_LIMIT = 256 * 1024  # StreamReader buffer: one read of the kit's session
+
+# The kit's receive buffer is kept small so a target that floods (legally, say with
+# demand 2^63-1) feels backpressure soon: a cancel then stops a bounded amount of
+# data in flight, whatever the kernel's autotuning would otherwise allow.
+KIT_RECEIVE_BUFFER = 128 * 1024
+
+
+async def _tcp_socket(host: str, port: int) -> socket.socket:
+    loop = asyncio.get_running_loop()
+    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    last: OSError | None = None
+    for family, kind, proto, _, address in infos:
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, KIT_RECEIVE_BUFFER)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock.setblocking(False)
+            await loop.sock_connect(sock, address)
+            return sock
+        except OSError as exc:
+            sock.close()
+            last = exc
+    raise last or OSError(f"no address for {host}")
+
+
 async def open_target(target: Target | str, timeout: float = 5.0) -> tuple[asyncio.StreamReader, object]:
     """Connect; returns a StreamReader and a StreamWriter-like object."""
     if isinstance(target, str):
         target = Target.parse(target)
     try:
         if target.scheme == "tcp":
-            return await asyncio.wait_for(asyncio.open_connection(target.host, target.port), timeout)
+            sock = await asyncio.wait_for(_tcp_socket(target.host, target.port), timeout)
+            return await asyncio.open_connection(sock=sock, limit=READ_LIMIT)
         if target.scheme == "tls":
             context = ssl.create_default_context()
             if target.insecure:
                 context.check_hostname = False
                 context.verify_mode = ssl.CERT_NONE
+            sock = await asyncio.wait_for(_tcp_socket(target.host, target.port), timeout)
             return await asyncio.wait_for(
-                asyncio.open_connection(target.host, target.port, ssl=context, server_hostname=target.host), timeout
+                asyncio.open_connection(sock=sock, ssl=context, server_hostname=target.host, limit=READ_LIMIT), timeout
             )
         if target.scheme == "unix":
             return await asyncio.wait_for(asyncio.open_unix_connection(target.path), timeout)

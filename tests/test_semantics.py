@@ -183,3 +183,46 @@ def _run(ops: list[tuple[str, int]], fast: bool) -> list[tuple[str, str, int]]:
 @given(_ops)
 def test_fast_delivery_path_agrees_with_the_table(ops: list[tuple[str, int]]) -> None:
     assert _run(ops, fast=True) == _run(ops, fast=False)
+
+
+def _frames(ops: list[tuple[str, int]]) -> list[tuple[Side, object]]:
+    from tck.wire.frames import Cancel, ClientHello, OnComplete, OnNext, OnSubscribe, Request, ServerHello, Subscribe
+
+    out: list[tuple[Side, object]] = [
+        (Side.CLIENT, ClientHello(version=0)), (Side.SERVER, ServerHello(version=0)),
+        (Side.CLIENT, Subscribe(publisher="p", subscriber=1, initial_demand=2)),
+        (Side.SERVER, OnSubscribe(subscriber=1)),
+    ]
+    for op, n in ops:
+        if op == "request":
+            out.append((Side.CLIENT, Request(subscriber=1, demand=n)))
+        elif op == "cancel":
+            out.append((Side.CLIENT, Cancel(subscriber=1)))
+        elif op == "complete":
+            out.append((Side.SERVER, OnComplete(subscriber=1)))
+        elif op == "subscribe":
+            out.append((Side.CLIENT, Subscribe(publisher="p", subscriber=1, initial_demand=n)))
+        else:
+            out.append((Side.SERVER, OnNext(subscriber=1, element=b"\x00")))
+    return out
+
+
+@settings(max_examples=300)
+@given(_ops)
+def test_monitor_inline_element_path_agrees_with_the_table(ops: list[tuple[str, int]]) -> None:
+    # Monitor.judge inlines the (ACTIVE | CANCELLED, ON_NEXT) entries; apply_frame is the table.
+    from tck.monitor import Monitor
+    from tck.protocol.binding import apply_frame
+
+    monitor = Monitor("msgpack")
+    model = SessionModel()
+    slow: list[tuple[int, str]] = []
+    for index, (side, frame) in enumerate(_frames(ops)):
+        monitor.judge(side, [frame])  # type: ignore[list-item]
+        try:
+            apply_frame(model, side, frame)  # type: ignore[arg-type]
+        except ProtocolViolation as violation:
+            slow.append((index, violation.rule))
+    fast = [(f.frame_index, f.rule) for f in monitor.findings if f.level.value == "MUST"]
+    assert fast == slow
+    assert monitor.model.spaces[Side.CLIENT][1].demand.outstanding == model.spaces[Side.CLIENT][1].demand.outstanding

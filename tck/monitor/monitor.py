@@ -132,7 +132,7 @@ class Monitor:
         # that dominate traffic; anything else takes the general path.
         party = model.parties[sender]
         space = model.spaces[sender.peer]
-        active, open_ = StreamState.ACTIVE, PartyState.OPEN
+        active, cancelled, open_ = StreamState.ACTIVE, StreamState.CANCELLED, PartyState.OPEN
         for frame in frames:
             if keep:
                 self.frames.append(ObservedFrame(index, sender, t, frame))
@@ -143,9 +143,11 @@ class Monitor:
                     findings.append(Finding.of(violation, index=index - 1, t=t, frame=frame))
             if kind is OnNext or kind is OnNextPacked:
                 rec = space.get(frame.subscriber)  # type: ignore[union-attr]
+                # ACTIVE, or CANCELLED with elements still in flight (within demand):
+                # the (state, ON_NEXT) entries of the table that only take demand.
                 if (
                     rec is not None
-                    and rec.state is active
+                    and (rec.state is active or (rec.state is cancelled and not rec.owed_on_subscribes))
                     and party.state is open_
                     and rec.demand.take(1 if kind is OnNext else frame.count)  # type: ignore[union-attr]
                 ):

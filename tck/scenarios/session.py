@@ -59,17 +59,29 @@ class Event:
 
 @dataclass(slots=True)
 class TranscriptLine:
+    """One line of the transcript, rendered only when someone reads it.
+
+    Floods of elements make hundreds of thousands of lines; describing and
+    hex-encoding each as it arrives would cost more than judging it.
+    """
+
     t: float
     direction: str  # "kit->target", "target->kit"
-    text: str
-    hex: str
+    text: str | Frame  # a frame is described at render time
+    data: bytes | None  # bytes as written; None: re-encode ``text`` to show its hex
     index: int | None = None
+    encoder: Any = None
 
     def render(self) -> str:
         arrow = ">>" if self.direction == "kit->target" else "<<"
-        shown = self.hex if len(self.hex) <= 48 else self.hex[:48] + "..."
+        text = self.text if isinstance(self.text, str) else describe(self.text)
+        data = self.data
+        if data is None and not isinstance(self.text, str) and self.encoder is not None:
+            data = self.encoder.encode(self.text)  # the target's frame, in canonical encoding
+        hexed = (data or b"")[:25].hex()
+        shown = hexed if len(hexed) <= 48 else hexed[:48] + "..."
         number = f"#{self.index:<4}" if self.index is not None else "     "
-        return f"{self.t * 1000:8.1f}ms {number} {arrow} {self.text}  [{shown}]"
+        return f"{self.t * 1000:8.1f}ms {number} {arrow} {text}  [{shown}]"
 
 
 FIELD_NAMES = {"initial_demand": "initialDemand", "element_size": "elementSize"}
@@ -113,12 +125,12 @@ class KitSession:
     def now(self) -> float:
         return time.monotonic() - self.t0
 
-    def _line(self, direction: str, text: str, data: bytes, index: int | None) -> None:
+    def _line(self, direction: str, text: str | Frame, data: bytes | None, index: int | None) -> None:
         if len(self.transcript) >= MAX_TRANSCRIPT:
             self.transcript_dropped += 1
             if len(self.transcript) > MAX_TRANSCRIPT // 2:
                 del self.transcript[MAX_TRANSCRIPT // 2]  # keep the start and the end
-        self.transcript.append(TranscriptLine(self.now(), direction, text, data.hex(), index))
+        self.transcript.append(TranscriptLine(self.now(), direction, text, data, index, self.encoder))
 
     # -- sending ------------------------------------------------------------------------
 
@@ -126,7 +138,7 @@ class KitSession:
         out: list[bytes] = []
         for frame in frames:
             data = self.encoder.encode(frame)
-            self._line("kit->target", describe(frame), data, self.monitor.frame_count + len(out))
+            self._line("kit->target", frame, data, self.monitor.frame_count + len(out))
             out.append(data)
         await self.send_bytes(b"".join(out), chunk, record_line=False)
 
@@ -203,7 +215,7 @@ class KitSession:
                 index = self.monitor.frame_count
                 self.monitor.judge(TARGET, frames, t)
                 for frame in frames:
-                    self._line("target->kit", describe(frame), b"", index)
+                    self._line("target->kit", frame, None, index)
                     self._sort(frame, index)
                     index += 1
                 if bad is not None:

@@ -219,21 +219,29 @@ async def step_drain(ctx: StepContext, step: dict[str, Any]) -> None:
     # signal timeout) instead of taking a quiet spell as the end; a large element can take
     # longer than the silence window to arrive.
     gap = ctx.signal_timeout if spec.get("until_terminal") else ctx.silence_window
+    key = ("kit", sid)
+    session = ctx.session
     while True:
-        waiting = ctx.session.peek(("kit", sid))
-        if waiting is not None and waiting.kind != "onNext":
-            break  # a terminal signal: left for the next step
-        event = await ctx.session.next_event(("kit", sid), gap)
-        if event is None:
-            break
-        if event.kind != "onNext":
-            ctx.session.inbox.setdefault(("kit", sid), deque()).appendleft(event)
-            ctx.session.inbox_size += 1
-            break
-        drained += 1
+        # Take what is already buffered in bulk: a flood in flight after cancel can be
+        # hundreds of thousands of elements, and one await per element would dominate.
+        queue = session.inbox.get(key)
+        while queue and queue[0].kind == "onNext":
+            queue.popleft()
+            session.inbox_size -= 1
+            drained += 1
         if drained > limit or loop.time() > deadline:
             raise StepFailed(rule, f"delivery on subscriber {sid} to stop (at most {limit} more elements)",
                              f"{drained} elements and still sending")
+        if queue:
+            break  # a terminal signal: left for the next step
+        event = await session.next_event(key, gap)
+        if event is None:
+            break
+        if event.kind != "onNext":
+            session.inbox.setdefault(key, deque()).appendleft(event)
+            session.inbox_size += 1
+            break
+        drained += 1
     if "bind" in spec:
         ctx.variables[spec["bind"]] = drained
 
