@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
-import time
+import threading
 from pathlib import Path
 from types import TracebackType
+
+_LISTENING = re.compile(r"listening on (tcp://\S+)")
 
 
 class EmbeddedPeerError(RuntimeError):
@@ -27,29 +30,48 @@ class EmbeddedPeer:
         self.url = ""
         self._process: subprocess.Popen[bytes] | None = None
         self._dir: tempfile.TemporaryDirectory[str] | None = None
+        self._reader: threading.Thread | None = None
+        self.log_path = Path()
 
     def start(self) -> str:
         self._dir = tempfile.TemporaryDirectory(prefix="rsio-peer-")
-        port_file = Path(self._dir.name) / "port"
-        log = Path(self._dir.name) / "log"
+        self.log_path = Path(self._dir.name) / "log"
         command = [sys.executable, "-m", "reference_peer", "--listen", "tcp://127.0.0.1:0",
-                   "--port-file", str(port_file), "--codec", self.codec, *self.extra]
+                   "--codec", self.codec, *self.extra]
         for fault in self.faults:
             command += ["--fault", fault]
-        with log.open("wb") as out:
-            self._process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
-                                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        deadline = time.monotonic() + self.timeout
-        while time.monotonic() < deadline:
-            if port_file.exists() and port_file.read_text().strip():
-                self.url = f"tcp://127.0.0.1:{int(port_file.read_text().strip())}"
-                return self.url
-            if self._process.poll() is not None:
-                break
-            time.sleep(0.02)  # polling a file the child writes; bounded by the deadline
-        output = log.read_text(errors="replace")[-2000:] if log.exists() else ""
+        self._process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                         env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        listening = threading.Event()
+        found: list[str] = []
+        # One thread copies the peer's log (a line per connection) to a file, so the pipe never
+        # fills, and signals the line that announces the listening URL: no polling, no sleep.
+        self._reader = threading.Thread(target=self._copy_log, args=(listening, found), daemon=True)
+        self._reader.start()
+        if listening.wait(self.timeout) and found:
+            self.url = found[0]
+            return self.url
+        if self._process.poll() is None:
+            self._process.kill()
+        self._process.wait(5)
+        self._reader.join(5)
+        output = self.log_path.read_text(errors="replace")[-2000:] if self.log_path.exists() else ""
         self.stop()
         raise EmbeddedPeerError(f"reference peer did not start ({' '.join(command)}):\n{output}")
+
+    def _copy_log(self, listening: threading.Event, found: list[str]) -> None:
+        process = self._process
+        assert process is not None and process.stdout is not None
+        with self.log_path.open("wb") as log:
+            for line in process.stdout:
+                log.write(line)
+                log.flush()
+                if not listening.is_set():
+                    match = _LISTENING.search(line.decode(errors="replace"))
+                    if match:
+                        found.append(match.group(1))
+                        listening.set()
+        listening.set()  # the peer exited: start() stops waiting and reports its output
 
     def stop(self) -> None:
         if self._process is not None and self._process.poll() is None:
@@ -60,6 +82,9 @@ class EmbeddedPeer:
                 self._process.kill()
                 self._process.wait(5)
         self._process = None
+        if self._reader is not None:
+            self._reader.join(5)
+            self._reader = None
         if self._dir is not None:
             self._dir.cleanup()
             self._dir = None
