@@ -172,7 +172,7 @@ class ScenarioFile(pytest.File):
             yield item
 
 
-class ScenarioFailed(Exception):
+class ScenarioFailed(AssertionError):  # AssertionError: allure reports "failed", not "broken"
     def __init__(self, result: ScenarioResult) -> None:
         super().__init__(result.id)
         self.result = result
