@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test bench lint typecheck clean
+.PHONY: install run test bench lint typecheck clean report
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -16,6 +16,24 @@ install: $(STAMP)
 
 run: $(STAMP)
 	$(PY) -m tck.cli run --report-dir reports
+
+# Rebuild the newest run's static report (a run first if there is none), write its allure
+# results through the pytest plugin, and render them with allure-commandline when Node is present.
+report: $(STAMP)
+	@ls -d reports/2*/ >/dev/null 2>&1 || $(PY) -m tck.cli run --report-dir reports --quiet || true
+	@run=$$(ls -d reports/2*/ | sort | tail -1); run=$${run%/}; \
+	$(PY) -m tck.cli report $$run || exit $$?; \
+	$(PY) -m pytest -q -p no:cacheprovider -o addopts= --rsio --alluredir $$run/allure-results --clean-alluredir \
+		>$$run/allure-pytest.log 2>&1; echo "allure results: $$run/allure-results (pytest log: $$run/allure-pytest.log)"; \
+	if command -v npx >/dev/null 2>&1 && command -v java >/dev/null 2>&1; then \
+		npx --yes allure-commandline generate $$run/allure-results -o $$run/allure-report --clean \
+			&& echo "allure report: $$run/allure-report/index.html"; \
+	else \
+		echo "make report: no allure HTML rendered: allure-commandline needs Node.js (npx) and Java, and"; \
+		echo "  $$(command -v npx >/dev/null 2>&1 || echo 'npx is missing ')$$(command -v java >/dev/null 2>&1 || echo 'java is missing')."; \
+		echo "  The allure results are in $$run/allure-results; the static report is $$run/report/index.html"; \
+	fi; \
+	echo "static report: $$run/report/index.html"
 
 test: $(STAMP)
 	$(PY) -m ruff check tck reference_peer tests benchmarks
