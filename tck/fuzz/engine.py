@@ -1,0 +1,230 @@
+"""Driving hypothesis against a live target, and turning failures into findings.
+
+Theory of operation.  Each example is one program from ``tck.fuzz.program``: a
+scenario, run by the ordinary scenario runner (so the monitor judges every frame
+the target returns, and the program's own expectations are scenario steps).  An
+example is a *finding* when the target broke a rule: a target-side monitor
+finding, or a failed step.  Findings are keyed by (rule, signature), the
+signature being a short hash of the rule and the message with numbers blanked.
+
+The search runs in rounds.  In a round hypothesis generates examples from the
+seed ``seed + round``; the probe raises only for a key not seen before, so
+hypothesis shrinks that failure to a minimal program, which is kept with its
+finding.  Known keys only count.  The next round looks for the next new key,
+until the example or time budget is spent.  Results are cached per program, so
+hypothesis's replays never see a timing-dependent flip (no Flaky errors), and
+shrinking stops trying new programs once its own time slice is spent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import seed as hypothesis_seed
+
+from ..errors import Side
+from ..rules import RULES, Level
+from ..scenarios.loader import Scenario
+from ..scenarios.result import ScenarioResult, Verdict
+from ..scenarios.runner import RunConfig, run_scenario
+from .program import programs
+
+
+@dataclass
+class FuzzConfig:
+    target: str
+    codec: str = "msgpack"
+    examples: int = 200
+    seed: int = 0
+    time_budget: float = 60.0
+    shrink_budget: float = 20.0  # seconds each new finding may spend shrinking
+    signal_timeout: float = 1.0
+    silence_window: float = 0.05
+    stop_at_first: bool = False
+    confirm: int = 2  # re-runs a new finding must reproduce in at least once (0: trust the first run)
+
+
+@dataclass
+class FuzzFinding:
+    rule: str
+    signature: str
+    side: str | None
+    message: str
+    program: dict[str, Any]
+    count: int = 1
+    scenario_file: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.rule, self.signature
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rule": self.rule, "signature": self.signature, "side": self.side, "message": self.message,
+                "scenario_file": self.scenario_file, "count": self.count}
+
+
+@dataclass
+class FuzzOutcome:
+    examples: int = 0
+    elapsed: float = 0.0
+    findings: list[FuzzFinding] = field(default_factory=list)
+    programs: list[str] = field(default_factory=list)  # every program tried, canonical JSON, in order
+
+
+class _NewFinding(Exception):
+    pass
+
+
+def signature(rule: str, message: str) -> str:
+    blank = re.sub(r"\b[0-9a-f]{6,}\b|\d+", "#", message)
+    return hashlib.sha1(f"{rule}|{blank}".encode()).hexdigest()[:10]
+
+
+_KIT_OBLIGATIONS = {"ERR-1", "BYE-2", "BYE-3", "HS-5", "EXT-3", "ID-2"}
+
+
+def judge(result: ScenarioResult, declared: tuple[str, ...] = ()) -> tuple[str, str | None, str] | None:
+    """(rule, side, message) of what the target broke in this run, or None.
+
+    A run where the kit broke an undeclared rule first is the generator's bug, not a finding.
+    """
+    must = sorted((f for f in result.findings if f.level is Level.MUST), key=lambda f: f.frame_index or 0)
+    if must and must[0].side is Side.CLIENT and must[0].rule not in declared and must[0].rule not in _KIT_OBLIGATIONS:
+        return None
+    target = [f for f in result.findings if f.side is Side.SERVER]
+    target.sort(key=lambda f: f.level is not Level.MUST)
+    if target:
+        return target[0].rule, str(Side.SERVER), target[0].message
+    if result.failures:
+        failure = result.failures[0]
+        text = f"expected {failure.expectation}, got {failure.got}"
+        return failure.rule if failure.rule in RULES else "ERR-3", str(Side.SERVER), text
+    if result.verdict is Verdict.ERROR and "broke a rule" not in (result.reason or ""):
+        return "ERR-3", str(Side.SERVER), result.reason or "the target could not be reached"
+    return None
+
+
+def as_scenario(program: dict[str, Any], ident: str = "FUZZ-001", title: str = "fuzz program") -> Scenario:
+    rules = sorted({step["rule"] for step in program["steps"] if "rule" in step}) or ["STR-1"]
+    return Scenario(id=ident, title=title, rules=tuple(rules), level=program["level"], steps=tuple(program["steps"]),
+                    codecs=tuple(program["codecs"]), handshake=program["handshake"], goodbye=program["goodbye"],
+                    kit_violations=tuple(program.get("kit_violations", ())))
+
+
+def run_program(program: dict[str, Any], config: FuzzConfig) -> ScenarioResult:
+    run_config = RunConfig(target=config.target, codec=config.codec, signal_timeout=config.signal_timeout,
+                           silence_window=config.silence_window)
+    return asyncio.run(run_scenario(as_scenario(program), run_config))
+
+
+Judgement = tuple[str, str | None, str] | None
+
+
+@dataclass
+class _Search:
+    config: FuzzConfig
+    judge_program: Callable[[dict[str, Any]], Judgement]
+    on_example: Callable[[FuzzOutcome], None] | None
+    outcome: FuzzOutcome = field(default_factory=FuzzOutcome)
+    known: dict[tuple[str, str], FuzzFinding] = field(default_factory=dict)
+    cache: dict[str, Judgement] = field(default_factory=dict)
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def deadline(self) -> float:
+        return self.started + self.config.time_budget
+
+    def key(self, verdict: Judgement) -> tuple[str, str] | None:
+        return None if verdict is None else (verdict[0], signature(verdict[0], verdict[2]))
+
+    def run_once(self, program: dict[str, Any], stop_at: float) -> Judgement:
+        """The judgement of ``program`` (cached); None without running once time is up."""
+        text = json.dumps(program, sort_keys=True)
+        if text in self.cache:
+            return self.cache[text]
+        if time.monotonic() >= stop_at or self.outcome.examples >= self.config.examples:
+            return None
+        verdict = self.cache[text] = self.judge_program(program)
+        self.outcome.examples += 1
+        self.outcome.programs.append(text)
+        key = self.key(verdict)
+        if key is not None and key in self.known:
+            self.known[key].count += 1
+        if self.on_example is not None:
+            self.outcome.elapsed = time.monotonic() - self.started
+            self.on_example(self.outcome)
+        return verdict
+
+    def round(self, number: int) -> tuple[dict[str, Any], tuple[str, str | None, str]] | None:
+        """One hypothesis run: the shrunk program of the first new (rule, signature), if any."""
+        config = self.config
+        shrink_until = [float("inf")]
+        latest: list[tuple[dict[str, Any], tuple[str, str | None, str]]] = []
+
+        @settings(max_examples=max(config.examples - self.outcome.examples, 1), database=None, deadline=None,
+                  derandomize=False, suppress_health_check=list(HealthCheck), phases=[Phase.generate, Phase.shrink],
+                  report_multiple_bugs=False, verbosity=Verbosity.quiet, print_blob=False)
+        @hypothesis_seed(config.seed * 100_003 + number)
+        @given(programs(config.codec))
+        def probe(program: dict[str, Any]) -> None:
+            verdict = self.run_once(program, min(self.deadline, shrink_until[0]))
+            if verdict is None or self.key(verdict) in self.known:
+                return
+            if shrink_until[0] == float("inf"):
+                shrink_until[0] = time.monotonic() + config.shrink_budget
+            latest.append((program, verdict))
+            raise _NewFinding(verdict[0])
+
+        try:
+            probe()
+        except Exception:  # _NewFinding, or hypothesis giving up on a replay
+            pass
+        return latest[-1] if latest else None
+
+
+def fuzz(config: FuzzConfig, on_example: Callable[[FuzzOutcome], None] | None = None,
+         runner: Callable[[dict[str, Any]], Judgement] | None = None) -> FuzzOutcome:
+    """Search for findings; ``runner`` (program -> judgement) replaces the live target in tests."""
+    search = _Search(config, runner or (lambda program: judge(run_program(program, config), _declared(program))),
+                     on_example)
+    outcome = search.outcome
+    for number in range(10_000):
+        if outcome.examples >= config.examples or time.monotonic() >= search.deadline:
+            break
+        found_now = search.round(number)
+        if found_now is None:
+            break
+        program, (rule, side, message) = found_now
+        found = FuzzFinding(rule=rule, signature=signature(rule, message), side=side, message=message, program=program)
+        search.known[found.key] = found
+        if runner is None and not _confirmed(program, rule, config):
+            found.count = 0  # a flake: remembered so it is not chased again, not reported
+            continue
+        outcome.findings.append(found)
+        if config.stop_at_first:
+            break
+    outcome.elapsed = time.monotonic() - search.started
+    return outcome
+
+
+def _declared(program: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(program.get("kit_violations", ()))
+
+
+def _confirmed(program: dict[str, Any], rule: str, config: FuzzConfig) -> bool:
+    """The shrunk program fails with the same rule again (timing flakes on a loaded machine do not)."""
+    if config.confirm <= 0:
+        return True
+    for _ in range(config.confirm):
+        again = judge(run_program(program, config), _declared(program))
+        if again is not None and again[0] == rule:
+            return True
+    return False

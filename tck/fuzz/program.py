@@ -1,0 +1,250 @@
+"""Hypothesis strategies that write fuzz programs as scenarios (the YAML step language).
+
+Theory of operation.  A program is one scenario: a handshake variant, a few
+*episodes*, and an ending.  Each episode is a self-contained piece of protocol
+whose every expectation holds for a conforming target, so any failed step or
+monitor finding is the target's fault:
+
+- the kit as subscriber: ``tck/range``, ``tck/infinite`` (+ cancel), ``tck/fixed``,
+  ``tck/large`` (split), ``tck/error``, unknown names, demand of 0 / negative /
+  beyond 2^63-1, requests and cancels for unknown Ids, legal Id reuse;
+- the kit as publisher through ``tck/subscribe``: onNext, packed or split
+  elements, requested per strategy, terminal signals right after onSubscribe or
+  cutting a split element short, and the reports the target must send back.
+
+The ending is an orderly goodbye, or something illegal (malformed bytes from
+``tck.fuzz.mutate``, a subscribe for an active Id, a second clientHello, a bad
+hello version): then the oracle is "goodbye, close, and a fresh connection still
+works" (``liveness``).  The state threaded through episodes is only which Ids are
+active; Ids are drawn from a small pool with edge values, so reuse is common.
+
+Because programs are plain data drawn by hypothesis, they shrink (fewer
+episodes, smaller values) and the shrunk program *is* the regression scenario.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import strategies as st
+
+from ..wire.frames import ID_MAX
+from .mutate import malformed_input
+
+OVER = 2**63
+IDS = (1, 0, 2, 3, ID_MAX, 2**31, 7)
+DEMANDS = (1, 0, 2, 3, 5, ID_MAX, OVER)
+Draw = Any
+
+
+@dataclass
+class ProgramState:
+    codec: str
+    active: set[int] = field(default_factory=set)
+    names: int = 0  # counter for unique variable names
+
+    def var(self, stem: str) -> str:
+        self.names += 1
+        return f"{stem}{self.names}"
+
+
+def _sat(total: int) -> int:
+    return min(total, ID_MAX)
+
+
+def _demand_value(value: int) -> Any:
+    return "${OVER}" if value == OVER else "${MAX}" if value == ID_MAX else value
+
+
+def _free_id(draw: Draw, state: ProgramState) -> int:
+    choices = [i for i in IDS if i not in state.active]
+    return draw(st.sampled_from(choices)) if choices else 10**6 + len(state.active)
+
+
+def _elements_then(sid: int, count: int, patterns: list[Any] | None, then: str, rule: str) -> dict[str, Any]:
+    spec: dict[str, Any] = {"subscriber": sid}
+    if patterns is not None and len(patterns) == count:
+        spec["elements"] = patterns
+    else:
+        spec["count"] = count
+    if then:
+        spec["then"] = then
+    return {"expect_elements": spec, "rule": rule}
+
+
+def _bounded_stream(draw: Draw, state: ProgramState, publisher: str, total: int, patterns: list[Any] | None,
+                    rule: str, terminal: str = "onComplete", element_size: int | None = None) -> list[dict[str, Any]]:
+    """subscribe to a publisher of ``total`` elements and follow it through a demand plan."""
+    sid = _free_id(draw, state)
+    demands = [draw(st.sampled_from(DEMANDS))] + draw(st.lists(st.sampled_from(DEMANDS[:1] + DEMANDS[2:]), max_size=2))
+    steps: list[dict[str, Any]] = [{"send": {"subscribe": {"publisher": publisher, "subscriber": sid,
+                                                           "initialDemand": _demand_value(demands[0])}}}]
+    on_subscribe: dict[str, Any] = {"subscriber": sid}
+    if element_size is not None:
+        on_subscribe["elementSize"] = element_size
+    steps.append({"expect": {"onSubscribe": on_subscribe}, "rule": "STR-1"})
+    delivered, demand = 0, 0
+    for index, amount in enumerate(demands):
+        if index:
+            steps.append({"send": {"request": {"subscriber": sid, "demand": _demand_value(amount)}}})
+        demand = _sat(demand + amount) if amount > 0 else demand
+        now = min(total, demand)
+        done = now == total
+        chunk = None if patterns is None else patterns[delivered:now]
+        then = terminal if done else "nothing"
+        if now > delivered or done or index == len(demands) - 1:
+            steps.append(_elements_then(sid, now - delivered, chunk, then, rule))
+        delivered = now
+        if done:
+            return steps
+    if draw(st.booleans()):
+        steps += [{"send": {"cancel": {"subscriber": sid}}}, {"expect_silence": {"subscriber": sid}, "rule": "STR-6"}]
+    else:
+        state.active.add(sid)
+    return steps
+
+
+def ep_range(draw: Draw, state: ProgramState) -> list[dict[str, Any]]:
+    start = draw(st.sampled_from((0, 1, -5, 1000, 2**40)))
+    count = draw(st.integers(0, 12))
+    patterns = [{"msgpack": start + i} for i in range(count)]
+    return _bounded_stream(draw, state, f"tck/range?start={start}&count={count}", count, patterns, "TCK-1")
+
+
+def ep_fixed(draw: Draw, state: ProgramState) -> list[dict[str, Any]]:
+    size, count = draw(st.sampled_from((1, 2, 3, 8))), draw(st.integers(0, 9))
+    patterns = [{"hex": (i % 256**size).to_bytes(size, "big").hex()} for i in range(count)]
+    return _bounded_stream(draw, state, f"tck/fixed?size={size}&count={count}", count, patterns, "TCK-3",
+                           element_size=size)
+
+
+def ep_large(draw: Draw, state: ProgramState) -> list[dict[str, Any]]:
+    size, count = draw(st.sampled_from((1, 5, 300, 5000))), draw(st.integers(0, 3))
+    part = draw(st.sampled_from((0, 1, 2, 100, 4096)))
+    name = f"tck/large?size={size}&count={count}" + (f"&part={part}" if part else "")
+    patterns = [{"hex": bytes((i + j) % 256 for j in range(size)).hex()} for i in range(count)]
+    return _bounded_stream(draw, state, name, count, patterns, "TCK-4")
+
+
+def ep_error(draw: Draw, state: ProgramState) -> list[dict[str, Any]]:
+    after = draw(st.integers(0, 4))
+    message = draw(st.sampled_from(("failed", "boom", "a b")))
+    name = f"tck/error?after={after}" + ("" if message == "failed" else f"&message={message.replace(' ', '%20')}")
+    steps = _bounded_stream(draw, state, name, after, [{"msgpack": i} for i in range(after)], "TCK-5",
+                            terminal="onError")
+    last = steps[-1].get("expect_elements")
+    if last is not None and last.get("then") == "onError":
+        last["error"] = message
+    return steps
+
+
+def ep_infinite_cancel(draw: Draw, state: ProgramState) -> list[dict[str, Any]]:
+    """Bounded demand, cancel, then a request that must be ignored: nothing beyond the demand may follow."""
+    sid, start = _free_id(draw, state), draw(st.sampled_from((0, 7, 2**62)))
+    demand = draw(st.sampled_from((1, 2, 3, 5)))
+    take = draw(st.integers(0, demand))
+    steps: list[dict[str, Any]] = [
+        {"send": {"subscribe": {"publisher": f"tck/infinite?start={start}", "subscriber": sid,
+                                "initialDemand": demand}}},
+        {"expect": {"onSubscribe": {"subscriber": sid}}, "rule": "STR-1"},
+    ]
+    if take:
+        steps.append(_elements_then(sid, take, [{"msgpack": start + i} for i in range(take)], "", "TCK-2"))
+    steps.append({"send": {"cancel": {"subscriber": sid}}})
+    if draw(st.booleans()):
+        steps.append({"send": {"request": {"subscriber": sid, "demand": draw(st.sampled_from((1, 5, ID_MAX)))}}})
+    return steps + [{"drain": {"subscriber": sid, "max": demand - take}, "rule": "STR-6"},
+                    {"expect_silence": {"subscriber": sid, "window": 0.1}, "rule": "STR-6"}]
+
+
+def ep_bad_demand(draw: Draw, state: ProgramState) -> list[dict[str, Any]]:
+    sid = _free_id(draw, state)
+    negative = (-1, -(2**63)) if state.codec == "msgpack" else ()
+    how = draw(st.sampled_from(("request", "initial") if negative else ("request",)))
+    value = draw(st.sampled_from((0, *negative))) if how == "request" else draw(st.sampled_from(negative))
+    initial = value if how == "initial" else draw(st.sampled_from((0, 1)))
+    steps: list[dict[str, Any]] = [
+        {"send": {"subscribe": {"publisher": "tck/infinite", "subscriber": sid, "initialDemand": initial}}},
+        {"expect": {"onSubscribe": {"subscriber": sid}}, "rule": "STR-1"},
+    ]
+    rule = "DEM-4" if how == "initial" else "DEM-3"
+    if how == "request":
+        if initial:
+            steps.append(_elements_then(sid, initial, None, "", "DEM-5"))
+        steps.append({"send": {"request": {"subscriber": sid, "demand": value}}})
+    steps.append({"expect": {"onError": {"subscriber": sid, "error": {"contains": "3.9"}}}, "rule": rule})
+    return steps
+
+
+def ep_unknown(draw: Draw, state: ProgramState) -> list[dict[str, Any]]:
+    sid = _free_id(draw, state)
+    name = draw(st.sampled_from(("tck/nothing", "tck/range?count=x", "other/name", "tck/fixed?size=-1")))
+    return [
+        {"send": {"subscribe": {"publisher": name, "subscriber": sid, "initialDemand": 1}}},
+        {"expect": {"onSubscribe": {"subscriber": sid}}, "rule": "STR-2"},
+        {"expect": {"onError": {"subscriber": sid}}, "rule": "TCK-7"},
+    ]
+
+
+def ep_stray(draw: Draw, state: ProgramState) -> list[dict[str, Any]]:
+    sid = _free_id(draw, state)
+    frame = draw(st.sampled_from(({"cancel": {"subscriber": sid}}, {"request": {"subscriber": sid, "demand": 3}})))
+    return [{"send": frame}, {"expect_silence": {}, "rule": "STR-7"}]
+
+
+def ep_publisher(draw: Draw, state: ProgramState) -> list[dict[str, Any]]:
+    from .publisher import publisher_episode
+
+    return publisher_episode(draw, state)
+
+
+EPISODES = (ep_range, ep_stray, ep_infinite_cancel, ep_bad_demand, ep_unknown, ep_fixed, ep_large, ep_error,
+            ep_publisher)
+
+
+def _illegal_ending(draw: Draw, state: ProgramState) -> tuple[list[dict[str, Any]], list[str]]:
+    kind = draw(st.sampled_from(("malformed", "reuse-active", "second-hello")))
+    if kind == "reuse-active" and state.active:
+        sid = draw(st.sampled_from(sorted(state.active)))
+        sent: list[dict[str, Any]] = [{"send": {"subscribe": {"publisher": "tck/range?count=1", "subscriber": sid,
+                                                              "initialDemand": 1}}}]
+        violated = ["ID-1", "ID-2"]
+    elif kind == "malformed":
+        data, incomplete, rule = malformed_input(draw, state.codec)
+        sent = [{"send_hex": data.hex()}] + ([{"close": "write"}] if incomplete else [])
+        violated = [rule]
+    else:
+        sent = [{"send": {"clientHello": {"version": 0, "extensions": []}}}]
+        violated = ["HS-3"]
+    return sent + [{"expect_goodbye": {"reason": {"nonempty": True}}, "rule": "ERR-2"},
+                   {"expect_close": {}, "rule": "ERR-1"}, {"liveness": {}}], violated
+
+
+@st.composite
+def programs(draw: Draw, codec: str = "msgpack") -> dict[str, Any]:
+    """One fuzz program: a scenario dict (without id/title) ready for the scenario loader."""
+    state = ProgramState(codec)
+    scenario: dict[str, Any] = {"level": "MUST", "handshake": "auto", "goodbye": "auto", "codecs": [codec]}
+    steps: list[dict[str, Any]] = []
+    opening = draw(st.sampled_from(("auto", "extensions", "bad-version")))
+    if opening == "extensions":
+        scenario["handshake"] = "manual"
+        extensions = draw(st.lists(st.sampled_from((1, 64, 1000, ID_MAX)), min_size=1, max_size=3))
+        steps += [{"send": {"clientHello": {"version": 0, "extensions": extensions}}},
+                  {"expect": {"serverHello": {"version": 0}}, "rule": "EXT-1"}]
+    elif opening == "bad-version":
+        version = draw(st.sampled_from((1, 2, 255)))
+        scenario.update(handshake="manual", goodbye="none", kit_violations=[])
+        scenario["steps"] = [{"send": {"clientHello": {"version": version, "extensions": []}}},
+                             {"expect_goodbye": {"reason": {"nonempty": True}}, "rule": "HS-5"},
+                             {"expect_close": {}, "rule": "HS-5"}, {"liveness": {}}]
+        return scenario
+    for episode in draw(st.lists(st.sampled_from(EPISODES), min_size=1, max_size=4)):
+        steps += episode(draw, state)
+    if draw(st.integers(0, 3)) == 3:
+        ending, violated = _illegal_ending(draw, state)
+        steps += ending
+        scenario.update(goodbye="none", kit_violations=violated)
+    scenario["steps"] = steps
+    return scenario

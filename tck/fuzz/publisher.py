@@ -1,0 +1,118 @@
+"""The kit as publisher, through ``tck/subscribe`` (rsio-v0 section 8): one fuzz episode.
+
+The kit subscribes to ``tck/subscribe?to=kit/NAME&request=STRATEGY``; the target
+subscribes back to the kit's publisher ``kit/NAME``.  The kit then serves drawn
+elements as plain ``onNext``, as ``onNextPacked`` (a fixed-size stream), or split
+into parts at a drawn boundary, never beyond the demand the strategy grants (it
+waits for each promised ``request`` or ``cancel``), and ends with ``onComplete``,
+``onError`` right away, or ``onError`` cutting a split element short.  The
+expected reports on the outer stream follow from what was sent: one per element
+(only the first N for ``cancel:N``), the terminal signal unless the target
+cancelled, then the outer ``onComplete``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+from hypothesis import strategies as st
+
+STRATEGIES = ("all", "one", "batch:2", "cancel:1", "cancel:2", "batch:3")
+ERROR = "kit publisher failed"
+
+
+def _initial(strategy: str) -> Any:
+    if strategy in ("all",) or strategy.startswith("cancel:"):
+        return "${MAX}"
+    return 1 if strategy == "one" else int(strategy.split(":")[1])
+
+
+def _element_frames(tid: str, element: bytes, mode: str, part: int, element_id: int) -> list[dict[str, Any]]:
+    if mode != "split":
+        return [{"onNext": {"subscriber": tid, "element": {"hex": element.hex()}}}]
+    pieces = [element[i : i + part] for i in range(0, len(element), part)] or [b""]
+    frames: list[dict[str, Any]] = [
+        {"onNextPart": {"subscriber": tid, "element": element_id, "data": {"hex": p.hex()}}} for p in pieces[:-1]
+    ]
+    frames.append({"onNextLastPart": {"subscriber": tid, "element": element_id, "data": {"hex": pieces[-1].hex()}}})
+    return frames
+
+
+def publisher_episode(draw: Any, state: Any) -> list[dict[str, Any]]:
+    from .program import _free_id
+
+    outer = _free_id(draw, state)
+    strategy = draw(st.sampled_from(STRATEGIES))
+    mode = draw(st.sampled_from(("onNext", "packed", "split")))
+    size = 2 if mode == "packed" else 0
+    elements = draw(st.lists(st.binary(min_size=size, max_size=size or 6), max_size=4))
+    part = draw(st.integers(1, 4))
+    element_id = draw(st.sampled_from((0, 1, 2**63 - 1)))
+    ending = draw(st.sampled_from(("onComplete", "onError", "cut") if mode == "split" else ("onComplete", "onError")))
+    name = state.var("kit/fz")
+    tid_var = state.var("tid")
+    tid = "${" + tid_var + "}"
+    steps: list[dict[str, Any]] = [
+        {"send": {"subscribe": {"publisher": f"tck/subscribe?to={quote(name, safe='')}&request={strategy}",
+                                "subscriber": outer, "initialDemand": "${MAX}"}}},
+        {"expect": {"onSubscribe": {"subscriber": outer}}, "rule": "STR-1"},
+        {"expect": {"subscribe": {"publisher": name, "subscriber": {"bind": tid_var},
+                                  "initialDemand": _initial(strategy)}}, "rule": "DEM-7"},
+    ]
+    pending: list[dict[str, Any]] = [{"onSubscribe": {"subscriber": tid, "elementSize": size}}]
+    packed: list[bytes] = []
+    batch = 1 if strategy == "one" else int(strategy.split(":")[1]) if strategy.startswith("batch") else 0
+    cancel_at = int(strategy.split(":")[1]) if strategy.startswith("cancel") else 0
+    outstanding = batch
+    reports: list[Any] = []
+    cancelled = False
+
+    def flush() -> None:
+        pack_out()
+        if pending:
+            steps.append({"send": list(pending)})
+            pending.clear()
+
+    def pack_out() -> None:
+        if packed:
+            if len(packed) == 1:
+                pending.append({"onNext": {"subscriber": tid, "element": {"hex": packed[0].hex()}}})
+            else:
+                pending.append({"onNextPacked": {"subscriber": tid, "count": len(packed),
+                                                 "data": {"hex": b"".join(packed).hex()}}})
+            packed.clear()
+
+    for index, element in enumerate(elements):
+        if mode == "packed":
+            packed.append(element)
+            if len(packed) == 2:
+                flush()
+        else:
+            pending.extend(_element_frames(tid, element, mode, part, element_id))
+        reports.append({"msgpack": {"signal": "onNext", "element": {"hex": element.hex()}}})
+        if cancel_at and index + 1 == cancel_at:
+            flush()
+            steps.append({"expect": {"cancel": {"subscriber": tid}}, "rule": "TCK-6"})
+            cancelled = True
+            break
+        if batch:
+            outstanding -= 1
+            if outstanding == 0:
+                flush()
+                steps.append({"expect": {"request": {"subscriber": tid, "demand": batch}}, "rule": "DEM-7"})
+                outstanding = batch
+    if not cancelled:
+        pack_out()
+        if ending == "cut" and (not batch or outstanding > 0):
+            pending.append({"onNextPart": {"subscriber": tid, "element": element_id, "data": {"hex": "ff"}}})
+        if ending == "onComplete":
+            pending.append({"onComplete": {"subscriber": tid}})
+            reports.append({"msgpack": {"signal": "onComplete"}})
+        else:
+            pending.append({"onError": {"subscriber": tid, "error": ERROR}})
+            reports.append({"msgpack": {"signal": "onError", "error": ERROR}})
+    flush()
+    steps.append({"expect_elements": {"subscriber": outer, "elements": reports, "then": "onComplete"},
+                  "rule": "TCK-6"})
+    return steps
