@@ -11,6 +11,7 @@ BENCHES = [
     ("decode + monitor (issue 2)", "benchmarks.bench_core"),
     ("reference peer throughput (issue 3)", "benchmarks.bench_peer"),
     ("scenario suite wall time (issue 4)", "benchmarks.bench_suite"),
+    ("fuzzer fault detection (issue 5)", "benchmarks.bench_fuzz"),
 ]
 
 

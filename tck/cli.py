@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from .fuzz.cli import fuzz_command
 from .report.cli import check_pcap_command, report_command
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="rsio-tck: conformance test kit for RS-IO.")
@@ -137,6 +138,7 @@ def check_trace(
 
 app.command("report")(report_command)
 app.command("check-pcap")(check_pcap_command)
+app.command("fuzz")(fuzz_command)
 
 
 def main() -> None:
