@@ -8,7 +8,11 @@ the capabilities leave out ``tck/large``).  Pcaps are written inline.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import shutil
+import tempfile
 import time
+from functools import cache
 from pathlib import Path
 
 from tck.capabilities import Capabilities
@@ -33,3 +37,11 @@ def make_run(parent: Path, fault: str = "dem-beyond-demand") -> Path:
     recorder.finish(time.time(), len(scenarios))
     build(run_dir)
     return run_dir
+
+
+@cache
+def shared_run() -> Path:
+    """One run for every report test module of this process (tests that change it work on a copy)."""
+    parent = Path(tempfile.mkdtemp(prefix="rsio-report-test-"))
+    atexit.register(shutil.rmtree, parent, True)
+    return make_run(parent)

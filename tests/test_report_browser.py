@@ -9,7 +9,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from report_run import make_run
+from report_run import shared_run
 
 CHROMIUM = next((path for path in (shutil.which("chromium"), "/usr/bin/chromium") if path and Path(path).exists()),
                 None)
@@ -20,8 +20,8 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 
 
 @pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_run(tmp_path_factory.mktemp("reports")) / "report" / "index.html"
+def index() -> Path:
+    return shared_run() / "report" / "index.html"
 
 
 def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -6,7 +6,7 @@ import random
 from pathlib import Path
 
 import pytest
-from report_run import make_run
+from report_run import shared_run
 from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
@@ -20,8 +20,8 @@ from tck.report.pcap import KIT_MAC, TARGET_MAC, bind_rsio_layer, connections, r
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_run(tmp_path_factory.mktemp("reports"))
+def run_dir() -> Path:
+    return shared_run()
 
 
 def _streams(records: list[TraceRecord]) -> dict[Side, bytes]:

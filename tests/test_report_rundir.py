@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from report_run import CHOSEN, make_run
+from report_run import CHOSEN, shared_run
 from typer.testing import CliRunner
 
 from tck.cli import app
@@ -19,8 +19,8 @@ from tck.rules import RULES
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_run(tmp_path_factory.mktemp("reports"))
+def run_dir() -> Path:
+    return shared_run()
 
 
 def _report(run_dir: Path) -> dict:  # type: ignore[type-arg]
