@@ -141,4 +141,4 @@ async def open_target(target: Target | str, timeout: float = 5.0) -> tuple[async
         assert process.stdout is not None
         return process.stdout, _ProcessWriter(process)
     except (TimeoutError, OSError, ssl.SSLError) as exc:
-        raise TargetError(f"cannot reach {target.url}: {exc or type(exc).__name__}") from None
+        raise TargetError(f"cannot reach {target.url}: {str(exc) or type(exc).__name__}") from None

@@ -112,7 +112,7 @@ async def run_scenario(scenario: Scenario, config: RunConfig) -> ScenarioResult:
         return result
     started = time.monotonic()
     try:
-        reader, writer = await open_target(config.target, timeout=config.signal_timeout * 2)
+        reader, writer = await open_target(config.target, timeout=max(10.0, config.signal_timeout * 2))
     except TargetError as exc:
         result.verdict, result.reason = Verdict.ERROR, str(exc)
         return result

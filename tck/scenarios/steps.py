@@ -270,7 +270,7 @@ async def step_liveness(ctx: StepContext, step: dict[str, Any]) -> None:
 
     rule = step.get("rule", "ERR-3")
     try:
-        reader, writer = await open_target(ctx.target, ctx.signal_timeout)
+        reader, writer = await open_target(ctx.target, max(10.0, ctx.signal_timeout * 2))
     except TargetError as exc:
         raise StepFailed(rule, "a fresh connection to keep working", str(exc)) from None
     probe = KitSession(reader, writer, ctx.codec)  # type: ignore[arg-type]
