@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import random
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +41,7 @@ from ..wire.frames import (
     ServerHello,
     Subscribe,
 )
-from .framing import FrameRow, element_load
+from .framing import ELEMENT_TYPES, PART_TYPES, FrameRow, element_load
 
 PUBLISHER = "synthetic/feed"
 ELEMENT_SIZE = 8
@@ -152,6 +153,22 @@ class CorpusSummary:
     faulty_connections: int = 0
     connections: int = 0
     verdicts: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)  # (target, version, scenario)
+    wire: dict[str, Counter[str]] = field(default_factory=dict)  # target -> totals, from the encoder's side
+
+    def count(self, target: str, rows: list[FrameRow]) -> None:
+        totals = self.wire.setdefault(target, Counter())
+        totals["connections"] += 1
+        for row in rows:
+            if row.type == "eof":
+                continue
+            totals["frames"] += 1
+            totals["bytes"] += row.size
+            if row.type in ELEMENT_TYPES:
+                totals["element_frame_bytes"] += row.size
+                totals["payload_bytes"] += row.payload
+                totals["elements"] += row.elements
+                totals["packed_bytes"] += row.size if row.type == "onNextPacked" else 0
+                totals["split_bytes"] += row.size if row.type in PART_TYPES else 0
 
 
 def write_run_dirs(root: Path, *, seed: int = 1, targets: tuple[TargetProfile, ...] = DEFAULT_TARGETS,
@@ -174,6 +191,7 @@ def write_run_dirs(root: Path, *, seed: int = 1, targets: tuple[TargetProfile, .
                     number += 1
                     rows, faulty = synthetic_connection(seed, number, target, frames, t0=started)
                     summary.connections += 1
+                    summary.count(target.name, rows)
                     summary.faulty_connections += faulty
                     with (directory / "traces" / f"{scenario}.trace").open("wb") as stream:
                         write_trace(stream, trace_records(rows))

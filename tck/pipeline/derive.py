@@ -63,6 +63,16 @@ def matrix_latest(history: DataFrame) -> DataFrame:
         "target", "target_version", "rule", "verdict", "run_id", "kit_version", "offline_violations")
 
 
+def run_summary(runs: DataFrame, results: DataFrame, violations: DataFrame) -> DataFrame:
+    """One row per run: its target, when, verdict counts and offline violations."""
+    counts = results.groupBy("run_id").pivot("verdict", list(VERDICT_ORDER)).count().fillna(0)
+    offline = (violations.filter(F.col("source") == "offline").groupBy("run_id")
+               .agg(F.count("*").alias("offline_violations")))
+    return (runs.select("run_id", "target", "target_version", "kit_version", "codec", "started", "fuzz", "path")
+            .join(counts, "run_id", "left").join(offline, "run_id", "left")
+            .fillna(0, subset=[*VERDICT_ORDER, "offline_violations"]))
+
+
 def flakiness(runs: DataFrame, results: DataFrame) -> DataFrame:
     """Per scenario, target version and kit version: runs, failing runs, fail rate, flaky flag."""
     judged = results.filter(~F.col("verdict").isin("skip")).join(
@@ -88,7 +98,7 @@ def violations_by_rule(runs: DataFrame, violations: DataFrame) -> DataFrame:
 
 def violations_by_signature(runs: DataFrame, violations: DataFrame) -> DataFrame:
     return (violations.join(runs.select("run_id", "target"), "run_id", "left")
-            .groupBy("signature", "rule", "source")
+            .groupBy("target", "signature", "rule", "source")
             .agg(F.count("*").alias("violations"), F.countDistinct("run_id").alias("runs"),
                  F.sort_array(F.collect_set("target")).alias("targets"), F.first("message").alias("example")))
 
@@ -168,6 +178,7 @@ def derive_all(tables: dict[str, DataFrame]) -> dict[str, DataFrame]:
     return {
         "matrix_history": history,
         "matrix_latest": matrix_latest(history),
+        "run_summary": run_summary(runs, results, violations),
         "flakiness": flakiness(runs, results),
         "violations_by_rule": violations_by_rule(runs, violations),
         "violations_by_signature": violations_by_signature(runs, violations),

@@ -63,8 +63,9 @@ def run_pipeline(spark: SparkSession, run_dirs: list[Path], warehouse: Path, *, 
     report = PipelineReport(warehouse=warehouse)
     started = time.perf_counter()
     base = ingest(spark, run_dirs).as_dict()
-    for name, frame in base.items():
-        write_table(frame, warehouse, name, partition_by=["source"] if name == "violations" else None)
+    files = max(1, spark.sparkContext.defaultParallelism)
+    for name, frame in base.items():  # few files: many tiny ones make every later query slow
+        write_table(frame.coalesce(files), warehouse, name, partition_by=["source"] if name == "violations" else None)
     report.seconds["ingest"] = time.perf_counter() - started
     report.runs = read_table(spark, warehouse, "runs").count()
     report.frames = read_table(spark, warehouse, "frames").count()

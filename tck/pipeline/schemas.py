@@ -69,7 +69,7 @@ BASE_TABLES = {
 }
 
 DERIVED_TABLES = (
-    "matrix_history", "matrix_latest", "flakiness", "violations_by_rule", "violations_by_signature",
+    "matrix_history", "matrix_latest", "run_summary", "flakiness", "violations_by_rule", "violations_by_signature",
     "fuzz_dedup", "wire_stats", "latency",
 )
 

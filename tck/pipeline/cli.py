@@ -1,0 +1,70 @@
+"""Bodies of the pipeline commands of ``rsio-tck`` (registered in ``tck/cli.py``).
+
+``pipeline RUN_DIRS...`` ingests run directories, judges their connections
+offline and writes the base and derived tables as Parquet under
+``--warehouse``.  ``publish RUN_DIRS...`` does the same and renders the static
+multi-target site into ``--out``.  A RUN_DIRS entry is a run directory or a
+directory of run directories (``reports/``).  ``--master`` chooses the Spark
+master (default ``local[*]`` on 127.0.0.1; under spark-submit, spark-submit's).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+
+import typer
+
+
+def _setup(run_dirs: list[Path], verbose: bool) -> list[Path]:
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    from .sources import expand_run_dirs
+
+    found = expand_run_dirs(run_dirs)
+    if not found:
+        typer.echo("error: no run directory (with run.json or results.jsonl) among the paths given", err=True)
+        raise typer.Exit(2)
+    return found
+
+
+def pipeline_command(
+    run_dirs: list[Path] = typer.Argument(..., help="run directories, or directories holding them"),
+    warehouse: Path = typer.Option(Path("warehouse"), help="where the Parquet tables are written"),
+    master: str | None = typer.Option(None, help="Spark master URL; default local[*] bound to 127.0.0.1"),
+    judge: bool = typer.Option(True, help="judge every recorded connection offline with the monitor"),
+    verbose: bool = typer.Option(False, "-v", help="log progress"),
+) -> None:
+    """Ingest run directories into Parquet tables (runs, results, violations, frames, derived tables)."""
+    found = _setup(run_dirs, verbose)
+    from .pipeline import run_pipeline
+    from .session import spark_session
+
+    spark = spark_session(master)
+    report = run_pipeline(spark, found, warehouse, judge=judge)
+    typer.echo(json.dumps(report.to_json(), indent=1))
+
+
+def publish_command(
+    run_dirs: list[Path] = typer.Argument(..., help="run directories, or directories holding them"),
+    out: Path = typer.Option(Path("site"), help="where the static site is written"),
+    warehouse: Path | None = typer.Option(None, help="where the Parquet tables go; default OUT/data"),
+    master: str | None = typer.Option(None, help="Spark master URL; default local[*] bound to 127.0.0.1"),
+    judge: bool = typer.Option(True, help="judge every recorded connection offline with the monitor"),
+    build_reports: bool = typer.Option(True, help="build a missing per-run report with tck.report"),
+    verbose: bool = typer.Option(False, "-v", help="log progress"),
+) -> None:
+    """Build the static multi-target compliance site (matrix, per-target pages, site.json) from run directories."""
+    found = _setup(run_dirs, verbose)
+    from .pipeline import collect_tables, run_pipeline
+    from .publish import publish_site
+    from .session import spark_session
+
+    started = time.perf_counter()
+    spark = spark_session(master)
+    tables_dir = warehouse or out / "data"
+    report = run_pipeline(spark, found, tables_dir, judge=judge)
+    index = publish_site(collect_tables(spark, tables_dir), out, build_reports=build_reports)
+    typer.echo(f"site: {index}  ({report.runs} runs, {report.frames} frames, "
+               f"{report.offline_violations} offline violations, {time.perf_counter() - started:.1f} s)")

@@ -1,0 +1,144 @@
+"""The published site: a static, multi-target compliance site built from the pipeline's tables.
+
+Theory of operation: ``site_data`` shapes the derived tables (already
+collected to the driver as rows) into what the pages show: the matrix of
+rules against target versions, and per target its versions, history,
+flakiness, wire statistics, latency and violations.  ``publish_site`` renders
+it with Jinja2 (no JavaScript) and writes ``site.json``, the same data for
+machines.  Each target version's latest per-run report (``report/`` of its run
+directory, built with ``tck.report.build`` when the reports package is there and
+the report is missing) is copied next to the target's page.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import re
+import shutil
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from .. import __version__
+from .derive import VERDICT_ORDER
+
+log = logging.getLogger(__name__)
+SITE_SCHEMA = "rsio-tck/site/v1"
+FAILING = ("fail", "error", "xpass")
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "_"
+
+
+def _when(started: float) -> str:
+    return dt.datetime.fromtimestamp(started, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _rule_key(rule: str) -> tuple[str, int, str]:
+    area, _, number = rule.rpartition("-")
+    return (area, int(number), rule) if number.isdigit() else (rule, 0, rule)
+
+
+def site_data(tables: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """The site's content as plain data (also written as site.json)."""
+    latest = tables["matrix_latest"]
+    summary = sorted(tables["run_summary"], key=lambda r: (r["started"], r["run_id"]))
+    columns: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in latest:
+        key = (row["target"], row["target_version"])
+        column = columns.setdefault(key, {"target": row["target"], "version": row["target_version"],
+                                          "run_id": row["run_id"], "slug": slug(row["target"]),
+                                          "key": f"{row['target']}@{row['target_version']}", "passed": 0, "failed": 0})
+        if row["verdict"] == "pass":
+            column["passed"] += 1
+        elif row["verdict"] in FAILING:
+            column["failed"] += 1
+    targets: dict[str, dict[str, Any]] = defaultdict(lambda: {"versions": [], "history": [], "flaky": [],
+                                                                "wire": None, "latency": [], "signatures": []})
+    for (target, _version), column in sorted(columns.items()):
+        targets[target]["versions"].append({"version": column["version"], "run_id": column["run_id"],
+                                            "report": None})
+    for run in summary:
+        targets[run["target"]]["history"].append({
+            "run_id": run["run_id"], "started": _when(run["started"]), "target_version": run["target_version"],
+            "kit_version": run["kit_version"], "offline": run["offline_violations"], "path": run["path"],
+            "counts": {v: run[v] for v in VERDICT_ORDER if run.get(v)},
+        })
+    for row in sorted(tables["flakiness"], key=lambda r: (-r["fail_rate"], r["scenario"])):
+        if row["flaky"]:
+            targets[row["target"]]["flaky"].append(row)
+    for row in tables["wire_stats"]:
+        targets[row["target"]]["wire"] = {k: v for k, v in row.items() if k != "target"}
+    for row in sorted(tables["latency"], key=lambda r: r["measure"]):
+        targets[row["target"]]["latency"].append(row)
+    for row in sorted(tables["violations_by_signature"], key=lambda r: -r["violations"]):
+        targets[row["target"] or "unknown"]["signatures"].append(row)
+    return {
+        "schema": SITE_SCHEMA,
+        "generated": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "kit_version": __version__,
+        "columns": [columns[key] for key in sorted(columns)],
+        "rules": sorted({row["rule"] for row in latest}, key=_rule_key),
+        "matrix_latest": latest,
+        "matrix_history": tables.get("matrix_history", []),
+        "runs": summary,
+        "targets": dict(sorted(targets.items())),
+        "flakiness": tables["flakiness"],
+        "wire_stats": tables["wire_stats"],
+        "latency": tables["latency"],
+        "violations_by_rule": sorted(tables["violations_by_rule"], key=lambda r: (_rule_key(r["rule"]), r["source"])),
+        "violations_by_signature": tables["violations_by_signature"],
+        "fuzz": tables["fuzz_dedup"],
+    }
+
+
+def _copy_report(run_path: str | None, out: Path, build: bool) -> bool:
+    """Copy a run's report/ to ``out`` (building it first if need be); False when there is none."""
+    if not run_path:
+        return False
+    run_dir = Path(run_path)
+    index = run_dir / "report" / "index.html"
+    if not index.is_file() and build:
+        try:
+            from ..report import build as build_report
+        except ImportError:
+            log.info("tck.report is not installed: no per-run report for %s", run_dir)
+            return False
+        try:
+            index = build_report(run_dir)
+        except Exception as exc:  # noqa: BLE001 - a broken run must not stop the site
+            log.warning("cannot build the report of %s: %s", run_dir, exc)
+            return False
+    if not index.is_file():
+        return False
+    shutil.copytree(index.parent, out, dirs_exist_ok=True)
+    return True
+
+
+def publish_site(tables: dict[str, list[dict[str, Any]]], out: Path, *, build_reports: bool = True) -> Path:
+    """Render the site into ``out``; returns the path of its index.html."""
+    data = site_data(tables)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "targets").mkdir(exist_ok=True)
+    paths = {run["run_id"]: run["path"] for run in data["runs"]}
+    for target, page in data["targets"].items():
+        for version in page["versions"]:
+            where = out / "targets" / f"{slug(target)}-{slug(version['version'])}"
+            if _copy_report(paths.get(version["run_id"]), where, build_reports):
+                version["report"] = f"{where.name}/index.html"  # relative to targets/<target>.html
+    env = Environment(loader=PackageLoader("tck.pipeline", "templates"), autoescape=select_autoescape(["html"]))
+    common = {"generated": data["generated"], "kit_version": data["kit_version"], "runs": data["runs"]}
+    matrix = {(f"{row['target']}@{row['target_version']}", row["rule"]): row for row in data["matrix_latest"]}
+    (out / "index.html").write_text(env.get_template("index.html").render(
+        root="", columns=data["columns"], rules=data["rules"], matrix=matrix,
+        violations_by_rule=data["violations_by_rule"], fuzz=data["fuzz"], **common), encoding="utf-8")
+    for target, page in data["targets"].items():
+        (out / "targets" / f"{slug(target)}.html").write_text(env.get_template("target.html").render(
+            root="../", target=target, verdicts=VERDICT_ORDER, **page, **common), encoding="utf-8")
+    (out / "site.json").write_text(json.dumps(data, indent=1, default=str, sort_keys=True), encoding="utf-8")
+    return out / "index.html"

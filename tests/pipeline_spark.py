@@ -1,0 +1,75 @@
+"""One Spark session and one published synthetic corpus, shared by every pipeline test module.
+
+Nothing starts until a pipeline test asks: ``session()`` builds the session on
+first use (local[2] on 127.0.0.1, small shuffles, no whole-stage codegen: the
+corpora are tiny, so compile time would dominate) and stops it at exit.
+``published()`` writes a synthetic corpus as run directories and runs the real
+``rsio-tck publish`` command over it once; tests then read the site and the
+Parquet tables it left.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pyspark")
+
+from typer.testing import CliRunner  # noqa: E402
+
+from tck.pipeline.corpus import CorpusSummary, write_run_dirs  # noqa: E402
+
+SEED = 7
+RUNS_PER_VERSION = 4
+
+
+@functools.cache
+def session():  # type: ignore[no-untyped-def]
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("RSIO_SHUFFLE_PARTITIONS", "2")
+    os.environ.setdefault("RSIO_DRIVER_MEMORY", "1g")
+    from tck.pipeline.session import spark_session
+
+    spark = spark_session("local[2]")
+    spark.conf.set("spark.sql.codegen.wholeStage", "false")
+    atexit.register(spark.stop)
+    return spark
+
+
+@dataclass
+class Published:
+    root: Path
+    corpus: CorpusSummary
+    site: Path
+    warehouse: Path
+    output: str
+
+
+@functools.cache
+def published() -> Published:
+    root = Path(tempfile.mkdtemp(prefix="rsio-pipeline-"))
+    atexit.register(shutil.rmtree, root, True)
+    corpus = write_run_dirs(root / "reports", seed=SEED, runs_per_version=RUNS_PER_VERSION, frames=40)
+    first = corpus.runs[RUNS_PER_VERSION - 1]  # the latest run of alpha 1.0
+    (first / "report").mkdir()
+    (first / "report" / "index.html").write_text("<html>per-run report of alpha 1.0</html>")
+    session()
+    from tck.cli import app
+
+    result = CliRunner().invoke(app, ["publish", str(root / "reports"), "--out", str(root / "site"),
+                                      "--warehouse", str(root / "warehouse"), "--no-build-reports"])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    return Published(root, corpus, root / "site", root / "warehouse", result.output)
+
+
+def table(name: str) -> list[dict]:  # type: ignore[type-arg]
+    from tck.pipeline.ingest import read_table
+
+    return [row.asDict(recursive=True) for row in read_table(session(), published().warehouse, name).collect()]
