@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from .fuzz.cli import fuzz_command
+from .pipeline.cli import pipeline_command, publish_command
 from .report.cli import check_pcap_command, report_command
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="rsio-tck: conformance test kit for RS-IO.")
@@ -139,6 +140,8 @@ def check_trace(
 app.command("report")(report_command)
 app.command("check-pcap")(check_pcap_command)
 app.command("fuzz")(fuzz_command)
+app.command("pipeline")(pipeline_command)
+app.command("publish")(publish_command)
 
 
 def main() -> None:
