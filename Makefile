@@ -3,10 +3,14 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# The Spark pipeline (tck/pipeline) runs in local mode on loopback with the venv's Python.
+export SPARK_LOCAL_IP := 127.0.0.1
+export PYSPARK_PYTHON := $(abspath $(PY))
 
-.PHONY: install run test bench lint typecheck clean report
+.PHONY: install run test bench lint typecheck clean report publish
 
 $(STAMP): pyproject.toml
+	command -v java >/dev/null || (apt-get update && apt-get install -y --no-install-recommends openjdk-17-jre-headless)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
@@ -42,6 +46,10 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m benchmarks
+
+# The multi-target compliance site from every run under reports/ (Spark local mode).
+publish: $(STAMP)
+	$(PY) -m tck.cli publish reports --out site
 
 lint: $(STAMP)
 	$(PY) -m ruff check tck reference_peer tests benchmarks

@@ -12,6 +12,7 @@ BENCHES = [
     ("reference peer throughput (issue 3)", "benchmarks.bench_peer"),
     ("scenario suite wall time (issue 4)", "benchmarks.bench_suite"),
     ("fuzzer fault detection (issue 5)", "benchmarks.bench_fuzz"),
+    ("Spark pipeline: judge + aggregate frame rows (issue 7)", "benchmarks.bench_pipeline"),
 ]
 
 

@@ -1,0 +1,168 @@
+"""The pipeline at scale: judge and aggregate N frame rows (default 10,000,000 over 100,000 connections).
+
+Steps, all in one run: a synthetic corpus (runs + frames Parquet) is generated
+by Spark (cached by size and seed under --cache, not timed); then the same job
+-- judge every connection with the monitor (mapInArrow), count violations by
+rule, and compute the wire statistics per target -- runs on local[1] and on
+local[2]; then the single-process baseline does the same work on the same
+Parquet files with pyarrow + plain Python (the same monitor walk) + pandas.
+Figures: rows/s for each, the speedup from 1 to 2 cores, and the ratio of
+Spark local[2] to the baseline.  Every configuration's violation count must
+equal the number of connections the generator made faulty.
+
+    python -m benchmarks bench_pipeline [--rows 1000000] [--cache DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+FRAMES_PER_CONNECTION = 100
+
+
+def _args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="bench_pipeline")
+    parser.add_argument("--rows", type=int, default=10_000_000, help="frame rows (about; 100 per connection)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "rsio-bench-pipeline")
+    parser.add_argument("--cores", default="1,2", help="local[N] configurations to time")
+    return parser.parse_known_args(argv)[0]
+
+
+def _corpus(cache: Path, rows: int, seed: int) -> tuple[Path, dict[str, int], float]:
+    from tck.pipeline.bulk import BulkSpec, write_bulk_corpus
+    from tck.pipeline.session import spark_session
+
+    connections = max(1, rows // FRAMES_PER_CONNECTION)
+    warehouse = cache / f"rows{rows}-seed{seed}"
+    meta = warehouse / "bulk.json"
+    if meta.is_file():
+        return warehouse, json.loads(meta.read_text())["counts"], 0.0
+    started = time.perf_counter()
+    spark = spark_session("local[2]")
+    counts = write_bulk_corpus(spark, warehouse, BulkSpec(connections, FRAMES_PER_CONNECTION, seed),
+                               partitions=max(2, min(64, connections // 2000)))
+    return warehouse, counts, time.perf_counter() - started
+
+
+def _faulty(warehouse: Path) -> int:
+    from tck.pipeline.bulk import BulkSpec
+    from tck.pipeline.corpus import synthetic_connection
+
+    spec = json.loads((warehouse / "bulk.json").read_text())["spec"]
+    bulk = BulkSpec(spec["connections"], spec["frames_per_connection"], spec["seed"])
+    faulty = 0
+    for number in range(bulk.connections):
+        target, _ = bulk.run_of(number)
+        if target.fault_rate:  # only these can be faulty; generating them again is the cheap way to know
+            faulty += synthetic_connection(bulk.seed, number, target, 4)[1]
+    return faulty
+
+
+def spark_job(master: str, warehouse: Path) -> tuple[float, dict[str, int], list[dict[str, object]]]:
+    """Judge + aggregate on ``master``: (seconds, violations by rule, wire stats rows)."""
+    from pyspark.sql import functions as F
+
+    from tck.pipeline.derive import wire_stats
+    from tck.pipeline.ingest import read_table
+    from tck.pipeline.judge import judge_frames
+    from tck.pipeline.session import spark_session
+
+    spark = spark_session(master)
+    cores = spark.sparkContext.defaultParallelism
+    started = time.perf_counter()
+    frames, runs = read_table(spark, warehouse, "frames"), read_table(spark, warehouse, "runs")
+    found = judge_frames(frames, runs, partitions=cores * 4)
+    by_rule = {r["rule"]: r["n"] for r in found.groupBy("rule").agg(F.count("*").alias("n")).collect()}
+    stats = [r.asDict() for r in wire_stats(runs, frames).collect()]
+    return time.perf_counter() - started, by_rule, stats
+
+
+def baseline_job(warehouse: Path) -> tuple[float, dict[str, int], dict[str, dict[str, float]]]:
+    """The same work in one process: pyarrow reads, the same monitor walk, pandas for the statistics."""
+    import pyarrow.parquet as pq
+
+    from tck.pipeline.framing import ELEMENT_TYPES
+    from tck.pipeline.judge import judge_table
+
+    started = time.perf_counter()
+    runs = pq.read_table(warehouse / "runs").to_pandas()
+    codec_of = dict(zip(runs["run_id"], runs["codec"]))
+    target_of = dict(zip(runs["run_id"], runs["target"]))
+    by_rule: Counter[str] = Counter()
+    totals: dict[str, Counter[str]] = {}
+    for path in sorted((warehouse / "frames").glob("*.parquet")):
+        table = pq.read_table(path, columns=["run_id", "scenario", "connection", "seq", "direction", "type", "t",
+                                             "data", "size", "payload", "elements"])
+        codecs = [codec_of[r] for r in table.column("run_id").to_pylist()]
+        import pyarrow as pa
+
+        found, _ = judge_table(table.append_column("codec", pa.array(codecs, pa.string())))
+        by_rule.update(found.column("rule").to_pylist())
+        frame = table.drop_columns(["data", "scenario", "direction", "t"]).to_pandas()
+        frame = frame[~frame["type"].isin(["eof", "undecodable"])]
+        frame["target"] = frame["run_id"].map(target_of)
+        frame["element"] = frame["type"].isin(list(ELEMENT_TYPES))
+        frame["element_size"] = frame["size"].where(frame["element"], 0)
+        for target, group in frame.groupby("target"):
+            sums = totals.setdefault(str(target), Counter())
+            sums["frames"] += len(group)
+            sums["bytes"] += int(group["size"].sum())
+            sums["elements"] += int(group["elements"].sum())
+            sums["element_frame_bytes"] += int(group["element_size"].sum())
+            sums["payload_bytes"] += int(group["payload"].sum())
+            sums["connections"] += group[["run_id", "connection"]].drop_duplicates().shape[0]
+    stats = {t: {"frames": c["frames"], "bytes_per_element": c["element_frame_bytes"] / max(1, c["elements"]),
+                 "frames_per_connection": c["frames"] / max(1, c["connections"])} for t, c in totals.items()}
+    return time.perf_counter() - started, dict(by_rule), stats
+
+
+def main() -> dict[str, float]:
+    args = _args([a for a in sys.argv[1:] if a != "bench_pipeline"])
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    warehouse, counts, generated = _corpus(args.cache, args.rows, args.seed)
+    rows = counts["frames"]
+    faulty = _faulty(warehouse)
+    print(f"  corpus: {rows:,} frame rows, {args.rows // FRAMES_PER_CONNECTION:,} connections, {counts['runs']} runs, "
+          f"{faulty} planted violations; " + (f"generated in {generated:.1f} s" if generated else f"cached in {warehouse}"),
+          flush=True)
+    figures: dict[str, float] = {"rows": float(rows)}
+    spark_stats: list[dict[str, object]] = []
+    for cores in [int(c) for c in args.cores.split(",") if c]:
+        seconds, by_rule, spark_stats = spark_job(f"local[{cores}]", warehouse)
+        figures[f"spark_local{cores}_seconds"] = seconds
+        ok = sum(by_rule.values()) == faulty
+        print(f"  spark local[{cores}]: {seconds:7.1f} s = {rows / seconds:>10,.0f} rows/s; violations {by_rule} "
+              f"{'= planted' if ok else '!= planted ' + str(faulty)}", flush=True)
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()
+    seconds, by_rule, stats = baseline_job(warehouse)
+    figures["baseline_seconds"] = seconds
+    print(f"  baseline (1 process): {seconds:7.1f} s = {rows / seconds:>10,.0f} rows/s; violations {by_rule}", flush=True)
+    for row in spark_stats:
+        mine = stats.get(str(row["target"]), {})
+        same = mine.get("frames") == row["frames"] and abs(mine.get("bytes_per_element", 0) - float(row["bytes_per_element"] or 0)) < 1e-9  # type: ignore[arg-type]
+        print(f"    {row['target']}: {row['frames']:,} frames, {row['bytes_per_element']:.2f} B/element, "
+              f"{row['frames_per_connection']:.1f} frames/connection; baseline agrees: {same}")
+    if "spark_local1_seconds" in figures and "spark_local2_seconds" in figures:
+        speedup = figures["spark_local1_seconds"] / figures["spark_local2_seconds"]
+        figures["speedup_1_to_2"] = speedup
+        print(f"  speedup local[1] -> local[2]: {speedup:.2f}x")
+    best = min(v for k, v in figures.items() if k.startswith("spark_local"))
+    figures["baseline_over_spark"] = seconds / best
+    print(f"  baseline time / best Spark time: {seconds / best:.2f}x (> 1: Spark is faster)")
+    return figures
+
+
+if __name__ == "__main__":
+    main()
