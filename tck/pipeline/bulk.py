@@ -22,6 +22,7 @@ from pyspark.sql import SparkSession
 
 from . import schemas
 from .corpus import DEFAULT_TARGETS, TargetProfile, synthetic_connection
+from .judge import mark_clustered
 
 ARROW_FRAMES = pa.schema([
     ("run_id", pa.string()), ("scenario", pa.string()), ("connection", pa.int64()), ("origin", pa.string()),
@@ -78,6 +79,7 @@ def write_bulk_corpus(spark: SparkSession, warehouse: Path, spec: BulkSpec, part
 
     frames = seeds.mapInArrow(generate_arrow, schemas.FRAMES)  # type: ignore[arg-type]
     frames.write.mode("overwrite").parquet(schemas.table_path(warehouse, "frames"))
+    mark_clustered(warehouse / "frames")  # each task generates whole connections, in order
     run_rows: dict[str, tuple[TargetProfile, int]] = {}
     for number in range(spec.connections):
         target, run_id = spec.run_of(number)

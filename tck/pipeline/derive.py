@@ -117,16 +117,21 @@ def fuzz_dedup(runs: DataFrame, fuzz: DataFrame) -> DataFrame:
 def wire_stats(runs: DataFrame, frames: DataFrame) -> DataFrame:
     """Per target: frames, bytes per element, header overhead, packed and split shares, frames per connection."""
     element = F.col("type").isin(*ELEMENT_TYPES)
-    real = frames.filter(~F.col("type").isin(EOF, UNDECODABLE))
-    totals = (
-        real.join(F.broadcast(runs.select("run_id", "target")), "run_id")
-        .groupBy("target")
+    # per connection first: partial aggregation shrinks millions of rows to one per connection
+    per_connection = (
+        frames.filter(~F.col("type").isin(EOF, UNDECODABLE))
+        .groupBy("run_id", "connection")
         .agg(F.count("*").alias("frames"), F.sum("size").alias("bytes"),
-             F.countDistinct("run_id", "connection").alias("connections"),
              F.sum(F.when(element, F.col("size")).otherwise(0)).alias("element_frame_bytes"),
              F.sum("payload").alias("payload_bytes"), F.sum("elements").alias("elements"),
              F.sum(F.when(F.col("type") == "onNextPacked", F.col("size")).otherwise(0)).alias("packed_bytes"),
              F.sum(F.when(F.col("type").isin(*PART_TYPES), F.col("size")).otherwise(0)).alias("split_bytes"))
+    )
+    sums = ("frames", "bytes", "element_frame_bytes", "payload_bytes", "elements", "packed_bytes", "split_bytes")
+    totals = (
+        per_connection.join(F.broadcast(runs.select("run_id", "target")), "run_id")
+        .groupBy("target")
+        .agg(F.count("*").alias("connections"), *[F.sum(name).alias(name) for name in sums])
     )
     per_element = F.when(F.col("elements") > 0, F.col("element_frame_bytes") / F.col("elements"))
     by_element_bytes = F.when(F.col("element_frame_bytes") > 0, F.col("element_frame_bytes"))

@@ -21,8 +21,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 from .derive import derive_all
 from .ingest import ingest, read_table, write_table
-from .judge import judge_frames
-from .schemas import BASE_TABLES, DERIVED_TABLES
+from .judge import CLUSTERED, judge_files, judge_frames, mark_clustered
+from .schemas import BASE_TABLES, DERIVED_TABLES, table_path
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,12 @@ def load_tables(spark: SparkSession, warehouse: Path, names: tuple[str, ...] | l
 def judge_warehouse(spark: SparkSession, warehouse: Path) -> int:
     """Judge every connection of the frames table; returns the number of offline violations written."""
     tables = load_tables(spark, warehouse, ("runs", "frames"))
-    found = judge_frames(tables["frames"], tables["runs"])
+    frames_dir = Path(table_path(warehouse, "frames"))
+    if (frames_dir / CLUSTERED).is_file():
+        codecs = {row["run_id"]: row["codec"] for row in tables["runs"].select("run_id", "codec").collect()}
+        found = judge_files(spark, frames_dir, codecs)
+    else:
+        found = judge_frames(tables["frames"], tables["runs"])
     write_table(found, warehouse, "violations", partition_by=["source"])
     return read_table(spark, warehouse, "violations").filter("source = 'offline'").count()
 
@@ -66,6 +71,7 @@ def run_pipeline(spark: SparkSession, run_dirs: list[Path], warehouse: Path, *, 
     files = max(1, spark.sparkContext.defaultParallelism)
     for name, frame in base.items():  # few files: many tiny ones make every later query slow
         write_table(frame.coalesce(files), warehouse, name, partition_by=["source"] if name == "violations" else None)
+    mark_clustered(Path(table_path(warehouse, "frames")))  # one task per connection, partitions only merged
     report.seconds["ingest"] = time.perf_counter() - started
     report.runs = read_table(spark, warehouse, "runs").count()
     report.frames = read_table(spark, warehouse, "frames").count()
