@@ -7,8 +7,8 @@ example is a *finding* when the target broke a rule: a target-side monitor
 finding, or a failed step.  Findings are keyed by (rule, signature), the
 signature being a short hash of the rule and the message with numbers blanked.
 
-The search runs in rounds.  In a round hypothesis generates examples from the
-seed ``seed + round``; the probe raises only for a key not seen before, so
+The search runs in rounds of at most ``ROUND_EXAMPLES``.  In a round hypothesis
+generates examples from a seed derived from ``seed`` and the round number; the probe raises only for a key not seen before, so
 hypothesis shrinks that failure to a minimal program, which is kept with its
 finding.  Known keys only count.  The next round looks for the next new key,
 until the example or time budget is spent.  Results are cached per program, so
@@ -33,8 +33,9 @@ from hypothesis import seed as hypothesis_seed
 from ..errors import Side
 from ..rules import RULES, Level
 from ..scenarios.loader import Scenario
-from ..scenarios.result import ScenarioResult, Verdict
+from ..scenarios.result import Failure, ScenarioResult, Verdict
 from ..scenarios.runner import RunConfig, run_scenario
+from .bystander import Bystander
 from .program import programs
 
 
@@ -49,6 +50,7 @@ class FuzzConfig:
     signal_timeout: float = 1.0
     silence_window: float = 0.05
     stop_at_first: bool = False
+    bystander: bool = True  # watch each example from a second connection (ERR-3)
     confirm: int = 2  # re-runs a new finding must reproduce in at least once (0: trust the first run)
 
 
@@ -120,12 +122,25 @@ def as_scenario(program: dict[str, Any], ident: str = "FUZZ-001", title: str = "
 
 
 def run_program(program: dict[str, Any], config: FuzzConfig) -> ScenarioResult:
+    """Run ``program``; with a bystander connection, its breakage is a failed ERR-3 step."""
     run_config = RunConfig(target=config.target, codec=config.codec, signal_timeout=config.signal_timeout,
                            silence_window=config.silence_window)
-    return asyncio.run(run_scenario(as_scenario(program), run_config))
+
+    async def with_bystander() -> ScenarioResult:
+        bystander = Bystander(config.target, config.codec, config.signal_timeout)
+        watching = config.bystander and await bystander.open()
+        result = await run_scenario(as_scenario(program), run_config)
+        problem = await bystander.check() if watching else None
+        if problem is not None and not result.failures:
+            result.failures.append(Failure("ERR-3", "other connections to keep working", problem))
+            result.verdict = Verdict.FAIL
+        return result
+
+    return asyncio.run(with_bystander())
 
 
 Judgement = tuple[str, str | None, str] | None
+ROUND_EXAMPLES = 50  # examples per hypothesis run, so a spent time budget stops the search promptly
 
 
 @dataclass
@@ -169,7 +184,7 @@ class _Search:
         shrink_until = [float("inf")]
         latest: list[tuple[dict[str, Any], tuple[str, str | None, str]]] = []
 
-        @settings(max_examples=max(config.examples - self.outcome.examples, 1), database=None, deadline=None,
+        @settings(max_examples=max(min(config.examples - self.outcome.examples, ROUND_EXAMPLES), 1), database=None, deadline=None,
                   derandomize=False, suppress_health_check=list(HealthCheck), phases=[Phase.generate, Phase.shrink],
                   report_multiple_bugs=False, verbosity=Verbosity.quiet, print_blob=False)
         @hypothesis_seed(config.seed * 100_003 + number)
@@ -201,7 +216,7 @@ def fuzz(config: FuzzConfig, on_example: Callable[[FuzzOutcome], None] | None = 
             break
         found_now = search.round(number)
         if found_now is None:
-            break
+            continue  # nothing new in this round: the next round draws from the next seed
         program, (rule, side, message) = found_now
         found = FuzzFinding(rule=rule, signature=signature(rule, message), side=side, message=message, program=program)
         search.known[found.key] = found

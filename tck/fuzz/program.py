@@ -204,8 +204,9 @@ EPISODES = (ep_range, ep_stray, ep_infinite_cancel, ep_bad_demand, ep_unknown, e
 
 
 def _illegal_ending(draw: Draw, state: ProgramState) -> tuple[list[dict[str, Any]], list[str]]:
-    kind = draw(st.sampled_from(("malformed", "reuse-active", "second-hello")))
-    if kind == "reuse-active" and state.active:
+    kinds = ("reuse-active", "malformed", "second-hello") if state.active else ("malformed", "second-hello")
+    kind = draw(st.sampled_from(kinds))
+    if kind == "reuse-active":
         sid = draw(st.sampled_from(sorted(state.active)))
         sent: list[dict[str, Any]] = [{"send": {"subscribe": {"publisher": "tck/range?count=1", "subscriber": sid,
                                                               "initialDemand": 1}}}]
@@ -227,8 +228,14 @@ def programs(draw: Draw, codec: str = "msgpack") -> dict[str, Any]:
     state = ProgramState(codec)
     scenario: dict[str, Any] = {"level": "MUST", "handshake": "auto", "goodbye": "auto", "codecs": [codec]}
     steps: list[dict[str, Any]] = []
-    opening = draw(st.sampled_from(("auto", "extensions", "bad-version")))
-    if opening == "extensions":
+    opening = draw(st.sampled_from(("auto", "extensions", "bad-version", "late-hello")))
+    if opening == "late-hello":
+        # The kit holds its clientHello back: until it arrives the target may send serverHello only (HS-2).
+        scenario["handshake"] = "manual"
+        steps += [{"expect_silence": {"window": 0.1}, "rule": "HS-2"},
+                  {"send": {"clientHello": {"version": 0, "extensions": []}}},
+                  {"expect": {"serverHello": {"version": 0}}, "rule": "HS-1"}]
+    elif opening == "extensions":
         scenario["handshake"] = "manual"
         extensions = draw(st.lists(st.sampled_from((1, 64, 1000, ID_MAX)), min_size=1, max_size=3))
         steps += [{"send": {"clientHello": {"version": 0, "extensions": extensions}}},

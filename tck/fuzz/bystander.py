@@ -1,0 +1,53 @@
+"""A second connection that watches an example from the side (ERR-3: other connections unaffected).
+
+Before the example's own connection opens, the bystander completes a handshake;
+after the example it must still carry a short ``tck/range`` stream.  A target
+that takes every connection down on one connection's protocol error fails here,
+which the in-scenario ``liveness`` step (a *fresh* connection) cannot see.
+"""
+
+from __future__ import annotations
+
+from ..scenarios.session import CONN, KitSession
+from ..transport import TargetError, open_target
+from ..wire.frames import ClientHello, Goodbye, Subscribe
+
+
+class Bystander:
+    def __init__(self, target: str, codec: str, timeout: float) -> None:
+        self.target, self.codec, self.timeout = target, codec, timeout
+        self.session: KitSession | None = None
+
+    async def open(self) -> bool:
+        try:
+            reader, writer = await open_target(self.target, self.timeout)
+        except TargetError:
+            return False
+        self.session = KitSession(reader, writer, self.codec)
+        self.session.start()
+        await self.session.send_frames([ClientHello(version=0)])
+        event = await self.session.next_event(CONN, self.timeout)
+        return event is not None and event.kind == "serverHello"
+
+    async def check(self) -> str | None:
+        """None when the bystander still works, else what went wrong."""
+        session = self.session
+        if session is None:
+            return None
+        try:
+            if session.eof:
+                return "the target closed another, idle connection during the example"
+            await session.send_frames([Subscribe(publisher="tck/range?count=1", subscriber=1, initial_demand=1)])
+            for want in ("onSubscribe", "onNext", "onComplete"):
+                event = await session.next_event(("kit", 1), self.timeout)
+                if event is None or event.kind != want:
+                    got = "nothing" if event is None else event.kind
+                    return f"another connection stopped working during the example: expected {want}, got {got}"
+            await session.send_frames([Goodbye(reason="bystander done")])
+            await session.next_event(CONN, self.timeout)
+            return None
+        except (OSError, RuntimeError) as exc:
+            return f"another connection failed during the example: {type(exc).__name__}: {exc}"
+        finally:
+            await session.close("write")
+            await session.shutdown()

@@ -1,0 +1,78 @@
+"""The fuzzer against the reference peer over loopback: faults found fast, no false alarms, round trip."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tck.cli import app
+from tck.embedded import EmbeddedPeer
+from tck.fuzz import FuzzConfig, fuzz, write_findings
+from tck.scenarios.loader import load_file
+
+# One fault from each of five areas; each is found within a few seconds.
+QUICK_FAULTS = {
+    "hs-client-hello": "HS-4",
+    "bye-no-ack": "BYE-2",
+    "err-truncated-frame": "ERR-6",
+    "dem-error-without-rule": "DEM-3",
+    "ext-undeclared-type": "EXT-2",
+}
+
+
+@pytest.mark.parametrize("fault", sorted(QUICK_FAULTS))
+def test_a_fault_is_found_within_seconds(fault: str) -> None:
+    with EmbeddedPeer(faults=[fault]) as url:
+        outcome = fuzz(FuzzConfig(target=url, examples=400, seed=0, time_budget=20, shrink_budget=3,
+                                  stop_at_first=True))
+    assert [f.rule for f in outcome.findings if f.count] == [QUICK_FAULTS[fault]]
+    assert outcome.elapsed < 25
+
+
+@pytest.mark.parametrize("codec", ["msgpack", "varint"])
+def test_a_conforming_target_yields_no_findings(codec: str) -> None:
+    with EmbeddedPeer(codec=codec) as url:
+        outcome = fuzz(FuzzConfig(target=url, codec=codec, examples=15, seed=7, time_budget=30))
+    assert outcome.examples >= 5
+    assert [f.message for f in outcome.findings if f.count] == []
+
+
+def test_a_finding_file_reproduces_the_failure_with_rsio_tck_run(tmp_path: Path) -> None:
+    with EmbeddedPeer(faults=["dem-beyond-demand"]) as url:
+        config = FuzzConfig(target=url, examples=400, seed=0, time_budget=30, shrink_budget=5, stop_at_first=True)
+        outcome = fuzz(config)
+        assert outcome.findings and outcome.findings[0].rule == "DEM-1"
+        run_dir = tmp_path / "run"
+        summary = json.loads(write_findings(outcome, run_dir, config, "20260101T000000000Z").read_text())
+        files = sorted((run_dir / "fuzz-findings").glob("*.yaml"))
+        assert [str(p.relative_to(run_dir)) for p in files] == [f["scenario_file"] for f in summary["findings"]]
+        assert load_file(files[0])[0].rules[0] == "DEM-1"
+        result = CliRunner().invoke(app, ["run", "--target", url, "--scenarios", str(run_dir / "fuzz-findings"),
+                                          "--report-dir", str(tmp_path / "reports"), "--quiet"])
+    assert result.exit_code == 1, result.output
+    (results,) = list((tmp_path / "reports").glob("*/results.jsonl"))
+    lines = [json.loads(line) for line in results.read_text().splitlines()]
+    assert [line["verdict"] for line in lines] == ["fail"]
+    assert any(v["rule"] == "DEM-1" for v in lines[0]["violations"])
+
+
+def test_the_fuzz_command_writes_its_run_directory_and_exits_1(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["fuzz", "--fault", "hs-second-hello", "--examples", "30", "--time-budget", "20",
+                                      "--report-dir", str(tmp_path), "--quiet", "--seed", "4"])
+    assert result.exit_code == 1, result.output
+    (summary_path,) = list(tmp_path.glob("*/fuzz.json"))
+    summary = json.loads(summary_path.read_text())
+    assert summary["schema"] == "rsio-tck/fuzz/v1" and summary["seed"] == 4
+    assert summary["findings"][0]["rule"] == "HS-3"
+    assert (summary_path.parent / summary["findings"][0]["scenario_file"]).exists()
+
+
+def test_the_fuzz_command_exits_0_on_a_conforming_target(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["fuzz", "--examples", "10", "--time-budget", "20", "--report-dir",
+                                      str(tmp_path), "--quiet"])
+    assert result.exit_code == 0, result.output
+    (summary_path,) = list(tmp_path.glob("*/fuzz.json"))
+    assert json.loads(summary_path.read_text())["findings"] == []
