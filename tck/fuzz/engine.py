@@ -23,12 +23,14 @@ import hashlib
 import json
 import re
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
+from hypothesis.errors import HypothesisWarning
 
 from ..errors import Side
 from ..rules import RULES, Level
@@ -199,7 +201,9 @@ class _Search:
             raise _NewFinding(verdict[0])
 
         try:
-            probe()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", HypothesisWarning)  # large reprs of long programs
+                probe()
         except Exception:  # _NewFinding, or hypothesis giving up on a replay
             pass
         return latest[-1] if latest else None
