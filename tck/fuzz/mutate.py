@@ -3,7 +3,7 @@
 A valid frame the kit could send is built as a packet, then mutated: cut short,
 one bit flipped, a string/bytes length announcing more than follows (a few
 bytes, or 4 GiB), a type code from the reserved or extension range, a wrong
-field type (msgpack) or an over-long varint (varint).  The result is classified
+field type (msgpack), an Id of 2^63 or an over-long varint (varint).  The result is classified
 with the tck decoder of the receiving side: a protocol error now, a frame left
 incomplete (the kit then half-closes, which makes it a truncated frame), or
 valid frames, which hypothesis rejects (``assume``) because a valid frame is no
@@ -73,6 +73,9 @@ def mutated(draw: Any, codec: str) -> bytes:
     assume("subscriber" in [f.name for f in pkt.fields_desc])
     if codec == "msgpack":
         pkt.subscriber = draw(st.sampled_from(("x", b"\x01", 1.5, -1)))
+        return bytes(pkt)
+    if draw(st.booleans()):
+        pkt.subscriber = 2**63  # one past the largest Id (ERR-9)
         return bytes(pkt)
     head = bytes(pkt)[:1]
     return head + b"\x80" * 10 + b"\x01" + bytes(pkt)[2:]
