@@ -186,7 +186,7 @@ class _Search:
         shrink_until = [float("inf")]
         latest: list[tuple[dict[str, Any], tuple[str, str | None, str]]] = []
 
-        @settings(max_examples=max(min(config.examples - self.outcome.examples, ROUND_EXAMPLES), 1), database=None, deadline=None,
+        @settings(max_examples=ROUND_EXAMPLES, database=None, deadline=None,
                   derandomize=False, suppress_health_check=list(HealthCheck), phases=[Phase.generate, Phase.shrink],
                   report_multiple_bugs=False, verbosity=Verbosity.quiet, print_blob=False)
         @hypothesis_seed(config.seed * 100_003 + number)
@@ -218,8 +218,11 @@ def fuzz(config: FuzzConfig, on_example: Callable[[FuzzOutcome], None] | None = 
     for number in range(10_000):
         if outcome.examples >= config.examples or time.monotonic() >= search.deadline:
             break
+        before = outcome.examples
         found_now = search.round(number)
         if found_now is None:
+            if outcome.examples == before:
+                break  # the generator has nothing new left
             continue  # nothing new in this round: the next round draws from the next seed
         program, (rule, side, message) = found_now
         found = FuzzFinding(rule=rule, signature=signature(rule, message), side=side, message=message, program=program)
