@@ -8,6 +8,7 @@ which the in-scenario ``liveness`` step (a *fresh* connection) cannot see.
 
 from __future__ import annotations
 
+from ..errors import Side
 from ..scenarios.session import CONN, KitSession
 from ..transport import TargetError, open_target
 from ..wire.frames import ClientHello, Goodbye, Subscribe
@@ -29,25 +30,39 @@ class Bystander:
         event = await self.session.next_event(CONN, self.timeout)
         return event is not None and event.kind == "serverHello"
 
-    async def check(self) -> str | None:
-        """None when the bystander still works, else what went wrong."""
+    async def check(self) -> tuple[str, str] | None:
+        """None when the bystander still works, else (rule, what went wrong).
+
+        The bystander's own monitor names the rule when the target broke one on
+        it; a closed or dead bystander is ERR-3; a stream that just stalls is TCK-1.
+        """
         session = self.session
         if session is None:
             return None
         try:
-            if session.eof:
-                return "the target closed another, idle connection during the example"
-            await session.send_frames([Subscribe(publisher="tck/range?count=1", subscriber=1, initial_demand=1)])
-            for want in ("onSubscribe", "onNext", "onComplete"):
-                event = await session.next_event(("kit", 1), self.timeout)
-                if event is None or event.kind != want:
-                    got = "nothing" if event is None else event.kind
-                    return f"another connection stopped working during the example: expected {want}, got {got}"
-            await session.send_frames([Goodbye(reason="bystander done")])
-            await session.next_event(CONN, self.timeout)
-            return None
+            problem = await self._probe(session)
         except (OSError, RuntimeError) as exc:
-            return f"another connection failed during the example: {type(exc).__name__}: {exc}"
+            problem = ("ERR-3", f"another connection failed during the example: {type(exc).__name__}: {exc}")
         finally:
             await session.close("write")
             await session.shutdown()
+        if problem is not None:
+            broken = session.monitor.violations(Side.SERVER)
+            if broken:
+                return broken[0].rule, f"on another connection: {broken[0].message}"
+        return problem
+
+    async def _probe(self, session: KitSession) -> tuple[str, str] | None:
+        if session.eof:
+            return "ERR-3", "the target closed another, idle connection during the example"
+        await session.send_frames([Subscribe(publisher="tck/range?count=1", subscriber=1, initial_demand=1)])
+        for want in ("onSubscribe", "onNext", "onComplete"):
+            event = await session.next_event(("kit", 1), self.timeout)
+            if event is None or event.kind != want:
+                got = "nothing" if event is None else event.kind
+                rule = "ERR-3" if session.eof else "TCK-1"
+                return rule, f"another connection's tck/range?count=1: expected {want}, got {got}"
+        await session.send_frames([Goodbye(reason="bystander done")])
+        await session.next_event(CONN, self.timeout)
+        return None
+
