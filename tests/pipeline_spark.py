@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import json
 import os
 import shutil
 import tempfile
@@ -60,6 +61,13 @@ def published() -> Published:
     first = corpus.runs[RUNS_PER_VERSION - 1]  # the latest run of alpha 1.0
     (first / "report").mkdir()
     (first / "report" / "index.html").write_text("<html>per-run report of alpha 1.0</html>")
+    shared = {"rule": "ERR-7", "signature": "ERR-7: type code 0x3f", "side": "server", "message": "invalid type code",
+              "scenario_file": "fuzz-findings/err7.yaml", "count": 2}
+    for run_dir, extra in ((corpus.runs[0], []), (corpus.runs[-1], [dict(shared, signature="DEM-1: more", rule="DEM-1",
+                                                                          count=5)])):
+        (run_dir / "fuzz.json").write_text(json.dumps({"schema": "rsio-tck/fuzz/v1", "run_id": run_dir.name,
+                                                       "target": "t", "seed": 1, "examples": 100, "elapsed": 1.0,
+                                                       "findings": [shared, *extra]}))
     session()
     from tck.cli import app
 

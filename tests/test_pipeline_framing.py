@@ -113,3 +113,18 @@ def test_run_dirs_are_found_below_a_reports_directory_and_fuzz_rows_read(tmp_pat
     (tmp_path / "reports" / "notes").mkdir()
     assert expand_run_dirs([tmp_path / "reports", run]) == [run]
     assert [(r["rule"], r["count"]) for r in fuzz_rows(run, "x")] == [("ERR-7", 3)]
+
+
+def test_a_pcap_without_a_trace_gives_the_same_frames(tmp_path: Path) -> None:
+    from tck.pipeline.sources import connection_frames, connection_work
+    from tck.report.pcap import write_pcap
+
+    rows, _ = synthetic_connection(4, 2, DEFAULT_TARGETS[1], 40)
+    (tmp_path / "pcaps").mkdir()
+    write_pcap(tmp_path / "pcaps" / "only-pcap.pcap", list(trace_records(rows)))
+    (work,) = connection_work(tmp_path, "run", "msgpack")
+    assert work[0] == "pcap"
+    frames = [f for f in connection_frames(*work) if f["type"] != "eof"]
+    assert [(f["type"], f["size"], f["data"]) for f in frames] == [
+        (r.type, r.size, r.data) for r in rows if r.type != "eof"]
+    assert {f["origin"] for f in frames} == {"pcap"}

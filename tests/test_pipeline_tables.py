@@ -94,3 +94,12 @@ def test_latency_percentiles_per_target() -> None:
         assert subscribe["samples"] == totals["connections"]  # one subscription per connection
         assert 0 < subscribe["p50"] <= subscribe["p90"] <= subscribe["p99"] <= subscribe["max"] < 0.1
         assert rows[(target, "request_to_first_element")]["samples"] == totals["connections"]
+
+
+def test_fuzz_findings_are_deduplicated_across_runs() -> None:
+    rows = {(r["rule"], r["signature"]): r for r in table("fuzz_dedup")}
+    assert set(rows) == {("ERR-7", "ERR-7: type code 0x3f"), ("DEM-1", "DEM-1: more")}
+    shared = rows[("ERR-7", "ERR-7: type code 0x3f")]
+    assert (shared["runs"], shared["examples"], shared["targets"]) == (2, 4, ["alpha", "gamma"])
+    assert shared["reproducer"].endswith("fuzz-findings/err7.yaml")
+    assert rows[("DEM-1", "DEM-1: more")]["examples"] == 5

@@ -92,4 +92,8 @@ def write_table(frame: DataFrame, warehouse: Path, name: str, partition_by: list
 
 
 def read_table(spark: SparkSession, warehouse: Path, name: str) -> DataFrame:
-    return spark.read.parquet(schemas.table_path(warehouse, name))
+    """A table; base tables with their fixed schema, so an empty one (no Parquet files) still reads."""
+    reader = spark.read
+    if name in schemas.BASE_TABLES:
+        reader = reader.schema(schemas.BASE_TABLES[name])
+    return reader.parquet(schemas.table_path(warehouse, name))

@@ -12,6 +12,7 @@ tables to the driver as lists of dicts for the publisher.
 from __future__ import annotations
 
 import logging
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,8 @@ def judge_warehouse(spark: SparkSession, warehouse: Path) -> int:
         found = judge_files(spark, frames_dir, codecs)
     else:
         found = judge_frames(tables["frames"], tables["runs"])
+    # dynamic partition overwrite replaces source=offline only if the judge found something: clear it first
+    shutil.rmtree(Path(table_path(warehouse, "violations")) / "source=offline", ignore_errors=True)
     write_table(found, warehouse, "violations", partition_by=["source"])
     return read_table(spark, warehouse, "violations").filter("source = 'offline'").count()
 
@@ -68,6 +71,7 @@ def run_pipeline(spark: SparkSession, run_dirs: list[Path], warehouse: Path, *, 
     report = PipelineReport(warehouse=warehouse)
     started = time.perf_counter()
     base = ingest(spark, run_dirs).as_dict()
+    shutil.rmtree(Path(table_path(warehouse, "violations")), ignore_errors=True)  # no stale partitions
     files = max(1, spark.sparkContext.defaultParallelism)
     for name, frame in base.items():  # few files: many tiny ones make every later query slow
         write_table(frame.coalesce(files), warehouse, name, partition_by=["source"] if name == "violations" else None)
