@@ -15,7 +15,7 @@ from tck.pipeline.framing import frame_rows, judge_rows
 from tck.pipeline.judge import judge_table
 from tck.pipeline.sources import expand_run_dirs, fuzz_rows, signature, target_identity
 from tck.wire import get_codec
-from tck.wire.frames import ClientHello, OnNext, OnSubscribe, ServerHello, Subscribe
+from tck.wire.frames import ClientHello, Goodbye, OnNext, OnSubscribe, ServerHello, Subscribe
 
 C, S = Side.CLIENT, Side.SERVER
 
@@ -128,3 +128,19 @@ def test_a_pcap_without_a_trace_gives_the_same_frames(tmp_path: Path) -> None:
     assert [(f["type"], f["size"], f["data"]) for f in frames] == [
         (r.type, r.size, r.data) for r in rows if r.type != "eof"]
     assert {f["origin"] for f in frames} == {"pcap"}
+
+
+def test_bytes_after_a_wire_error_keep_their_place_in_time() -> None:
+    # the kit's malformed subscribe arrives before the target's goodbye; judged in that order, the
+    # target's close after its goodbye is not a BYE-3 (the kit's direction is already dead)
+    s2c = get_codec("msgpack").encoder()
+    records = [TraceRecord(t=0.0, sender=C, data=get_codec("msgpack").encoder().encode(ClientHello(version=0))),
+               TraceRecord(t=0.1, sender=S, data=s2c.encode(ServerHello(version=0))),
+               TraceRecord(t=0.2, sender=C, data=bytes.fromhex("04010100")),
+               TraceRecord(t=0.3, sender=S, data=s2c.encode(Goodbye(reason="bad subscribe"))),
+               TraceRecord(t=0.4, sender=S, data=None), TraceRecord(t=0.5, sender=C, data=None)]
+    rows = list(frame_rows(records))
+    assert [(r.type, r.t) for r in rows][2:4] == [("undecodable", 0.2), ("goodbye", 0.3)]
+    expected = [(f.rule, f.side, f.frame_index) for f in Monitor("msgpack").replay(records)]
+    assert [(f.rule, f.side, f.frame_index) for f in judge_rows(*_columns(rows))] == expected
+    assert ("BYE-3", S) not in [(rule, side) for rule, side, _ in expected]

@@ -8,8 +8,10 @@ elements it carried, the time of the chunk that completed it, and the frame's
 own bytes.  Frame boundaries inside a chunk come from re-encoding each decoded
 frame (canonical encodings re-encode to their exact size); the last frame of a
 chunk takes whatever the chunk completed, so the rows of one direction always
-concatenate to exactly the bytes that crossed.  Bytes that cannot be decoded
-become one ``undecodable`` row, and the end of a direction an ``eof`` row.
+concatenate to exactly the bytes that crossed.  From the first bytes that
+cannot be decoded on, a direction's chunks become ``undecodable`` rows, each at
+the time it arrived (the order of events decides verdicts such as BYE-3); the
+end of a direction is an ``eof`` row.
 
 ``judge_rows`` is the way back: it replays a connection's rows, in order,
 through ``tck.monitor.Monitor``.  Because the rows concatenate to the original
@@ -87,10 +89,10 @@ class _Direction:
 
     def feed(self, data: bytes) -> list[Piece]:
         """(type, id, bytes, payload, elements) for each frame the chunk completes."""
-        if self.dead:
-            self.stream += data
-            return []
         self.stream += data
+        if self.dead:  # nothing decodes after a wire error: the bytes stay visible, at their own time
+            self.cut = len(self.stream)
+            return [(UNDECODABLE, None, data, 0, 0)] if data else []
         try:
             frames = self.decoder.feed(data)
         except ProtocolViolation as violation:
@@ -130,8 +132,11 @@ class _Direction:
             frames = again.feed(bytes(self.stream[:bad]))
         except ProtocolViolation:
             frames = []
-        fresh = frames[self.emitted :]
-        return self._cut(fresh, bad) if fresh else []
+        rows = self._cut(frames[self.emitted :], bad)
+        if len(self.stream) > bad:
+            rows.append((UNDECODABLE, None, bytes(self.stream[bad:]), 0, 0))
+        self.cut = len(self.stream)
+        return rows
 
 
 def frame_rows(records: Iterable[TraceRecord], codec: str = "msgpack") -> Iterator[FrameRow]:
