@@ -126,7 +126,9 @@ def test_rsio_layer_dissects_payloads_when_present(run_dir: Path) -> None:
     wrpcap(str(tmp), packets)
     try:
         dissected = [p for p in rdpcap(str(tmp)) if p.haslayer(TCP) and len(p[TCP].payload)]
-        assert dissected and not isinstance(dissected[0][TCP].payload, Raw)
+        # The target may chunk its writes at any byte (a 1-byte segment stays Raw until the
+        # rest arrives); the kit writes its frames whole, so some segment dissects as RS-IO.
+        assert dissected and any(not isinstance(p[TCP].payload, Raw) for p in dissected)
         conn = read_connections(tmp)[0]  # payload bytes are the captured ones, whatever dissects them
         assert _streams(conn.records) == _streams(list(read_trace(run_dir / "traces" / "HS-001.trace")))
     finally:
