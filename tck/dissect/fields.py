@@ -41,6 +41,17 @@ def read_uvarint(data: bytes) -> tuple[int, int]:
     raise IncompleteField("varint cut off" if len(data) < 10 else "varint longer than 10 bytes")
 
 
+def derived_length(pkt: Any, x: Any, length_of: str | None, count_of: str | None) -> int:
+    """A length or count field left as None takes the size of the field it describes."""
+    if x is None and pkt is not None:
+        if length_of is not None:
+            value = pkt.getfieldval(length_of)
+            return len(value.encode("utf-8") if isinstance(value, str) else value or b"")
+        if count_of is not None:
+            return len(pkt.getfieldval(count_of) or [])
+    return 0 if x is None else int(x)
+
+
 class VarintField(Field[int, int]):
     """An unsigned LEB128 integer (a value, a type code, a length or a count)."""
 
@@ -52,13 +63,7 @@ class VarintField(Field[int, int]):
         self.count_of = count_of
 
     def i2m(self, pkt: Any, x: Any) -> int:
-        if x is None and pkt is not None:
-            if self.length_of is not None:
-                value = pkt.getfieldval(self.length_of)
-                return len(value.encode("utf-8") if isinstance(value, str) else value or b"")
-            if self.count_of is not None:
-                return len(pkt.getfieldval(self.count_of) or [])
-        return 0 if x is None else int(x)
+        return derived_length(pkt, x, self.length_of, self.count_of)
 
     def addfield(self, pkt: Any, s: bytes, val: Any) -> bytes:
         return s + uvarint(self.i2m(pkt, val))
@@ -140,13 +145,7 @@ class MsgpackHeaderField(Field[int, int]):
         self.count_of = count_of
 
     def i2m(self, pkt: Any, x: Any) -> int:
-        if x is None and pkt is not None:
-            if self.length_of is not None:
-                value = pkt.getfieldval(self.length_of)
-                return len(value.encode("utf-8") if isinstance(value, str) else value or b"")
-            if self.count_of is not None:
-                return len(pkt.getfieldval(self.count_of) or [])
-        return 0 if x is None else int(x)
+        return derived_length(pkt, x, self.length_of, self.count_of)
 
     def addfield(self, pkt: Any, s: bytes, val: Any) -> bytes:
         return s + msgpack_header(self.family, self.i2m(pkt, val))
