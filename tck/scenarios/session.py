@@ -106,7 +106,9 @@ class KitSession:
         self.encoder = chosen.encoder(self.limits)
         self.decoder = chosen.decoder(self.limits)
         self.trace: list[TraceRecord] = []
-        self.transcript: list[TranscriptLine] = []
+        # The first and the last lines of a long transcript are kept; the middle is counted.
+        self._transcript_head: list[TranscriptLine] = []
+        self._transcript_tail: deque[TranscriptLine] = deque(maxlen=MAX_TRANSCRIPT // 2)
         self.transcript_dropped = 0
         self.inbox: dict[Key, deque[Event]] = {}
         self.inbox_size = 0
@@ -126,11 +128,17 @@ class KitSession:
         return time.monotonic() - self.t0
 
     def _line(self, direction: str, text: str | Frame, data: bytes | None, index: int | None) -> None:
-        if len(self.transcript) >= MAX_TRANSCRIPT:
+        line = TranscriptLine(self.now(), direction, text, data, index, self.encoder)
+        if len(self._transcript_head) < MAX_TRANSCRIPT // 2:
+            self._transcript_head.append(line)
+            return
+        if len(self._transcript_tail) == self._transcript_tail.maxlen:
             self.transcript_dropped += 1
-            if len(self.transcript) > MAX_TRANSCRIPT // 2:
-                del self.transcript[MAX_TRANSCRIPT // 2]  # keep the start and the end
-        self.transcript.append(TranscriptLine(self.now(), direction, text, data, index, self.encoder))
+        self._transcript_tail.append(line)
+
+    @property
+    def transcript(self) -> list[TranscriptLine]:
+        return self._transcript_head + list(self._transcript_tail)
 
     # -- sending ------------------------------------------------------------------------
 
