@@ -136,6 +136,22 @@ class KitSession:
             self.transcript_dropped += 1
         self._transcript_tail.append(line)
 
+    def _received_lines(self, frames: list[Frame], index: int, t: float) -> None:
+        """Transcript lines for one read's frames, in bulk: of a flood only the lines that will
+        stay (the head, the last of the tail) are made at all; the rest are counted."""
+        head, tail, encoder = self._transcript_head, self._transcript_tail, self.encoder
+        room = max(0, MAX_TRANSCRIPT // 2 - len(head))
+        for offset, frame in enumerate(frames[:room]):
+            head.append(TranscriptLine(t, "target->kit", frame, None, index + offset, encoder))
+        rest = len(frames) - room
+        if rest <= 0:
+            return
+        keep = tail.maxlen or 0
+        self.transcript_dropped += max(0, len(tail) + rest - keep)
+        start = room + max(0, rest - keep)
+        for offset in range(start, len(frames)):
+            tail.append(TranscriptLine(t, "target->kit", frames[offset], None, index + offset, encoder))
+
     @property
     def transcript(self) -> list[TranscriptLine]:
         return self._transcript_head + list(self._transcript_tail)
@@ -222,9 +238,20 @@ class KitSession:
                     bad = None
                 index = self.monitor.frame_count
                 self.monitor.judge(TARGET, frames, t)
+                self._received_lines(frames, index, t)
+                sort, inbox = self._sort, self.inbox
                 for frame in frames:
-                    self._line("target->kit", frame, None, index)
-                    self._sort(frame, index)
+                    if type(frame) is OnNext and frame.subscriber not in self._parts:
+                        # Whole elements dominate floods: their inbox entry, inlined.
+                        sid = frame.subscriber
+                        queue = inbox.get(("kit", sid))
+                        if queue is None:
+                            queue = inbox[("kit", sid)] = deque()
+                        queue.append(Event("onNext", {"subscriber": sid, "element": frame.element}, index, "onNext"))
+                        self.inbox_size += 1
+                        self.signals += 1
+                    else:
+                        sort(frame, index)
                     index += 1
                 if bad is not None:
                     finding = self.monitor.observe_error(TARGET, bad, t)
