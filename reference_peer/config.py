@@ -21,7 +21,7 @@ class PeerConfig:
     write_low: int = 64 * 1024
     # SO_SNDBUF of TCP/unix sockets (None: the kernel's autotuning): bounds what sits in the
     # kernel, so a cancel or a goodbye takes effect after less data in flight.
-    socket_send_buffer: int | None = 256 * 1024
+    socket_send_buffer: int | None = 64 * 1024
     # Bytes of one packed frame or one part this peer sends (also capped by ``limits``).
     frame_cap: int = 256 * 1024
     # Variable-size elements longer than this are always sent split.
