@@ -29,6 +29,7 @@ from ..semantics.session import SessionModel
 from ..semantics.streams import StreamState
 from ..wire import Frame, Limits, describe, get_codec
 from ..wire.frames import OnNext, OnNextPacked, Subscribe
+from ..wire.runs import ElementRun, StridedRun, VariableRun
 from .contract import ContractJudge
 from .trace import TraceRecord, read_trace
 
@@ -102,7 +103,7 @@ class Monitor:
             self.bytes_ignored[sender] += len(data)
             return []
         try:
-            frames = self._decoders[sender].feed(data)
+            frames = self._decoders[sender].feed_runs(data)
         except ProtocolViolation as violation:
             # Frames decoded before the bad bytes are lost with the exception, so
             # decode again up to the offending frame (it is rare, cost is fine).
@@ -121,8 +122,14 @@ class Monitor:
         self.findings.append(finding)
         return finding
 
-    def judge(self, sender: Side, frames: Iterable[Frame], t: float = 0.0) -> None:
-        """Judge frames already decoded (by a connection that decoded them itself)."""
+    def judge(self, sender: Side, frames: Iterable[Frame | ElementRun], t: float = 0.0) -> None:
+        """Judge frames already decoded (by a connection that decoded them itself).
+
+        An ``ElementRun`` is judged as a whole when the frames it stands for
+        would all take the inlined path below and its elements fit the demand;
+        otherwise it is expanded and its frames judged one by one, so the
+        findings (and their frame indices) are those of the frames.
+        """
         model = self.model
         findings = self.findings
         index = self.frame_count
@@ -133,11 +140,30 @@ class Monitor:
         party = model.parties[sender]
         space = model.spaces[sender.peer]
         active, cancelled, open_ = StreamState.ACTIVE, StreamState.CANCELLED, PartyState.OPEN
-        for frame in frames:
+        for item in frames:
+            kind = type(item)
+            if kind is VariableRun or kind is StridedRun:
+                run: ElementRun = item  # type: ignore[assignment]
+                rec = space.get(run.subscriber)
+                if (
+                    not keep
+                    and (contract is None or not contract.active)
+                    and rec is not None
+                    and (rec.state is active or (rec.state is cancelled and not rec.owed_on_subscribes))
+                    and party.state is open_
+                    and rec.demand.take(run.elements)
+                ):
+                    party.frames_sent += run.frames
+                    index += run.frames
+                    continue
+                self.frame_count = index
+                self.judge(sender, run.to_frames(), t)
+                index = self.frame_count
+                continue
+            frame: Frame = item  # type: ignore[assignment]
             if keep:
                 self.frames.append(ObservedFrame(index, sender, t, frame))
             index += 1
-            kind = type(frame)
             if contract is not None and (contract.active or kind is Subscribe):
                 for violation in contract.observe(sender, frame):
                     findings.append(Finding.of(violation, index=index - 1, t=t, frame=frame))

@@ -22,6 +22,7 @@ from .frames import (
     OnSubscribe,
 )
 from .limits import Limits
+from .runs import ElementRun
 
 
 class FrameEncoder(Protocol):
@@ -34,6 +35,9 @@ class FrameDecoder(Protocol):
     offset: int  # bytes of the stream consumed into complete frames
 
     def feed(self, data: bytes) -> list[Frame]: ...
+
+    # As ``feed``, but long runs of element frames may come back as one ``ElementRun``.
+    def feed_runs(self, data: bytes) -> list[Frame | ElementRun]: ...
 
     def eof(self) -> None: ...
 

@@ -41,6 +41,8 @@ from .frames import (
     Subscribe,
 )
 from .limits import DEFAULT_LIMITS, Limits
+from .msgpack_runs import fixed_run, variable_run
+from .runs import ElementRun
 
 # Field kinds.  RAW is the fixed-size element of onNext; PACKED the count*size data.
 ID, LONG, UINT, COUNT, STR, BIN, IDS = "Id", "Long", "int", "count", "String", "Bytes", "Array[Id]"
@@ -176,6 +178,10 @@ class MsgpackDecoder:
         self._head_at = -1
         self._pending_at = -1  # start of an object the Unpacker holds half-parsed
         self._dead: ProtocolViolation | None = None
+        # Frame boundaries to pass before looking for an element run again: after
+        # a miss the decoder backs off, so mixed traffic pays little for trying.
+        self._run_skip = 0
+        self._run_backoff = 0
 
     def element_size(self, subscriber: int) -> int:
         return self._sizes.sizes.get(subscriber, 0)
@@ -183,19 +189,28 @@ class MsgpackDecoder:
     # The public entry points -------------------------------------------------
 
     def feed(self, data: bytes) -> list[Frame]:
+        out: list[Frame] = []
+        self._feed(data, out, False)
+        return out
+
+    def feed_runs(self, data: bytes) -> list[Frame | ElementRun]:
+        """As ``feed``, but long runs of element frames come back as one ``ElementRun`` each."""
+        out: list[Frame | ElementRun] = []
+        self._feed(data, out, True)
+        return out
+
+    def _feed(self, data: bytes, out: list[Any], runs: bool) -> None:
         if self._dead is not None:
             raise self._dead
-        out: list[Frame] = []
         try:
             for start in range(0, len(data), _FEED_CHUNK):
                 chunk = data[start : start + _FEED_CHUNK]
                 self._u.feed(chunk)
                 self._fed += len(chunk)
-                self._run(out, chunk)
+                self._run(out, chunk, runs)
         except ProtocolViolation as violation:
             self._dead = violation
             raise
-        return out
 
     def eof(self) -> None:
         """The transport ended: a frame in progress is a truncated frame (ERR-6)."""
@@ -214,7 +229,28 @@ class MsgpackDecoder:
     def _fail(self, rule: str, message: str) -> ProtocolViolation:
         return ProtocolViolation(rule=rule, side=None, offset=self.offset, message=message)
 
-    def _run(self, out: list[Frame], chunk: bytes) -> None:
+    def _element_run(self, chunk: bytes, at: int) -> tuple[ElementRun, int] | None:
+        """An element run starting at ``chunk[at]``, a frame boundary; backs off after a miss."""
+        if self._run_skip:
+            self._run_skip -= 1
+            return None
+        code = chunk[at] if at < len(chunk) else 0
+        if code != 0x08 and code != 0x0B:
+            return None
+        sizes, limits = self._sizes.sizes, self._limits
+        found: tuple[ElementRun, int] | None = fixed_run(chunk, at, sizes, limits.max_frame)
+        if found is None and code == 0x08:
+            found = variable_run(chunk, at, sizes, limits)
+        if found is None:
+            # Misses in a row skip 0, 1, 3, 7, ... boundaries: an odd frame now and
+            # then costs one attempt, traffic with no runs in it almost none.
+            self._run_skip = self._run_backoff
+            self._run_backoff = min(2 * self._run_backoff + 1, 1023)
+        else:
+            self._run_backoff = 0
+        return found
+
+    def _run(self, out: list[Any], chunk: bytes, runs: bool = False) -> None:
         u = self._u
         unpack = u.unpack
         tell = u.tell
@@ -229,6 +265,8 @@ class MsgpackDecoder:
         set_data = OnNextPacked.__dict__["data"].__set__
         max_frame = self._limits.max_frame
         obj_at = run_start = frame_start = tell()
+        base = self._fed - len(chunk)  # stream offset of chunk[0]
+        self._run_skip = 0  # a miss at the end of the last feed says nothing about this one
         try:
             while True:
                 if self._code == 0:
@@ -236,6 +274,14 @@ class MsgpackDecoder:
                     # that dominate traffic without storing per-frame state; should a
                     # frame be cut off, it records how far the frame got and re-raises.
                     frame_start = tell()
+                    if runs and frame_start >= base:
+                        # Nothing of an earlier feed is pending here, so the rest of
+                        # the Unpacker's buffer is chunk[frame_start - base:].
+                        found = self._element_run(chunk, frame_start - base)
+                        if found is not None:
+                            read_bytes(found[1])
+                            append(found[0])
+                            continue
                     head = read_bytes(1)
                     if not head:
                         self.offset = frame_start

@@ -55,6 +55,8 @@ from .frames import (
     Subscribe,
 )
 from .limits import DEFAULT_LIMITS, Limits
+from .runs import ElementRun
+from .varint_runs import fixed_run
 
 # Field kinds.  ESIZE is onSubscribe.elementSize (checked against max_element_size);
 # DATA the count * elementSize raw bytes of onNextPacked.
@@ -249,22 +251,31 @@ class VarintDecoder:
     # The public entry points -------------------------------------------------------
 
     def feed(self, data: bytes) -> list[Frame]:
+        out: list[Frame] = []
+        self._feed(data, out, False)
+        return out
+
+    def feed_runs(self, data: bytes) -> list[Frame | ElementRun]:
+        """As ``feed``, but long runs of fixed-size element frames come back as one ``ElementRun`` each."""
+        out: list[Frame | ElementRun] = []
+        self._feed(data, out, True)
+        return out
+
+    def _feed(self, data: bytes, out: list[Any], runs: bool) -> None:
         if self._dead is not None:
             raise self._dead
-        out: list[Frame] = []
         try:
             if len(data) <= _FEED_CHUNK:
                 self._buf += data
-                self._consume(self._decode(out))
+                self._consume(self._decode(out, runs))
             else:
                 with memoryview(data) as view:
                     for start in range(0, len(data), _FEED_CHUNK):
                         self._buf += view[start : start + _FEED_CHUNK]
-                        self._consume(self._decode(out))
+                        self._consume(self._decode(out, runs))
         except ProtocolViolation as violation:
             self._dead = violation
             raise
-        return out
 
     def eof(self) -> None:
         """The transport ended: a frame in progress is a truncated frame (ERR-6)."""
@@ -292,7 +303,7 @@ class VarintDecoder:
         if not self._code:
             self.offset = self._base
 
-    def _decode(self, out: list[Frame]) -> int:
+    def _decode(self, out: list[Any], runs: bool = False) -> int:
         """Decode every frame the buffer completes; the position after the last byte consumed."""
         buf = self._buf
         end = len(buf)
@@ -314,6 +325,12 @@ class VarintDecoder:
             # frame; anything else falls through to the general path.
             code = buf[pos]
             p = pos + 1
+            if runs and (code == 0x08 or code == 0x0B) and sizes:
+                found = fixed_run(buf, pos, sizes, max_frame, read)
+                if found is not None:
+                    append(found[0])
+                    pos += found[1]
+                    continue
             if code == 0x08:
                 sid = buf[p] if p < end else 0x80
                 if sid < 0x80:

@@ -1,0 +1,220 @@
+"""Bulk decoding of element runs in the ``msgpack`` profile (see ``runs.py``).
+
+Theory of operation: both finders look at the bytes of the current feed from a
+frame boundary and either prove that a run of plain element frames starts
+there, returning it with the number of bytes it covers, or return None and
+leave everything to the frame-by-frame decoder.  They never raise: whatever is
+unusual (a frame cut off, a wider encoding than needed, an oversize field, a
+different frame) simply ends the run before it, and the general path then
+decodes, or rejects, those bytes exactly as it would have without runs.
+
+Fixed-size frames (``onNext`` in fixed-size mode, ``onNextPacked``) all have
+the same length once the first frame's header (type code, Id, count) is known,
+so the run is as long as that header repeats at that stride
+(``runs.strided_run``).
+
+Variable-size ``onNext`` frames are three MessagePack objects each (the type
+code is the fixint 8).  A scratch ``Unpacker`` over the same bytes pulls them
+in batches through ``itertools.islice``; a batch is accepted when the codes
+are all 8, the Ids all equal and the elements all ``bin``, and when the bytes
+it consumed equal the sum of the *shortest* encodings of its objects.  No
+object is ever shorter than its shortest encoding, so that equality proves
+every object used it: the type codes were the byte ``08`` and nothing else,
+and each frame's extent is known without looking at it one by one.
+"""
+
+from __future__ import annotations
+
+from itertools import islice
+
+import msgpack
+
+from .frames import ID_MAX
+from .limits import Limits
+from .runs import MIN_FRAMES, StridedRun, VariableRun, strided_run
+
+MAX_BATCH = 4096  # frames pulled per batch of a variable-size run
+FIRST_WINDOW = 2048  # bytes a variable-size attempt copies first (a failed attempt costs little)
+MAX_WINDOW = 256 * 1024
+
+_UINT_WIDTH = {0xCC: 1, 0xCD: 2, 0xCE: 4, 0xCF: 8}
+
+
+def shortest_uint_length(value: int) -> int:
+    """Bytes of the shortest MessagePack encoding of a non-negative int."""
+    if value < 0x80:
+        return 1
+    if value <= 0xFF:
+        return 2
+    if value <= 0xFFFF:
+        return 3
+    if value <= 0xFFFF_FFFF:
+        return 5
+    return 9
+
+
+def shortest_uint_at(buf: bytes, at: int) -> tuple[int, int] | None:
+    """(value, length) of an unsigned int at ``at`` written in its shortest encoding, else None."""
+    if at >= len(buf):
+        return None
+    first = buf[at]
+    if first < 0x80:
+        return first, 1
+    width = _UINT_WIDTH.get(first)
+    if width is None or at + 1 + width > len(buf):
+        return None
+    value = int.from_bytes(buf[at + 1 : at + 1 + width], "big")
+    if shortest_uint_length(value) != 1 + width:
+        return None
+    return value, 1 + width
+
+
+def fixed_run(buf: bytes, at: int, sizes: dict[int, int], max_frame: int) -> tuple[StridedRun, int] | None:
+    """A run of fixed-size ``onNext`` or ``onNextPacked`` frames starting at ``buf[at]``."""
+    code = buf[at]
+    sid_field = shortest_uint_at(buf, at + 1)
+    if sid_field is None:
+        return None
+    sid, header = sid_field[0], 1 + sid_field[1]
+    size = sizes.get(sid)
+    if not size:
+        return None
+    per_frame = 1
+    if code == 0x0B:
+        count_field = shortest_uint_at(buf, at + header)
+        if count_field is None:
+            return None
+        per_frame = count_field[0]
+        header += count_field[1]
+        if per_frame < 1 or per_frame * size > max_frame:
+            return None
+    return strided_run(buf, at, sid=sid, header=header, size=size, per_frame=per_frame, packed=code == 0x0B)
+
+
+def _bin_headers(lengths: list[int]) -> int:
+    """Bytes of the shortest ``bin`` headers for elements of these lengths."""
+    if max(lengths) < 0x100:
+        return 2 * len(lengths)
+    return sum(2 if n < 0x100 else 3 if n < 0x10000 else 5 for n in lengths)
+
+
+def _shortest_frames(objects: list[object], sid: int, head: int) -> int | None:
+    """Bytes of ``objects`` as (8, sid, bin) frames in their shortest encodings; None if they are not that."""
+    frames = len(objects) // 3
+    elements = objects[2::3]
+    ids = objects[1::3]
+    if (
+        objects[0::3].count(8) != frames
+        or ids.count(sid) != frames
+        or set(map(type, ids)) - {int}
+        or set(map(type, elements)) - {bytes}
+    ):
+        return None
+    if not frames:
+        return 0
+    lengths: list[int] = list(map(len, elements))  # type: ignore[arg-type]
+    return frames * head + _bin_headers(lengths) + sum(lengths)
+
+
+def _plain_prefix(objects: list[object], sid: int) -> int:
+    """How many leading (8, sid, bin) triples ``objects`` holds (encodings not judged)."""
+    triples = zip(objects[0::3], objects[1::3], objects[2::3])
+    for index, (code, ident, element) in enumerate(triples):
+        if type(code) is not int or code != 8 or type(ident) is not int or ident != sid or type(element) is not bytes:
+            return index
+    return len(objects) // 3
+
+
+def _exactly_shortest(buf: bytes, at: int, length: int, objects: int) -> bool:
+    """Whether ``objects`` MessagePack objects fill exactly ``buf[at:at + length]``.
+
+    ``length`` is what they take in their shortest encodings, so they fit only
+    if every one of them uses it.
+    """
+    probe = msgpack.Unpacker(raw=False, max_buffer_size=length + 1)
+    probe.feed(buf[at : at + length])
+    return len(list(islice(probe, objects))) == objects and probe.tell() == length
+
+
+def _shortest_prefix(buf: bytes, at: int, objects: list[object], sid: int, head: int) -> tuple[int, int] | None:
+    """(frames, bytes) of the longest run of plain, shortest-encoded frames that ``objects`` start with.
+
+    The frames before the first one that differs are candidates; the longest
+    candidate prefix whose objects all use their shortest encodings is found by
+    bisection (a prefix qualifies exactly when every shorter one does) unless,
+    as usual, all of them qualify.
+    """
+    low, high = 0, _plain_prefix(objects, sid)
+    whole = _shortest_frames(objects[: 3 * high], sid, head)
+    if whole and _exactly_shortest(buf, at, whole, 3 * high):
+        return high, whole  # the usual case: all of them
+    high -= 1
+    while low < high:
+        middle = (low + high + 1) // 2
+        length = _shortest_frames(objects[: 3 * middle], sid, head)
+        if length and _exactly_shortest(buf, at, length, 3 * middle):
+            low = middle
+        else:
+            high = middle - 1
+    if not low:
+        return None
+    return low, _shortest_frames(objects[: 3 * low], sid, head) or 0
+
+
+def variable_run(buf: bytes, at: int, sizes: dict[int, int], limits: Limits) -> tuple[VariableRun, int] | None:
+    """A run of variable-size ``onNext`` frames for one Id starting at ``buf[at]``."""
+    sid_field = shortest_uint_at(buf, at + 1)
+    if sid_field is None or buf[at] != 0x08:
+        return None
+    sid, sid_length = sid_field
+    if sid > ID_MAX or sid in sizes:
+        return None
+    scratch = msgpack.Unpacker(
+        raw=False,
+        use_list=False,
+        strict_map_key=False,
+        max_buffer_size=len(buf) - at + 1,
+        max_bin_len=limits.max_element,
+        max_str_len=limits.max_string,
+        max_array_len=limits.max_array,
+        max_map_len=limits.max_array,
+        max_ext_len=limits.max_element,
+    )
+    window = FIRST_WINDOW
+    fed = min(len(buf), at + window)
+    scratch.feed(buf[at:fed])
+    items: list[bytes] = []
+    batch_frames = MIN_FRAMES
+    accepted = 0  # bytes of the accepted batches
+    try:
+        while True:
+            wanted = 3 * batch_frames
+            batch = list(islice(scratch, wanted))
+            while len(batch) < wanted and fed < len(buf):
+                window = min(window * 4, MAX_WINDOW)
+                upto = min(len(buf), fed + window)
+                scratch.feed(buf[fed:upto])
+                fed = upto
+                batch.extend(islice(scratch, wanted - len(batch)))
+            whole = len(batch) - len(batch) % 3
+            shortest = _shortest_frames(batch, sid, 1 + sid_length) if len(batch) == wanted else None
+            # tell() is exact after a whole batch; once the feed ran out it also
+            # counts the header of an object cut off, so a short batch is checked
+            # by parsing its bytes again instead.
+            if shortest is None or scratch.tell() - accepted != shortest:
+                # The run ends inside this batch (another frame, a wider encoding,
+                # the end of the feed): keep the frames before the first that
+                # differs, if they prove plain.
+                keep = _shortest_prefix(buf, at + accepted, batch[:whole], sid, 1 + sid_length)
+                if keep:
+                    accepted += keep[1]
+                    items.extend(batch[2 : 3 * keep[0] : 3])
+                break
+            accepted += shortest
+            items.extend(batch[2::3])
+            batch_frames = min(batch_frames * 2, MAX_BATCH)
+    except Exception:  # noqa: BLE001 - any object the scratch Unpacker refuses (over a limit,
+        pass  # malformed, an unhashable map key, ...) ends the run; the general path names it
+    if len(items) < MIN_FRAMES:
+        return None
+    return VariableRun(subscriber=sid, frames=len(items), elements=len(items), items=items), accepted

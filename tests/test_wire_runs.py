@@ -1,0 +1,279 @@
+"""Element runs: ``feed_runs`` decodes exactly what ``feed`` decodes, and judging runs judges the frames.
+
+The run finders only ever take bytes they have proved to be plain element
+frames, so the property here is differential: for any byte stream, valid or
+not, cut anywhere, ``feed_runs`` with its runs expanded returns the frames
+``feed`` returns, raises the same violation at the same offset, and leaves the
+decoder at the same offset.  The streams are bursty (runs are what the finders
+look for) and sprinkled with legal-but-unusual encodings (wider Ids, wider
+``bin`` headers) and illegal ones (a wide type code, a float Id), which must
+each end a run rather than slip into one.
+"""
+
+from __future__ import annotations
+
+import msgpack
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tck.errors import ProtocolViolation, Side
+from tck.monitor import Monitor
+from tck.wire import get_codec
+from tck.wire.frames import (
+    Cancel,
+    ClientHello,
+    OnComplete,
+    OnNext,
+    OnNextPacked,
+    OnSubscribe,
+    Request,
+    ServerHello,
+    Subscribe,
+)
+from tck.wire.runs import ElementRun, StridedRun, VariableRun, expand
+
+CODECS = ("msgpack", "varint")
+SETTINGS = settings(max_examples=int(__import__("os").environ.get("RUNS_EXAMPLES", "120")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+IDS = (0, 1, 127, 128, 300, 70000, 2**40)
+
+
+def _msgpack_onnext(sid: int, element: bytes, variant: str) -> bytes:
+    """A variable-size onNext in the msgpack profile, optionally encoded unusually."""
+    if variant == "wide-id":  # legal: an Id may use a wider int encoding
+        head = b"\x08\xcf" + sid.to_bytes(8, "big")
+    elif variant == "wide-bin":  # legal: a bin16 header for a short element
+        return b"\x08" + msgpack.packb(sid) + b"\xc5" + len(element).to_bytes(2, "big") + element
+    elif variant == "wide-code":  # illegal: type code 0xcc is no message
+        head = b"\xcc\x08" + msgpack.packb(sid)
+    elif variant == "float-id":  # illegal: an Id must be an int
+        head = b"\x08" + msgpack.packb(float(sid))
+    elif variant == "str-element":  # illegal: an element is bin
+        return b"\x08" + msgpack.packb(sid) + msgpack.packb(element.decode("latin-1"))
+    else:
+        head = b"\x08" + msgpack.packb(sid)
+    return head + msgpack.packb(element, use_bin_type=True)
+
+
+VARIANTS = ("plain",) * 80 + ("wide-id", "wide-bin", "wide-code", "float-id", "str-element")
+
+
+@st.composite
+def bursty_streams(draw: st.DrawFn, codec: str) -> bytes:
+    """Server-to-client bytes: onSubscribes, bursts of element frames, terminals, the odd unusual frame."""
+    encoder = get_codec(codec).encoder()
+    sizes: dict[int, int] = {}
+    out = [encoder.encode(ServerHello(version=0))]
+    for _ in range(draw(st.integers(1, 8))):
+        sid = draw(st.sampled_from(IDS))
+        action = draw(st.sampled_from(["subscribe", "burst", "burst", "burst", "complete"]))
+        if action == "subscribe" or (action == "burst" and sid not in sizes and draw(st.booleans())):
+            size = draw(st.sampled_from([0, 1, 8, 200]))
+            out.append(encoder.encode(OnSubscribe(subscriber=sid, element_size=size)))
+            sizes[sid] = size
+        elif action == "complete":
+            out.append(encoder.encode(OnComplete(subscriber=sid)))
+            sizes.pop(sid, None)
+        if action != "burst":
+            continue
+        size = sizes.get(sid, 0)
+        count = draw(st.integers(1, 40))
+        if size:
+            per_frame = draw(st.sampled_from([0, 0, 1, 3, 16]))  # 0: onNext, else onNextPacked of that count
+            for i in range(count):
+                if per_frame:
+                    frame = OnNextPacked(subscriber=sid, count=per_frame, data=bytes([i % 256]) * (size * per_frame))
+                    out.append(encoder.encode(frame))
+                else:
+                    out.append(encoder.encode(OnNext(subscriber=sid, element=bytes([i % 256]) * size)))
+        else:
+            length = draw(st.sampled_from([None, 0, 5, 300]))  # None: lengths vary element by element
+            for i in range(count):
+                element = bytes([i % 256]) * (i % 7 if length is None else length)
+                variant = draw(st.sampled_from(VARIANTS)) if codec == "msgpack" else "plain"
+                if variant == "plain":
+                    out.append(encoder.encode(OnNext(subscriber=sid, element=element)))
+                else:
+                    out.append(_msgpack_onnext(sid, element, variant))
+                    if variant not in ("wide-id", "wide-bin"):
+                        break  # the stream is broken from here on; stop drawing
+    return b"".join(out)
+
+
+def _mutate(data: bytes, draw: st.DrawFn) -> bytes:
+    """Flip, drop or insert one byte: most such streams are malformed somewhere."""
+    if not data:
+        return data
+    at = draw(st.integers(0, len(data) - 1))
+    how = draw(st.sampled_from(["flip", "drop", "insert", "keep", "keep"]))
+    if how == "flip":
+        return data[:at] + bytes([data[at] ^ draw(st.integers(1, 255))]) + data[at + 1 :]
+    if how == "drop":
+        return data[:at] + data[at + 1 :]
+    if how == "insert":
+        return data[:at] + bytes([draw(st.integers(0, 255))]) + data[at:]
+    return data
+
+
+def _pieces(data: bytes, cuts: list[int]) -> list[bytes]:
+    points = sorted({0, len(data), *(c % (len(data) + 1) for c in cuts)})
+    return [data[a:b] for a, b in zip(points, points[1:])]
+
+
+def _outcome(codec: str, pieces: list[bytes], runs: bool) -> list[object]:
+    """Per feed: the frames (runs expanded) and the offset; or the violation; then eof's verdict."""
+    decoder = get_codec(codec).decoder()
+    seen: list[object] = []
+    for piece in pieces:
+        try:
+            got = expand(decoder.feed_runs(piece)) if runs else decoder.feed(piece)
+        except ProtocolViolation as violation:
+            seen.append(("violation", violation.rule, violation.offset, str(violation)))
+            return seen
+        seen.append((got, decoder.offset))
+    try:
+        decoder.eof()
+        seen.append("clean eof")
+    except ProtocolViolation as violation:
+        seen.append(("eof", violation.rule, violation.offset, str(violation)))
+    return seen
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@SETTINGS
+@given(data=st.data())
+def test_feed_runs_decodes_what_feed_decodes(codec: str, data: st.DataObject) -> None:
+    stream = data.draw(bursty_streams(codec))
+    stream = _mutate(stream, data.draw)
+    cuts = data.draw(st.one_of(st.just([]), st.lists(st.integers(0, 1 << 16), max_size=6)))
+    pieces = _pieces(stream, cuts)
+    assert _outcome(codec, pieces, runs=True) == _outcome(codec, pieces, runs=False)
+
+
+def _long_stream(codec: str, kind: str, frames: int = 500) -> bytes:
+    encoder = get_codec(codec).encoder()
+    size = 0 if kind == "variable" else 8
+    out = [encoder.encode(OnSubscribe(subscriber=5, element_size=size))]
+    for i in range(frames):
+        if kind == "variable":
+            out.append(encoder.encode(OnNext(subscriber=5, element=msgpack.packb(i))))
+        elif kind == "fixed":
+            out.append(encoder.encode(OnNext(subscriber=5, element=i.to_bytes(8, "big"))))
+        else:
+            out.append(encoder.encode(OnNextPacked(subscriber=5, count=4, data=bytes(32))))
+    return b"".join(out)
+
+
+@pytest.mark.parametrize(
+    ("codec", "kind", "run_type"),
+    [
+        ("msgpack", "variable", VariableRun),
+        ("msgpack", "fixed", StridedRun),
+        ("msgpack", "packed", StridedRun),
+        ("varint", "fixed", StridedRun),
+        ("varint", "packed", StridedRun),
+    ],
+)
+def test_a_long_burst_comes_back_as_one_run(codec: str, kind: str, run_type: type) -> None:
+    items = get_codec(codec).decoder().feed_runs(_long_stream(codec, kind))
+    assert isinstance(items[0], OnSubscribe)
+    assert [type(item) for item in items[1:]] == [run_type]
+    run = items[1]
+    assert isinstance(run, ElementRun)
+    assert run.subscriber == 5 and run.frames == 500
+    assert run.elements == (2000 if kind == "packed" else 500)
+
+
+def test_varint_variable_size_elements_are_never_gathered() -> None:
+    items = get_codec("varint").decoder().feed_runs(_long_stream("varint", "variable"))
+    assert not any(isinstance(item, ElementRun) for item in items)
+    assert len(items) == 501
+
+
+@pytest.mark.parametrize("variant", ["wide-id", "wide-bin"])
+def test_a_legal_wider_encoding_ends_a_run_and_decodes_as_a_frame(variant: str) -> None:
+    plain = b"".join(_msgpack_onnext(3, b"ab", "plain") for _ in range(20))
+    odd = _msgpack_onnext(3, b"xy", variant)
+    items = get_codec("msgpack").decoder().feed_runs(plain + odd + plain)
+    assert [type(item) for item in items] == [VariableRun, OnNext, VariableRun]
+    assert items[1] == OnNext(subscriber=3, element=b"xy")
+
+
+@pytest.mark.parametrize(("variant", "rule"), [("wide-code", "ERR-7"), ("float-id", "ERR-4"), ("str-element", "ERR-4")])
+def test_an_illegal_frame_after_a_run_raises_at_its_own_offset(variant: str, rule: str) -> None:
+    plain = b"".join(_msgpack_onnext(3, b"ab", "plain") for _ in range(20))
+    with pytest.raises(ProtocolViolation) as caught:
+        get_codec("msgpack").decoder().feed_runs(plain + _msgpack_onnext(3, b"xy", variant))
+    assert caught.value.rule == rule
+    assert caught.value.offset == len(plain)
+
+
+# -- judging runs -----------------------------------------------------------------------
+
+
+@st.composite
+def demand_traces(draw: st.DrawFn, codec: str) -> list[tuple[Side, bytes]]:
+    """A subscription with bounded demand, bursts of elements that may overrun it, requests, a cancel."""
+    enc = {side: get_codec(codec).encoder() for side in Side}
+    size = draw(st.sampled_from([0, 8]))
+    steps = [
+        (Side.CLIENT, enc[Side.CLIENT].encode(ClientHello(version=0))),
+        (Side.SERVER, enc[Side.SERVER].encode(ServerHello(version=0))),
+        (Side.CLIENT, enc[Side.CLIENT].encode(Subscribe(publisher="p", subscriber=1, initial_demand=draw(st.integers(0, 60))))),
+        (Side.SERVER, enc[Side.SERVER].encode(OnSubscribe(subscriber=1, element_size=size))),
+    ]
+    for _ in range(draw(st.integers(1, 6))):
+        step = draw(st.sampled_from(["burst", "burst", "request", "cancel", "packed"]))
+        if step == "request":
+            demand = draw(st.integers(1, 40))
+            steps.append((Side.CLIENT, enc[Side.CLIENT].encode(Request(subscriber=1, demand=demand))))
+        elif step == "cancel":
+            steps.append((Side.CLIENT, enc[Side.CLIENT].encode(Cancel(subscriber=1))))
+        else:
+            frames = []
+            for i in range(draw(st.integers(1, 30))):
+                if step == "packed" and size:
+                    frames.append(OnNextPacked(subscriber=1, count=3, data=bytes(3 * size)))
+                else:
+                    frames.append(OnNext(subscriber=1, element=bytes([i]) * (size or i % 5)))
+            steps.append((Side.SERVER, b"".join(enc[Side.SERVER].encode(f) for f in frames)))
+    return steps
+
+
+def _findings(codec: str, steps: list[tuple[Side, bytes]], runs: bool, keep: bool = False) -> list[object]:
+    monitor = Monitor(codec, keep_frames=keep)
+    if not runs:
+        for decoder in monitor._decoders.values():
+            decoder.feed_runs = decoder.feed  # type: ignore[method-assign]
+    for side, data in steps:
+        monitor.observe(side, data)
+    judged = [finding.to_json() for finding in monitor.findings]
+    kept = [(f.index, f.sender, f.frame) for f in monitor.frames]
+    return [judged, monitor.frame_count, kept]
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@SETTINGS
+@given(data=st.data())
+def test_judging_runs_finds_what_judging_frames_finds(codec: str, data: st.DataObject) -> None:
+    steps = data.draw(demand_traces(codec))
+    keep = data.draw(st.booleans())
+    assert _findings(codec, steps, runs=True, keep=keep) == _findings(codec, steps, runs=False, keep=keep)
+
+
+def test_a_run_overrunning_demand_is_reported_at_the_first_frame_past_it() -> None:
+    enc = {side: get_codec("msgpack").encoder() for side in Side}
+    steps = [
+        (Side.CLIENT, enc[Side.CLIENT].encode(ClientHello(version=0))),
+        (Side.SERVER, enc[Side.SERVER].encode(ServerHello(version=0))),
+        (Side.CLIENT, enc[Side.CLIENT].encode(Subscribe(publisher="p", subscriber=1, initial_demand=20))),
+        (Side.SERVER, enc[Side.SERVER].encode(OnSubscribe(subscriber=1, element_size=0))),
+        (Side.SERVER, b"".join(enc[Side.SERVER].encode(OnNext(subscriber=1, element=b"e")) for _ in range(50))),
+    ]
+    monitor = Monitor("msgpack")
+    for side, data in steps:
+        monitor.observe(side, data)
+    assert monitor.frame_count == 54
+    first = monitor.violations(Side.SERVER)[0]
+    assert first.rule == "DEM-5"  # over initialDemand, with no request yet
+    assert first.frame_index == 4 + 20  # the 21st onNext, after hello, hello, subscribe, onSubscribe
