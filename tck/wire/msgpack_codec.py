@@ -15,7 +15,6 @@ buffering toward it.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable
 from typing import Any
 
@@ -41,7 +40,7 @@ from .frames import (
     Subscribe,
 )
 from .limits import DEFAULT_LIMITS, Limits
-from .msgpack_runs import fixed_run, variable_run
+from .msgpack_runs import RunFinder
 from .runs import ElementRun
 
 # Field kinds.  RAW is the fixed-size element of onNext; PACKED the count*size data.
@@ -178,10 +177,7 @@ class MsgpackDecoder:
         self._head_at = -1
         self._pending_at = -1  # start of an object the Unpacker holds half-parsed
         self._dead: ProtocolViolation | None = None
-        # Frame boundaries to pass before looking for an element run again: after
-        # a miss the decoder backs off, so mixed traffic pays little for trying.
-        self._run_skip = 0
-        self._run_backoff = 0
+        self._runs = RunFinder(self._sizes.sizes, self._limits)
 
     def element_size(self, subscriber: int) -> int:
         return self._sizes.sizes.get(subscriber, 0)
@@ -229,27 +225,6 @@ class MsgpackDecoder:
     def _fail(self, rule: str, message: str) -> ProtocolViolation:
         return ProtocolViolation(rule=rule, side=None, offset=self.offset, message=message)
 
-    def _element_run(self, chunk: bytes, at: int) -> tuple[ElementRun, int] | None:
-        """An element run starting at ``chunk[at]``, a frame boundary; backs off after a miss."""
-        if self._run_skip:
-            self._run_skip -= 1
-            return None
-        code = chunk[at] if at < len(chunk) else 0
-        if code != 0x08 and code != 0x0B:
-            return None
-        sizes, limits = self._sizes.sizes, self._limits
-        found: tuple[ElementRun, int] | None = fixed_run(chunk, at, sizes, limits.max_frame)
-        if found is None and code == 0x08:
-            found = variable_run(chunk, at, sizes, limits)
-        if found is None:
-            # Misses in a row skip 0, 1, 3, 7, ... boundaries: an odd frame now and
-            # then costs one attempt, traffic with no runs in it almost none.
-            self._run_skip = self._run_backoff
-            self._run_backoff = min(2 * self._run_backoff + 1, 1023)
-        else:
-            self._run_backoff = 0
-        return found
-
     def _run(self, out: list[Any], chunk: bytes, runs: bool = False) -> None:
         u = self._u
         unpack = u.unpack
@@ -266,7 +241,8 @@ class MsgpackDecoder:
         max_frame = self._limits.max_frame
         obj_at = run_start = frame_start = tell()
         base = self._fed - len(chunk)  # stream offset of chunk[0]
-        self._run_skip = 0  # a miss at the end of the last feed says nothing about this one
+        find_run = self._runs.find
+        self._runs.new_feed()
         try:
             while True:
                 if self._code == 0:
@@ -277,7 +253,7 @@ class MsgpackDecoder:
                     if runs and frame_start >= base:
                         # Nothing of an earlier feed is pending here, so the rest of
                         # the Unpacker's buffer is chunk[frame_start - base:].
-                        found = self._element_run(chunk, frame_start - base)
+                        found = find_run(chunk, frame_start - base)
                         if found is not None:
                             read_bytes(found[1])
                             append(found[0])
@@ -534,6 +510,3 @@ class MsgpackCodec:
 
     def decoder(self, limits: Limits | None = None) -> MsgpackDecoder:
         return MsgpackDecoder(limits)
-
-
-_ = struct  # kept for symmetry with the varint codec's helpers

@@ -31,7 +31,7 @@ import msgpack
 
 from .frames import ID_MAX
 from .limits import Limits
-from .runs import MIN_FRAMES, StridedRun, VariableRun, strided_run
+from .runs import MIN_FRAMES, ElementRun, StridedRun, VariableRun, strided_run
 
 MAX_BATCH = 4096  # frames pulled per batch of a variable-size run
 FIRST_WINDOW = 2048  # bytes a variable-size attempt copies first (a failed attempt costs little)
@@ -218,3 +218,42 @@ def variable_run(buf: bytes, at: int, sizes: dict[int, int], limits: Limits) -> 
     if len(items) < MIN_FRAMES:
         return None
     return VariableRun(subscriber=sid, frames=len(items), elements=len(items), items=items), accepted
+
+
+class RunFinder:
+    """Looks for element runs at the frame boundaries of one decoder, backing off after misses.
+
+    Misses in a row skip 0, 1, 3, 7, ... boundaries before the next attempt: an
+    odd frame now and then costs one attempt, traffic with no runs in it almost
+    none.  Each feed starts afresh, since a miss at the end of the last feed (a
+    frame cut off) says nothing about this one.
+    """
+
+    __slots__ = ("sizes", "limits", "skip", "backoff")
+
+    def __init__(self, sizes: dict[int, int], limits: Limits) -> None:
+        self.sizes = sizes  # the decoder's elementSize per Id, shared, not copied
+        self.limits = limits
+        self.skip = 0
+        self.backoff = 0
+
+    def new_feed(self) -> None:
+        self.skip = self.backoff = 0
+
+    def find(self, chunk: bytes, at: int) -> tuple[ElementRun, int] | None:
+        """A run starting at ``chunk[at]``, a frame boundary, with the bytes it covers; or None."""
+        if self.skip:
+            self.skip -= 1
+            return None
+        code = chunk[at] if at < len(chunk) else 0
+        if code != 0x08 and code != 0x0B:
+            return None
+        found: tuple[ElementRun, int] | None = fixed_run(chunk, at, self.sizes, self.limits.max_frame)
+        if found is None and code == 0x08:
+            found = variable_run(chunk, at, self.sizes, self.limits)
+        if found is None:
+            self.skip = self.backoff
+            self.backoff = min(2 * self.backoff + 1, 1023)
+        else:
+            self.backoff = 0
+        return found

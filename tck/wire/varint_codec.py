@@ -57,6 +57,7 @@ from .frames import (
 from .limits import DEFAULT_LIMITS, Limits
 from .runs import ElementRun
 from .varint_runs import fixed_run
+from .varints import INCOMPLETE, ONE_BYTE, TOO_LONG, read_uvarint, uvarint
 
 # Field kinds.  ESIZE is onSubscribe.elementSize (checked against max_element_size);
 # DATA the count * elementSize raw bytes of onNextPacked.
@@ -85,61 +86,6 @@ LAYOUT: dict[int, tuple[type, tuple[tuple[str, str, str], ...]]] = {
 }
 
 _FEED_CHUNK = 1 << 20  # a large feed is buffered in slices of this size
-_U64 = 1 << 64
-
-# -- varints ------------------------------------------------------------------------
-
-_ONE_BYTE: tuple[bytes, ...] = tuple(bytes((i,)) for i in range(0x80))
-
-
-def uvarint(value: int) -> bytes:
-    """The minimal unsigned LEB128 encoding of ``value`` (0 <= value < 2^64)."""
-    if 0 <= value < 0x80:
-        return _ONE_BYTE[value]
-    if not 0 <= value < _U64:
-        raise ValueError(f"{value} does not fit an unsigned varint (0..2^64-1)")
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-# _read_uvarint returns these instead of a value (values are never negative).
-_INCOMPLETE, _TOO_LONG, _TOO_BIG = -1, -2, -3
-
-
-def _read_uvarint(buf: bytearray, pos: int, end: int) -> tuple[int, int]:
-    """(value, position after it) of the varint at ``pos``; or (_INCOMPLETE | _TOO_LONG | _TOO_BIG, pos).
-
-    A tenth byte may carry only bit 63 (0x00 or 0x01): with its continuation bit
-    set the varint is longer than 10 bytes, above 0x01 it is 2^64 or more.  Both
-    are known as soon as the tenth byte arrives.
-    """
-    if pos >= end:
-        return _INCOMPLETE, pos
-    b = buf[pos]
-    if b < 0x80:
-        return b, pos + 1
-    value = b & 0x7F
-    shift = 7
-    p = pos + 1
-    while p < end:
-        b = buf[p]
-        p += 1
-        if shift == 63:
-            if b & 0x80:
-                return _TOO_LONG, pos
-            if b > 1:
-                return _TOO_BIG, pos
-            return value | (b << 63), p
-        value |= (b & 0x7F) << shift
-        if b < 0x80:
-            return value, p
-        shift += 7
-    return _INCOMPLETE, pos
-
 
 # -- encoding -----------------------------------------------------------------------
 
@@ -174,7 +120,7 @@ class VarintEncoder:
                     + bytes(frame.data)  # type: ignore[union-attr]
                 )
             _, fields = LAYOUT[code]
-            parts = [_ONE_BYTE[code]]
+            parts = [ONE_BYTE[code]]
             for attr, _wire, kind in fields:
                 value = getattr(frame, attr)
                 if kind in _INT_KINDS:
@@ -200,7 +146,7 @@ class VarintEncoder:
     def encode_elements(self, subscriber: int, elements: list[bytes]) -> bytes:
         """Many onNext frames for one variable-size stream, in one buffer (the hot send path)."""
         head = b"\x08" + uvarint(subscriber)
-        one = _ONE_BYTE
+        one = ONE_BYTE
         return b"".join(
             [head + (one[n] if (n := len(element)) < 0x80 else uvarint(n)) + element for element in elements]
         )
@@ -312,7 +258,7 @@ class VarintDecoder:
         append = out.append
         max_element = self._limits.max_element
         max_frame = self._limits.max_frame
-        read = _read_uvarint
+        read = read_uvarint
         new = _new
         set_sub, set_el = _set_sub, _set_el
         get_size = sizes.get
@@ -326,7 +272,7 @@ class VarintDecoder:
             code = buf[pos]
             p = pos + 1
             if runs and (code == 0x08 or code == 0x0B) and sizes:
-                found = fixed_run(buf, pos, sizes, max_frame, read)
+                found = fixed_run(buf, pos, sizes, max_frame)
                 if found is not None:
                     append(found[0])
                     pos += found[1]
@@ -372,7 +318,7 @@ class VarintDecoder:
             elif code >= 0x80:
                 code, p = read(buf, pos, end)
                 if code < 0:
-                    if code == _INCOMPLETE:
+                    if code == INCOMPLETE:
                         return pos
                     self.offset = self._base + pos
                     raise self._varint_error(code, "type code")
@@ -400,9 +346,9 @@ class VarintDecoder:
         while len(got) < len(fields):
             _attr, wire, kind = fields[len(got)]
             if kind in _INT_KINDS:
-                value, p = _read_uvarint(buf, pos, end)
+                value, p = read_uvarint(buf, pos, end)
                 if value < 0:
-                    if value == _INCOMPLETE:
+                    if value == INCOMPLETE:
                         return pos
                     raise self._varint_error(value, self._field(wire))
                 self._check_int(kind, wire, value)
@@ -410,9 +356,9 @@ class VarintDecoder:
                 pos = p
             elif kind == IDS:
                 if self._count < 0:
-                    count, p = _read_uvarint(buf, pos, end)
+                    count, p = read_uvarint(buf, pos, end)
                     if count < 0:
-                        if count == _INCOMPLETE:
+                        if count == INCOMPLETE:
                             return pos
                         raise self._varint_error(count, self._field(wire) + " count")
                     if count > limits.max_array:
@@ -423,9 +369,9 @@ class VarintDecoder:
                     pos = p
                 items = self._items
                 while len(items) < self._count:
-                    item, p = _read_uvarint(buf, pos, end)
+                    item, p = read_uvarint(buf, pos, end)
                     if item < 0:
-                        if item == _INCOMPLETE:
+                        if item == INCOMPLETE:
                             return pos
                         raise self._varint_error(item, f"{self._field(wire)}[{len(items)}]")
                     if item > ID_MAX:
@@ -442,9 +388,9 @@ class VarintDecoder:
                     elif kind == BIN and self._code == 0x08 and got[0] in self._sizes.sizes:
                         need = self._sizes.sizes[got[0]]  # fixed-size onNext: raw, no length
                     else:
-                        need, p = _read_uvarint(buf, pos, end)
+                        need, p = read_uvarint(buf, pos, end)
                         if need < 0:
-                            if need == _INCOMPLETE:
+                            if need == INCOMPLETE:
                                 return pos
                             raise self._varint_error(need, self._field(wire) + " length")
                         limit = limits.max_string if kind == STR else limits.max_element
@@ -515,7 +461,7 @@ class VarintDecoder:
         return ProtocolViolation(rule=rule, side=None, offset=self.offset, message=message)
 
     def _varint_error(self, status: int, where: str) -> ProtocolViolation:
-        if status == _TOO_LONG:
+        if status == TOO_LONG:
             return self._fail("ERR-10", f"{where}: varint longer than 10 bytes")
         return self._fail("ERR-10", f"{where}: varint value 2^64 or more")
 
