@@ -9,10 +9,12 @@ frames and no checks: iterating bare objects where the bytes are all
 MessagePack objects (variable-size), and the minimal unpack/read_bytes loop
 where raw element bytes make that impossible (fixed-size, packed).
 
-``Monitor.observe`` decodes runs of element frames for one Id in bulk
-(``tck/wire/runs.py``), which is what these three traces are.  A fourth trace,
-variable-size onNext frames dealt round-robin to four Ids, has no runs at all:
-it measures the frame-by-frame path, the floor for any traffic.
+``Monitor.observe`` decodes runs of element frames in bulk (``tck/wire/runs.py``),
+which is what these three traces are.  Two more show other traffic:
+``interleaved``, variable-size onNext frames dealt round-robin to four Ids (runs
+over several Ids), and ``fixed-mixed``, fixed-size onNext frames dealt the same
+way, where no run can form (each frame's header differs from the last): the
+frame-by-frame path, the floor for any traffic.
 """
 
 from __future__ import annotations
@@ -48,8 +50,12 @@ def _setup(sids: range, size: int) -> tuple[bytes, bytes, object]:
 def trace(kind: str, frames: int) -> tuple[bytes, bytes, bytes]:
     """(client bytes, server preamble, server onNext bytes) for ``frames`` onNext frames."""
     size = 0 if kind in ("variable", "interleaved") else 8
-    client, server, encoder = _setup(range(1, 1 + (INTERLEAVED_IDS if kind == "interleaved" else 1)), size)
-    if kind == "interleaved":
+    mixed = kind in ("interleaved", "fixed-mixed")
+    client, server, encoder = _setup(range(1, 1 + (INTERLEAVED_IDS if mixed else 1)), size)
+    if kind == "fixed-mixed":
+        body = b"".join(encoder.encode(OnNext(subscriber=1 + i % INTERLEAVED_IDS, element=i.to_bytes(8, "big")))
+                        for i in range(frames))
+    elif kind == "interleaved":
         body = b"".join(encoder.encode(OnNext(subscriber=1 + i % INTERLEAVED_IDS, element=msgpack.packb(i % 100000)))
                         for i in range(frames))
     elif kind == "variable":
@@ -117,7 +123,7 @@ def main(frames: int = 1_000_000, runs: int = 3) -> dict[str, float]:
     figures: dict[str, float] = {}
     total_frames = 0
     total_kit = 0.0
-    for kind in ("variable", "fixed", "packed", "interleaved"):
+    for kind in ("variable", "fixed", "packed", "interleaved", "fixed-mixed"):
         client, server, body = trace(kind, frames)
         kit_s, decoded = best_of(runs, lambda c=client, s=server, b=body: kit_path(c, s, b))  # type: ignore[misc]
         if kind in ("variable", "interleaved"):
@@ -130,11 +136,11 @@ def main(frames: int = 1_000_000, runs: int = 3) -> dict[str, float]:
         bare_rate = frames / bare_s
         figures[f"{kind}_frames_per_s"] = kit_rate
         figures[f"{kind}_ratio"] = kit_rate / bare_rate
-        if kind != "interleaved":
+        if kind in ("variable", "fixed", "packed"):
             total_frames += frames
             total_kit += kit_s
-        else:
-            print(f"  (no runs: {INTERLEAVED_IDS} Ids round-robin, every frame judged on its own)")
+        elif kind == "interleaved":
+            print(f"  other traffic: {INTERLEAVED_IDS} Ids round-robin; fixed-mixed forms no runs (frame by frame)")
         print(f"  {kind:11s} {kit_rate / 1e6:6.2f} M frames/s  ({len(body) / kit_s / 1e6:6.1f} MB/s); "
               f"{baseline}: {bare_rate / 1e6:6.2f} M frames/s; ratio {kit_rate / bare_rate:5.1%}")
         assert decoded >= frames

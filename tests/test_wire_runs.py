@@ -66,7 +66,16 @@ def bursty_streams(draw: st.DrawFn, codec: str) -> bytes:
     out = [encoder.encode(ServerHello(version=0))]
     for _ in range(draw(st.integers(1, 8))):
         sid = draw(st.sampled_from(IDS))
-        action = draw(st.sampled_from(["subscribe", "burst", "burst", "burst", "complete"]))
+        action = draw(st.sampled_from(["subscribe", "burst", "burst", "burst", "complete", "interleave"]))
+        if action == "interleave":  # variable-size elements dealt round-robin to several Ids
+            others = draw(st.lists(st.sampled_from(IDS), min_size=1, max_size=3))
+            for i in range(draw(st.integers(1, 40))):
+                target = ([sid, *others])[i % (1 + len(others))]
+                if sizes.get(target):
+                    out.append(encoder.encode(OnNext(subscriber=target, element=bytes(sizes[target]))))
+                else:
+                    out.append(encoder.encode(OnNext(subscriber=target, element=bytes([i % 256]) * (i % 9))))
+            continue
         if action == "subscribe" or (action == "burst" and sid not in sizes and draw(st.booleans())):
             size = draw(st.sampled_from([0, 1, 8, 200]))
             out.append(encoder.encode(OnSubscribe(subscriber=sid, element_size=size)))
@@ -190,6 +199,17 @@ def test_varint_variable_size_elements_are_never_gathered() -> None:
     assert len(items) == 501
 
 
+def test_interleaved_subscriptions_come_back_as_one_run_with_each_frames_id() -> None:
+    encoder = get_codec("msgpack").encoder()
+    stream = b"".join(encoder.encode(OnNext(subscriber=i % 3 * 200, element=bytes([i]))) for i in range(90))
+    items = get_codec("msgpack").decoder().feed_runs(stream)
+    assert [type(item) for item in items] == [VariableRun]
+    run = items[0]
+    assert isinstance(run, VariableRun) and run.ids is not None
+    assert run.ids[:4] == [0, 200, 400, 0] and run.frames == 90
+    assert expand(items) == [OnNext(subscriber=i % 3 * 200, element=bytes([i])) for i in range(90)]
+
+
 @pytest.mark.parametrize("variant", ["wide-id", "wide-bin"])
 def test_a_legal_wider_encoding_ends_a_run_and_decodes_as_a_frame(variant: str) -> None:
     plain = b"".join(_msgpack_onnext(3, b"ab", "plain") for _ in range(20))
@@ -221,18 +241,25 @@ def demand_traces(draw: st.DrawFn, codec: str) -> list[tuple[Side, bytes]]:
         (Side.SERVER, enc[Side.SERVER].encode(ServerHello(version=0))),
         (Side.CLIENT, enc[Side.CLIENT].encode(Subscribe(publisher="p", subscriber=1, initial_demand=draw(st.integers(0, 60))))),
         (Side.SERVER, enc[Side.SERVER].encode(OnSubscribe(subscriber=1, element_size=size))),
+        # A second subscription, variable-size, for interleaved bursts (not always answered).
+        (Side.CLIENT, enc[Side.CLIENT].encode(Subscribe(publisher="p", subscriber=2, initial_demand=draw(st.integers(0, 60))))),
     ]
+    if draw(st.booleans()):
+        steps.append((Side.SERVER, enc[Side.SERVER].encode(OnSubscribe(subscriber=2, element_size=0))))
     for _ in range(draw(st.integers(1, 6))):
-        step = draw(st.sampled_from(["burst", "burst", "request", "cancel", "packed"]))
+        step = draw(st.sampled_from(["burst", "burst", "request", "cancel", "packed", "interleave"]))
+        sid = draw(st.sampled_from([1, 2]))
         if step == "request":
             demand = draw(st.integers(1, 40))
-            steps.append((Side.CLIENT, enc[Side.CLIENT].encode(Request(subscriber=1, demand=demand))))
+            steps.append((Side.CLIENT, enc[Side.CLIENT].encode(Request(subscriber=sid, demand=demand))))
         elif step == "cancel":
-            steps.append((Side.CLIENT, enc[Side.CLIENT].encode(Cancel(subscriber=1))))
+            steps.append((Side.CLIENT, enc[Side.CLIENT].encode(Cancel(subscriber=sid))))
         else:
             frames = []
             for i in range(draw(st.integers(1, 30))):
-                if step == "packed" and size:
+                if step == "interleave":
+                    frames.append(OnNext(subscriber=2 - i % 2, element=bytes([i]) * (size if i % 2 else i % 5)))
+                elif step == "packed" and size:
                     frames.append(OnNextPacked(subscriber=1, count=3, data=bytes(3 * size)))
                 else:
                     frames.append(OnNext(subscriber=1, element=bytes([i]) * (size or i % 5)))

@@ -17,6 +17,7 @@ given with the data.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,7 @@ from ..protocol.binding import apply_frame
 from ..rules import RULES, Level
 from ..semantics.handshake import PartyState
 from ..semantics.session import SessionModel
-from ..semantics.streams import StreamState
+from ..semantics.streams import StreamRecord, StreamState
 from ..wire import Frame, Limits, describe, get_codec
 from ..wire.frames import OnNext, OnNextPacked, Subscribe
 from ..wire.runs import ElementRun, StridedRun, VariableRun
@@ -144,14 +145,11 @@ class Monitor:
             kind = type(item)
             if kind is VariableRun or kind is StridedRun:
                 run: ElementRun = item  # type: ignore[assignment]
-                rec = space.get(run.subscriber)
                 if (
                     not keep
                     and (contract is None or not contract.active)
-                    and rec is not None
-                    and (rec.state is active or (rec.state is cancelled and not rec.owed_on_subscribes))
                     and party.state is open_
-                    and rec.demand.take(run.elements)
+                    and _take_run(space, run)
                 ):
                     party.frames_sent += run.frames
                     index += run.frames
@@ -225,6 +223,32 @@ class Monitor:
 
     def direction_dead(self, sender: Side) -> bool:
         return self._dead[sender]
+
+
+def _takes_elements(rec: StreamRecord | None) -> bool:
+    """The (state, ON_NEXT) entries of the stream table that only take demand: ACTIVE, or
+    CANCELLED with elements still in flight."""
+    return rec is not None and (
+        rec.state is StreamState.ACTIVE or (rec.state is StreamState.CANCELLED and not rec.owed_on_subscribes)
+    )
+
+
+def _take_run(space: dict[int, StreamRecord], run: ElementRun) -> bool:
+    """Take a run's elements from its streams' demand, all or none; False if any frame of it
+    would not take the inlined path (the run is then judged frame by frame)."""
+    ids = run.ids if isinstance(run, VariableRun) else None
+    if ids is None:
+        rec = space.get(run.subscriber)
+        return _takes_elements(rec) and rec.demand.take(run.elements)  # type: ignore[union-attr]
+    wanted = []
+    for sid, count in Counter(ids).items():
+        rec = space.get(sid)
+        if not _takes_elements(rec) or not rec.demand.covers(count):  # type: ignore[union-attr]
+            return False
+        wanted.append((rec, count))
+    for rec, count in wanted:
+        rec.demand.take(count)  # type: ignore[union-attr]
+    return True
 
 
 def check_trace(path: Path, codec: str = "msgpack", limits: Limits | None = None) -> Monitor:

@@ -28,6 +28,10 @@ class Demand:
         if n > 0:
             self.outstanding = min(self.outstanding + n, UNBOUNDED)
 
+    def covers(self, count: int) -> bool:
+        """Whether ``count`` more elements fit the demand (``take`` would succeed)."""
+        return self.outstanding >= UNBOUNDED or count <= self.outstanding
+
     def take(self, count: int) -> bool:
         """Deliver ``count`` elements; False (and nothing taken) if that exceeds the demand."""
         if self.outstanding >= UNBOUNDED:

@@ -26,6 +26,7 @@ and each frame's extent is known without looking at it one by one.
 from __future__ import annotations
 
 from itertools import islice
+from typing import Any
 
 import msgpack
 
@@ -98,29 +99,46 @@ def _bin_headers(lengths: list[int]) -> int:
     return sum(2 if n < 0x100 else 3 if n < 0x10000 else 5 for n in lengths)
 
 
-def _shortest_frames(objects: list[object], sid: int, head: int) -> int | None:
-    """Bytes of ``objects`` as (8, sid, bin) frames in their shortest encodings; None if they are not that."""
+def _shortest_frames(objects: list[Any], sizes: dict[int, int]) -> int | None:
+    """Bytes of ``objects`` as variable-size onNext frames, (8, Id, bin) each, in their shortest
+    encodings; None if they are not such frames (an Id out of range or in fixed-size mode included)."""
     frames = len(objects) // 3
+    if not frames:
+        return 0
     elements = objects[2::3]
     ids = objects[1::3]
     if (
         objects[0::3].count(8) != frames
-        or ids.count(sid) != frames
-        or set(map(type, ids)) - {int}
-        or set(map(type, elements)) - {bytes}
+        or set(map(type, ids)) != {int}
+        or set(map(type, elements)) != {bytes}
     ):
         return None
-    if not frames:
-        return 0
-    lengths: list[int] = list(map(len, elements))  # type: ignore[arg-type]
-    return frames * head + _bin_headers(lengths) + sum(lengths)
+    first = ids[0]
+    if ids.count(first) == frames:  # one subscription: check its Id once
+        if not 0 <= first <= ID_MAX or first in sizes:
+            return None
+        id_bytes = frames * shortest_uint_length(first)
+    else:
+        highest = max(ids)
+        if min(ids) < 0 or highest > ID_MAX or not sizes.keys().isdisjoint(ids):
+            return None
+        id_bytes = frames if highest < 0x80 else sum(map(shortest_uint_length, ids))
+    lengths = list(map(len, elements))
+    return frames + id_bytes + _bin_headers(lengths) + sum(lengths)
 
 
-def _plain_prefix(objects: list[object], sid: int) -> int:
-    """How many leading (8, sid, bin) triples ``objects`` holds (encodings not judged)."""
+def _plain_prefix(objects: list[Any], sizes: dict[int, int]) -> int:
+    """How many leading objects form (8, Id, bin) triples of variable-size onNext (encodings not judged)."""
     triples = zip(objects[0::3], objects[1::3], objects[2::3])
     for index, (code, ident, element) in enumerate(triples):
-        if type(code) is not int or code != 8 or type(ident) is not int or ident != sid or type(element) is not bytes:
+        if (
+            type(code) is not int
+            or code != 8
+            or type(ident) is not int
+            or not 0 <= ident <= ID_MAX
+            or ident in sizes
+            or type(element) is not bytes
+        ):
             return index
     return len(objects) // 3
 
@@ -136,7 +154,7 @@ def _exactly_shortest(buf: bytes, at: int, length: int, objects: int) -> bool:
     return len(list(islice(probe, objects))) == objects and probe.tell() == length
 
 
-def _shortest_prefix(buf: bytes, at: int, objects: list[object], sid: int, head: int) -> tuple[int, int] | None:
+def _shortest_prefix(buf: bytes, at: int, objects: list[Any], sizes: dict[int, int]) -> tuple[int, int] | None:
     """(frames, bytes) of the longest run of plain, shortest-encoded frames that ``objects`` start with.
 
     The frames before the first one that differs are candidates; the longest
@@ -144,31 +162,31 @@ def _shortest_prefix(buf: bytes, at: int, objects: list[object], sid: int, head:
     bisection (a prefix qualifies exactly when every shorter one does) unless,
     as usual, all of them qualify.
     """
-    low, high = 0, _plain_prefix(objects, sid)
-    whole = _shortest_frames(objects[: 3 * high], sid, head)
+    high = len(objects) // 3
+    whole = _shortest_frames(objects, sizes)  # the usual case: all of them (a feed's last batch)
+    if whole is None:
+        high = _plain_prefix(objects, sizes)
+        whole = _shortest_frames(objects[: 3 * high], sizes)
     if whole and _exactly_shortest(buf, at, whole, 3 * high):
-        return high, whole  # the usual case: all of them
-    high -= 1
+        return high, whole
+    low, high = 0, high - 1
     while low < high:
         middle = (low + high + 1) // 2
-        length = _shortest_frames(objects[: 3 * middle], sid, head)
+        length = _shortest_frames(objects[: 3 * middle], sizes)
         if length and _exactly_shortest(buf, at, length, 3 * middle):
             low = middle
         else:
             high = middle - 1
     if not low:
         return None
-    return low, _shortest_frames(objects[: 3 * low], sid, head) or 0
+    return low, _shortest_frames(objects[: 3 * low], sizes) or 0
 
 
 def variable_run(buf: bytes, at: int, sizes: dict[int, int], limits: Limits) -> tuple[VariableRun, int] | None:
-    """A run of variable-size ``onNext`` frames for one Id starting at ``buf[at]``."""
+    """A run of variable-size ``onNext`` frames, for one Id or several, starting at ``buf[at]``."""
     sid_field = shortest_uint_at(buf, at + 1)
-    if sid_field is None or buf[at] != 0x08:
-        return None
-    sid, sid_length = sid_field
-    if sid > ID_MAX or sid in sizes:
-        return None
+    if sid_field is None or buf[at] != 0x08 or sid_field[0] > ID_MAX or sid_field[0] in sizes:
+        return None  # the first frame is no plain one: not worth a scratch Unpacker
     scratch = msgpack.Unpacker(
         raw=False,
         use_list=False,
@@ -184,6 +202,7 @@ def variable_run(buf: bytes, at: int, sizes: dict[int, int], limits: Limits) -> 
     fed = min(len(buf), at + window)
     scratch.feed(buf[at:fed])
     items: list[bytes] = []
+    ids: list[int] = []
     batch_frames = MIN_FRAMES
     accepted = 0  # bytes of the accepted batches
     try:
@@ -197,7 +216,7 @@ def variable_run(buf: bytes, at: int, sizes: dict[int, int], limits: Limits) -> 
                 fed = upto
                 batch.extend(islice(scratch, wanted - len(batch)))
             whole = len(batch) - len(batch) % 3
-            shortest = _shortest_frames(batch, sid, 1 + sid_length) if len(batch) == wanted else None
+            shortest = _shortest_frames(batch, sizes) if len(batch) == wanted else None
             # tell() is exact after a whole batch; once the feed ran out it also
             # counts the header of an object cut off, so a short batch is checked
             # by parsing its bytes again instead.
@@ -205,19 +224,23 @@ def variable_run(buf: bytes, at: int, sizes: dict[int, int], limits: Limits) -> 
                 # The run ends inside this batch (another frame, a wider encoding,
                 # the end of the feed): keep the frames before the first that
                 # differs, if they prove plain.
-                keep = _shortest_prefix(buf, at + accepted, batch[:whole], sid, 1 + sid_length)
+                keep = _shortest_prefix(buf, at + accepted, batch[:whole], sizes)
                 if keep:
                     accepted += keep[1]
                     items.extend(batch[2 : 3 * keep[0] : 3])
+                    ids.extend(batch[1 : 3 * keep[0] : 3])
                 break
             accepted += shortest
             items.extend(batch[2::3])
+            ids.extend(batch[1::3])
             batch_frames = min(batch_frames * 2, MAX_BATCH)
     except Exception:  # noqa: BLE001 - any object the scratch Unpacker refuses (over a limit,
         pass  # malformed, an unhashable map key, ...) ends the run; the general path names it
     if len(items) < MIN_FRAMES:
         return None
-    return VariableRun(subscriber=sid, frames=len(items), elements=len(items), items=items), accepted
+    first = ids[0]
+    mixed = ids if ids.count(first) != len(ids) else None
+    return VariableRun(subscriber=first, frames=len(items), elements=len(items), items=items, ids=mixed), accepted
 
 
 class RunFinder:

@@ -1,7 +1,7 @@
-"""Element runs: consecutive element frames of one subscriber, decoded in bulk.
+"""Element runs: consecutive element frames, decoded in bulk.
 
 Theory of operation: traffic is dominated by long runs of ``onNext`` (or
-``onNextPacked``) frames for one subscriber.  A decoder's ``feed_runs`` may hand
+``onNextPacked``) frames, for one subscriber or a few interleaved.  A decoder's ``feed_runs`` may hand
 such a run back as one ``ElementRun`` instead of one frame object per element,
 having checked the whole run at once with C-level operations (bytes slicing
 and stripping, list slicing, ``map``).  A run stands for exactly the frames
@@ -36,11 +36,18 @@ class ElementRun:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class VariableRun(ElementRun):
-    """Variable-size ``onNext`` frames: one element each, the elements in order."""
+    """Variable-size ``onNext`` frames: one element each, the elements in order.
+
+    ``ids`` is None when every frame is for ``subscriber``; otherwise it holds
+    each frame's Id (subscriptions interleaved), and ``subscriber`` is the first.
+    """
 
     items: list[bytes]
+    ids: list[int] | None = None
 
     def to_frames(self) -> list[Frame]:
+        if self.ids is not None:
+            return [OnNext(subscriber=sid, element=item) for sid, item in zip(self.ids, self.items)]
         sid = self.subscriber
         return [OnNext(subscriber=sid, element=item) for item in self.items]
 
