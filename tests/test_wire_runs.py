@@ -304,3 +304,21 @@ def test_a_run_overrunning_demand_is_reported_at_the_first_frame_past_it() -> No
     first = monitor.violations(Side.SERVER)[0]
     assert first.rule == "DEM-5"  # over initialDemand, with no request yet
     assert first.frame_index == 4 + 20  # the 21st onNext, after hello, hello, subscribe, onSubscribe
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize("burst", [3, 50])  # frame by frame, and a run
+def test_frames_before_bad_bytes_in_the_same_read_are_judged(codec: str, burst: int) -> None:
+    enc = {side: get_codec(codec).encoder() for side in Side}
+    monitor = Monitor(codec)
+    monitor.observe(Side.CLIENT, enc[Side.CLIENT].encode(ClientHello(version=0)))
+    monitor.observe(Side.SERVER, enc[Side.SERVER].encode(ServerHello(version=0)))
+    monitor.observe(Side.CLIENT, enc[Side.CLIENT].encode(Subscribe(publisher="p", subscriber=1, initial_demand=2)))
+    elements = b"".join(enc[Side.SERVER].encode(OnNext(subscriber=1, element=b"e")) for _ in range(burst))
+    found = monitor.observe(
+        Side.SERVER, enc[Side.SERVER].encode(OnSubscribe(subscriber=1, element_size=0)) + elements + b"\x00"
+    )
+    assert [f.rule for f in found] == ["DEM-5"] * (burst - 2) + ["ERR-7"]  # every onNext over initialDemand 2
+    assert found[0].frame_index == 3 + 1 + 2
+    assert found[-1].frame_index == 3 + 1 + burst  # the wire error comes after every frame before it
+    assert monitor.direction_dead(Side.SERVER)

@@ -103,11 +103,13 @@ class Monitor:
         if self._dead[sender]:
             self.bytes_ignored[sender] += len(data)
             return []
+        decoder = self._decoders[sender]
         try:
-            frames = self._decoders[sender].feed_runs(data)
+            frames = decoder.feed_runs(data)
         except ProtocolViolation as violation:
-            # Frames decoded before the bad bytes are lost with the exception, so
-            # decode again up to the offending frame (it is rare, cost is fine).
+            # The frames before the bad bytes are judged first: they were sent, and
+            # they come before the wire error in the sender's order.
+            self.judge(sender, decoder.salvaged, t)
             self._dead[sender] = True
             self.findings.append(
                 Finding.of(self.model.wire_error(sender, violation), index=self.frame_count, t=t, frame=None)

@@ -38,6 +38,7 @@ from ..wire.frames import (
     ServerHello,
     Subscribe,
 )
+from ..wire.runs import expand
 
 KIT, TARGET = Side.CLIENT, Side.SERVER
 MAX_INBOX = 200_000  # events buffered before the kit stops reading a flooding target
@@ -232,7 +233,7 @@ class KitSession:
                 try:
                     frames = self.decoder.feed(data)
                 except ProtocolViolation as violation:
-                    frames = []
+                    frames = expand(self.decoder.salvaged)  # what came before the bytes that broke
                     bad: ProtocolViolation | None = violation
                 else:
                     bad = None

@@ -33,6 +33,8 @@ class FrameEncoder(Protocol):
 
 class FrameDecoder(Protocol):
     offset: int  # bytes of the stream consumed into complete frames
+    # After a feed raised: the frames (and runs) it completed before the offending bytes.
+    salvaged: list[Frame | ElementRun]
 
     def feed(self, data: bytes) -> list[Frame]: ...
 

@@ -177,6 +177,8 @@ class MsgpackDecoder:
         self._head_at = -1
         self._pending_at = -1  # start of an object the Unpacker holds half-parsed
         self._dead: ProtocolViolation | None = None
+        # What the feed that raised completed before the bytes that broke it.
+        self.salvaged: list[Frame | ElementRun] = []
         self._runs = RunFinder(self._sizes.sizes, self._limits)
 
     def element_size(self, subscriber: int) -> int:
@@ -206,6 +208,7 @@ class MsgpackDecoder:
                 self._run(out, chunk, runs)
         except ProtocolViolation as violation:
             self._dead = violation
+            self.salvaged = out
             raise
 
     def eof(self) -> None:

@@ -190,6 +190,8 @@ class VarintDecoder:
         self._count = -1  # items of the array in progress, -1 = its count is not read yet
         self._items: list[int] = []
         self._dead: ProtocolViolation | None = None
+        # What the feed that raised completed before the bytes that broke it.
+        self.salvaged: list[Frame | ElementRun] = []
 
     def element_size(self, subscriber: int) -> int:
         return self._sizes.sizes.get(subscriber, 0)
@@ -221,6 +223,7 @@ class VarintDecoder:
                         self._consume(self._decode(out, runs))
         except ProtocolViolation as violation:
             self._dead = violation
+            self.salvaged = out
             raise
 
     def eof(self) -> None:
