@@ -10,6 +10,12 @@ violation.  A direction whose bytes cannot be decoded is dead from there on
 direction is still judged, which is how the kit checks that a target answers
 malformed input with goodbye.
 
+Bytes given to ``observe`` are decoded with ``feed_runs``: a long stretch of
+plain element frames comes back as one ``ElementRun`` and is judged with one
+demand check per Id when every frame of it would take the stream table's
+plain (ACTIVE, onNext) entry; otherwise it is expanded and judged frame by
+frame, so findings never depend on how the bytes were grouped.
+
 The same code runs online (the scenario runner feeds it as frames cross) and
 offline (``check_trace`` over a recorded trace).  It holds no clock: times are
 given with the data.
