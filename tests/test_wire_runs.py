@@ -212,7 +212,7 @@ def test_interleaved_subscriptions_come_back_as_one_run_with_each_frames_id() ->
 
 @pytest.mark.parametrize("variant", ["wide-id", "wide-bin"])
 def test_a_legal_wider_encoding_ends_a_run_and_decodes_as_a_frame(variant: str) -> None:
-    plain = b"".join(_msgpack_onnext(3, b"ab", "plain") for _ in range(20))
+    plain = b"".join(_msgpack_onnext(3, b"ab", "plain") for _ in range(40))
     odd = _msgpack_onnext(3, b"xy", variant)
     items = get_codec("msgpack").decoder().feed_runs(plain + odd + plain)
     assert [type(item) for item in items] == [VariableRun, OnNext, VariableRun]
@@ -271,7 +271,7 @@ def _findings(codec: str, steps: list[tuple[Side, bytes]], runs: bool, keep: boo
     monitor = Monitor(codec, keep_frames=keep)
     if not runs:
         for decoder in monitor._decoders.values():
-            decoder.feed_runs = decoder.feed  # type: ignore[method-assign]
+            decoder.feed_runs = decoder.feed  # type: ignore[method-assign, assignment]
     for side, data in steps:
         monitor.observe(side, data)
     judged = [finding.to_json() for finding in monitor.findings]

@@ -25,7 +25,8 @@ and each frame's extent is known without looking at it one by one.
 
 from __future__ import annotations
 
-from itertools import islice
+from itertools import accumulate, chain, islice, repeat
+from operator import add
 from typing import Any
 
 import msgpack
@@ -34,11 +35,13 @@ from .frames import ID_MAX
 from .limits import Limits
 from .runs import MIN_FRAMES, ElementRun, StridedRun, VariableRun, strided_run
 
+STRONG_RUN = 4 * MIN_FRAMES  # a run at least this long resets the finder's backoff
 MAX_BATCH = 4096  # frames pulled per batch of a variable-size run
 FIRST_WINDOW = 2048  # bytes a variable-size attempt copies first (a failed attempt costs little)
 MAX_WINDOW = 256 * 1024
 
 _UINT_WIDTH = {0xCC: 1, 0xCD: 2, 0xCE: 4, 0xCF: 8}
+_pack = msgpack.Packer(use_bin_type=True).pack  # writes every int and bin in its shortest encoding
 
 
 def shortest_uint_length(value: int) -> int:
@@ -157,29 +160,46 @@ def _exactly_shortest(buf: bytes, at: int, length: int, objects: int) -> bool:
 def _shortest_prefix(buf: bytes, at: int, objects: list[Any], sizes: dict[int, int]) -> tuple[int, int] | None:
     """(frames, bytes) of the longest run of plain, shortest-encoded frames that ``objects`` start with.
 
-    The frames before the first one that differs are candidates; the longest
-    candidate prefix whose objects all use their shortest encodings is found by
-    bisection (a prefix qualifies exactly when every shorter one does) unless,
-    as usual, all of them qualify.
+    The frames before the first one that differs are candidates.  Usually they
+    all qualify (the batch merely ran into the end of the feed or into another
+    frame), which one re-parse proves.  Otherwise some frame used a wider
+    encoding: the candidates are written out in their shortest encodings and
+    compared with the bytes, and a bisection over frame ends finds the first
+    frame that differs.
     """
-    high = len(objects) // 3
-    whole = _shortest_frames(objects, sizes)  # the usual case: all of them (a feed's last batch)
-    if whole is None:
-        high = _plain_prefix(objects, sizes)
-        whole = _shortest_frames(objects[: 3 * high], sizes)
-    if whole and _exactly_shortest(buf, at, whole, 3 * high):
-        return high, whole
-    low, high = 0, high - 1
+    candidates = len(objects) // 3
+    length = _shortest_frames(objects, sizes)  # the usual case: all of them (a feed's last batch)
+    if length is None:
+        candidates = _plain_prefix(objects, sizes)
+        length = _shortest_frames(objects[: 3 * candidates], sizes)
+    if not candidates or not length:
+        return None
+    if _exactly_shortest(buf, at, length, 3 * candidates):
+        return candidates, length
+    heads = list(map(add, repeat(b"\x08"), map(_pack, objects[1 : 3 * candidates : 3])))
+    elements = list(map(_pack, objects[2 : 3 * candidates : 3]))
+    expected = b"".join(chain.from_iterable(zip(heads, elements)))
+    actual = buf[at : at + len(expected)]
+    ends = [0, *accumulate(map(add, map(len, heads), map(len, elements)))]  # bytes of the first j frames
+    low, high = 0, candidates
     while low < high:
         middle = (low + high + 1) // 2
-        length = _shortest_frames(objects[: 3 * middle], sizes)
-        if length and _exactly_shortest(buf, at, length, 3 * middle):
+        if expected[: ends[middle]] == actual[: ends[middle]]:
             low = middle
         else:
             high = middle - 1
-    if not low:
-        return None
-    return low, _shortest_frames(objects[: 3 * low], sizes) or 0
+    return (low, ends[low]) if low else None
+
+
+def _pull(scratch: msgpack.Unpacker, batch: list[Any], wanted: int) -> bool:
+    """Pull objects into ``batch`` until it holds ``wanted`` or the bytes run out; False if the
+    Unpacker refused an object (over a limit, malformed, an unhashable map key, ...): that ends the
+    run before it, and the general path names the problem."""
+    try:
+        batch.extend(islice(scratch, wanted - len(batch)))
+    except Exception:  # noqa: BLE001 - whatever msgpack raises for bytes it cannot take
+        return False
+    return True
 
 
 def variable_run(buf: bytes, at: int, sizes: dict[int, int], limits: Limits) -> tuple[VariableRun, int] | None:
@@ -188,6 +208,7 @@ def variable_run(buf: bytes, at: int, sizes: dict[int, int], limits: Limits) -> 
     if sid_field is None or buf[at] != 0x08 or sid_field[0] > ID_MAX or sid_field[0] in sizes:
         return None  # the first frame is no plain one: not worth a scratch Unpacker
     scratch = msgpack.Unpacker(
+        read_size=min(FIRST_WINDOW, len(buf) - at + 1),  # no 1 MiB buffer up front for an attempt
         raw=False,
         use_list=False,
         strict_map_key=False,
@@ -205,37 +226,35 @@ def variable_run(buf: bytes, at: int, sizes: dict[int, int], limits: Limits) -> 
     ids: list[int] = []
     batch_frames = MIN_FRAMES
     accepted = 0  # bytes of the accepted batches
-    try:
-        while True:
-            wanted = 3 * batch_frames
-            batch = list(islice(scratch, wanted))
-            while len(batch) < wanted and fed < len(buf):
-                window = min(window * 4, MAX_WINDOW)
-                upto = min(len(buf), fed + window)
-                scratch.feed(buf[fed:upto])
-                fed = upto
-                batch.extend(islice(scratch, wanted - len(batch)))
-            whole = len(batch) - len(batch) % 3
-            shortest = _shortest_frames(batch, sizes) if len(batch) == wanted else None
-            # tell() is exact after a whole batch; once the feed ran out it also
-            # counts the header of an object cut off, so a short batch is checked
-            # by parsing its bytes again instead.
-            if shortest is None or scratch.tell() - accepted != shortest:
-                # The run ends inside this batch (another frame, a wider encoding,
-                # the end of the feed): keep the frames before the first that
-                # differs, if they prove plain.
-                keep = _shortest_prefix(buf, at + accepted, batch[:whole], sizes)
-                if keep:
-                    accepted += keep[1]
-                    items.extend(batch[2 : 3 * keep[0] : 3])
-                    ids.extend(batch[1 : 3 * keep[0] : 3])
-                break
-            accepted += shortest
-            items.extend(batch[2::3])
-            ids.extend(batch[1::3])
-            batch_frames = min(batch_frames * 2, MAX_BATCH)
-    except Exception:  # noqa: BLE001 - any object the scratch Unpacker refuses (over a limit,
-        pass  # malformed, an unhashable map key, ...) ends the run; the general path names it
+    while True:
+        wanted = 3 * batch_frames
+        batch: list[Any] = []
+        refused = not _pull(scratch, batch, wanted)
+        while len(batch) < wanted and fed < len(buf) and not refused:
+            window = min(window * 4, MAX_WINDOW)
+            upto = min(len(buf), fed + window)
+            scratch.feed(buf[fed:upto])
+            fed = upto
+            refused = not _pull(scratch, batch, wanted)
+        whole = len(batch) - len(batch) % 3
+        shortest = _shortest_frames(batch, sizes) if len(batch) == wanted else None
+        # tell() is exact after a whole batch; once the feed ran out it also
+        # counts the header of an object cut off, so a short batch is checked
+        # by parsing its bytes again instead.
+        if shortest is None or scratch.tell() - accepted != shortest:
+            # The run ends inside this batch (another frame, a wider encoding, an
+            # object the Unpacker refused, the end of the feed): keep the frames
+            # before the first that differs, if they prove plain.
+            keep = _shortest_prefix(buf, at + accepted, batch[:whole], sizes)
+            if keep:
+                accepted += keep[1]
+                items.extend(batch[2 : 3 * keep[0] : 3])
+                ids.extend(batch[1 : 3 * keep[0] : 3])
+            break
+        accepted += shortest
+        items.extend(batch[2::3])
+        ids.extend(batch[1::3])
+        batch_frames = min(batch_frames * 2, MAX_BATCH)
     if len(items) < MIN_FRAMES:
         return None
     first = ids[0]
@@ -248,7 +267,8 @@ class RunFinder:
 
     Misses in a row skip 0, 1, 3, 7, ... boundaries before the next attempt: an
     odd frame now and then costs one attempt, traffic with no runs in it almost
-    none.  Each feed starts afresh, since a miss at the end of the last feed (a
+    none.  A run shorter than ``STRONG_RUN`` frames counts as a miss here (it is
+    still used), so traffic of many short runs settles on the frame-by-frame path.  Each feed starts afresh, since a miss at the end of the last feed (a
     frame cut off) says nothing about this one.
     """
 
@@ -274,7 +294,8 @@ class RunFinder:
         found: tuple[ElementRun, int] | None = fixed_run(chunk, at, self.sizes, self.limits.max_frame)
         if found is None and code == 0x08:
             found = variable_run(chunk, at, self.sizes, self.limits)
-        if found is None:
+        if found is None or found[0].frames < STRONG_RUN:
+            # A miss, or a run too short to have paid for finding it.
             self.skip = self.backoff
             self.backoff = min(2 * self.backoff + 1, 1023)
         else:
