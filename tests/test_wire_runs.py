@@ -322,3 +322,18 @@ def test_frames_before_bad_bytes_in_the_same_read_are_judged(codec: str, burst: 
     assert found[0].frame_index == 3 + 1 + 2
     assert found[-1].frame_index == 3 + 1 + burst  # the wire error comes after every frame before it
     assert monitor.direction_dead(Side.SERVER)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize("split", [False, True])
+def test_a_connection_takes_the_frames_before_bad_bytes_however_the_reads_fall(codec: str, split: bool) -> None:
+    from tck.protocol import Connection
+    from tck.protocol.events import ProtocolError
+
+    enc = get_codec(codec).encoder()
+    good = enc.encode(ClientHello(version=0)) + enc.encode(Subscribe(publisher="p", subscriber=4, initial_demand=1))
+    server = Connection(Side.SERVER, codec)
+    events = server.receive_data(good) + server.receive_data(b"\x00") if split else server.receive_data(good + b"\x00")
+    kinds = [type(event).__name__ for event in events]
+    assert kinds == ["ClientHello", "Subscribe", "ProtocolError"]
+    assert isinstance(events[-1], ProtocolError) and events[-1].violation.rule == "ERR-7"

@@ -39,6 +39,7 @@ from ..wire.frames import (
     OnSubscribe,
     ServerHello,
 )
+from ..wire.runs import expand
 from .binding import STREAM_SIGNALS, apply_frame
 from .events import ConnectionClosed, Event, ProtocolError, ReassemblyLimit
 
@@ -140,7 +141,9 @@ class Connection:
         try:
             frames = self._decoder.feed(data)
         except ProtocolViolation as violation:
-            frames = []
+            # The frames before the bad bytes are taken as any others: whether they came
+            # in the same read as the bad bytes or an earlier one must not matter.
+            frames = expand(self._decoder.salvaged)
             wire_error: ProtocolViolation | None = self.model.wire_error(self.peer, violation)
         else:
             wire_error = None
