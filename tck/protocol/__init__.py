@@ -2,13 +2,14 @@
 
 from .binding import STREAM_SIGNALS, apply_frame
 from .connection import Connection, ConnectionState
-from .events import ConnectionClosed, ProtocolError, ReassemblyLimit
+from .events import ConnectionClosed, Ignored, ProtocolError, ReassemblyLimit
 
 __all__ = [
     "STREAM_SIGNALS",
     "Connection",
     "ConnectionClosed",
     "ConnectionState",
+    "Ignored",
     "ProtocolError",
     "ReassemblyLimit",
     "apply_frame",

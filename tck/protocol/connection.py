@@ -13,7 +13,10 @@ input (the receive boundary).  What the local application sends wrong raises
 (the reference peer's faults).  The connection also does what rsio-v0 makes
 automatic: it acknowledges a goodbye, joins split elements within the
 reassembly limit (cancelling a subscription whose element outgrows it), and
-drops frames for subscriptions it cancelled.
+drops frames for subscriptions it cancelled.  Frames the protocol says to
+ignore (a request or cancel for an Id that is unknown, cancelled or ended;
+frames of an Id's previous subscription) come out as ``Ignored`` with the rule
+that says so, for the application to log; they change nothing.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from ..wire.frames import (
 )
 from ..wire.runs import expand
 from .binding import STREAM_SIGNALS, apply_frame
-from .events import ConnectionClosed, Event, ProtocolError, ReassemblyLimit
+from .events import ConnectionClosed, Event, Ignored, ProtocolError, ReassemblyLimit
 
 _DROP_STATES = (StreamState.CANCELLED, StreamState.RESUBSCRIBING)
 
@@ -208,6 +211,7 @@ class Connection:
             events.append(frame)
             return
         if transition is not None and transition.verdict is Verdict.IGNORED:
+            events.append(Ignored(frame=frame, rule=transition.rule, why=transition.why))
             return
         if before in _DROP_STATES and not (
             kind is OnSubscribe and self.subscription_state(frame.subscriber, mine=True) is StreamState.ACTIVE  # type: ignore[union-attr]

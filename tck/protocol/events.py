@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ProtocolViolation
+from ..wire.frames import Frame
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -17,6 +18,19 @@ class ProtocolError:
     """The peer broke a rule; the connection queued ``goodbye`` and is closing."""
 
     violation: ProtocolViolation
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Ignored:
+    """A frame the protocol says to ignore, and the rule that says so (request or cancel
+    for an Id that is unknown, cancelled or ended: STR-7; parts in flight after a cancel).
+
+    Reported so an application can log it; a conforming one does nothing else with it.
+    """
+
+    frame: Frame
+    rule: str
+    why: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
