@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgpack
 import pytest
-from traces import C, S, Step, done, err, hello, judge, last, nxt, onsub, packed, part, req, rules_of, sub
+from traces import C, S, Step, cancel, done, err, hello, judge, last, nxt, onsub, packed, part, req, rules_of, sub
 
 from tck.errors import Side
 from tck.testpubs import Fixed, Large, Range, element, large_bytes, parse, report
@@ -165,3 +165,20 @@ def test_unknown_parameter_is_not_held_against_a_target() -> None:
 def test_client_side_is_not_judged_by_the_contract() -> None:
     trace = [*hello(), sub(1, 5, "tck/range?count=1", by=C), onsub(1), nxt(1, p(0)), done(1)]
     assert [r for r in rules_of(judge(trace)) if r[1] is C] == []
+
+
+def test_reports_after_the_target_gives_up_on_its_own_are_not_matched() -> None:
+    # Decision p: the target cancels its inner subscription outside cancel:N (its reassembly
+    # limit, say); what it reports after that, and when it completes, is its own business.
+    start = [*hello(), sub(1, MAX, OUTER + "all"), onsub(1), sub(4, MAX, INNER, by=S), onsub(4, by=C),
+             nxt(4, b"a", by=C), part(4, 2, b"big", by=C)]
+    given_up = [nxt(1, rep("onNext", element=b"a")), cancel(4, by=S), part(4, 2, b"ger", by=C), last(4, 2, b"!", by=C),
+                done(4, by=C)]
+    for tail in ([nxt(1, rep("onError", error="element over my limit")), done(1)], [done(1)],
+                 [nxt(1, rep("onNext", element=b"bigger!")), nxt(1, rep("onComplete")), done(1)]):
+        assert [f.message for f in judge(start + given_up + tail) if f.side is S] == []
+    # Reports due before the cancel are still matched, and reports must still be MessagePack.
+    wrong_before = [nxt(1, rep("onNext", element=b"b")), cancel(4, by=S), done(1)]
+    assert ("TCK-6", S) in rules_of(judge(start + wrong_before))
+    not_msgpack = [nxt(1, rep("onNext", element=b"a")), cancel(4, by=S), nxt(1, b"\xc1"), done(1)]
+    assert ("TCK-8", S) in rules_of(judge(start + not_msgpack))
