@@ -13,6 +13,11 @@ from types import TracebackType
 
 _LISTENING = re.compile(r"listening on (tcp://\S+)")
 
+# The embedded peer reassembles at most this much of one split element: below the 1 MiB the
+# SPLIT-5 scenario sends, so the suite drives the reference peer down its cancel path too
+# (and above the 100 KB element of SPLIT-1's largest scenario).  ``extra`` may override it.
+REASSEMBLY_LIMIT = 512 * 1024
+
 
 class EmbeddedPeerError(RuntimeError):
     """The reference peer did not start; the message carries its output."""
@@ -37,7 +42,7 @@ class EmbeddedPeer:
         self._dir = tempfile.TemporaryDirectory(prefix="rsio-peer-")
         self.log_path = Path(self._dir.name) / "log"
         command = [sys.executable, "-m", "reference_peer", "--listen", "tcp://127.0.0.1:0",
-                   "--codec", self.codec, *self.extra]
+                   "--codec", self.codec, "--max-reassembly", str(REASSEMBLY_LIMIT), *self.extra]
         for fault in self.faults:
             command += ["--fault", fault]
         self._process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
