@@ -116,6 +116,12 @@ class Peer:
         for session in list(self.sessions):
             session.abort(reason)
 
+    def stop_serving(self, reason: str) -> None:
+        """Stop listening and drop every connection at once: what a crash looks like from outside."""
+        for server in self.servers:
+            server.close()
+        self.abort_all(reason)
+
 
 class Server:
     """A listening socket of a ``Peer``; ``url`` carries the port actually bound."""

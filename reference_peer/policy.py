@@ -13,8 +13,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from tck.errors import ProtocolViolation, Side
+from tck.protocol import ReassemblyLimit
 from tck.testpubs import Strategy
-from tck.wire.frames import ClientHello, OnError, OnSubscribe, ServerHello, Subscribe
+from tck.wire.frames import Cancel, ClientHello, OnError, OnSubscribe, Request, ServerHello, Subscribe
 
 from . import flows
 from .config import UNBOUNDED
@@ -58,6 +59,11 @@ class Policy:
     def after_handshake(self, s: PeerSession) -> None:
         pass
 
+    def events_of_read(self, s: PeerSession, events: list[object]) -> list[object]:
+        # Everything one read produced is acted on, frames sent optimistically right
+        # after the clientHello included (HS-7).
+        return events
+
     # -- publishing -----------------------------------------------------------------------
 
     def resolve(self, s: PeerSession, name: str) -> Opened | Rejected:
@@ -97,6 +103,9 @@ class Policy:
     def on_cancel(self, s: PeerSession, flow: Outflow) -> None:
         s.stop_flow(flow)
 
+    def on_stale_signal(self, s: PeerSession, frame: Request | Cancel) -> None:
+        pass  # request or cancel for an Id unknown, cancelled or terminated: ignored (STR-7)
+
     def on_duplicate_subscribe(self, s: PeerSession, frame: Subscribe) -> None:
         # Unreachable while the connection treats it as the protocol error it is (ID-2).
         s.abort(f"subscribe for active Id {frame.subscriber} was let through")
@@ -112,6 +121,9 @@ class Policy:
 
     def shutdown(self, s: PeerSession, reason: str) -> None:
         s.goodbye(reason)
+
+    def on_transport_lost(self, s: PeerSession, reason: str) -> None:
+        pass  # the session already ended this connection's streams; others go on (ERR-11)
 
     # -- subscribing back (tck/subscribe) ----------------------------------------------
 
@@ -130,6 +142,10 @@ class Policy:
                 return  # arrived after the cancel:N cancel: not reported (STR-8)
             back.report("onNext", element=element)
             back.count_element(self)
+
+    def on_reassembly_limit(self, s: PeerSession, event: ReassemblyLimit) -> None:
+        # The connection has sent cancel; only that subscription ends (SPLIT-5).
+        s.subscriptions.on_reassembly_limit(event)
 
     def on_inner_end(self, s: PeerSession, back: SubscribeBack, error: str | None) -> None:
         if error is None:

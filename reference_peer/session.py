@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tck.errors import ProtocolViolation, Side
-from tck.protocol import Connection, ConnectionClosed, ConnectionState, ProtocolError, ReassemblyLimit
+from tck.protocol import Connection, ConnectionClosed, ConnectionState, Ignored, ProtocolError, ReassemblyLimit
 from tck.wire.frames import (
     Cancel,
     ClientHello,
@@ -76,6 +76,8 @@ class PeerContext(Protocol):
 
     def abort_all(self, reason: str) -> None: ...
 
+    def stop_serving(self, reason: str) -> None: ...
+
 
 class PeerSession(asyncio.Protocol):
     def __init__(self, role: Side, context: PeerContext, number: int, label: str = "") -> None:
@@ -100,6 +102,7 @@ class PeerSession(asyncio.Protocol):
         self.handshaken = False
         self.initiated_goodbye: str | None = None  # our reason, if we started the goodbye
         self.end_reason: str | None = None
+        self._lost_reported = False
         self._finishing = False
         self._timers: list[asyncio.TimerHandle] = []
         self.loop = asyncio.get_running_loop()
@@ -149,6 +152,7 @@ class PeerSession(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         if not self._finishing and self.end_reason is None:
             self.end_reason = f"transport lost: {exc}" if exc else "transport closed without goodbye"
+            self._transport_lost(self.end_reason)
         self._teardown(self.end_reason or "closed")
         for timer in self._timers:
             timer.cancel()
@@ -199,7 +203,7 @@ class PeerSession(asyncio.Protocol):
 
     def _dispatch(self, events: list[object]) -> None:
         on_next = self.subscriptions.on_next
-        for event in events:
+        for event in self.policy.events_of_read(self, events):
             kind = type(event)
             if kind is OnNext:
                 on_next(event)  # type: ignore[arg-type]
@@ -242,7 +246,16 @@ class PeerSession(asyncio.Protocol):
     def _on_closed(self, closed: ConnectionClosed) -> None:
         if self.end_reason is None:
             self.end_reason = closed.reason
+        if not closed.orderly and self.conn.error is None and self.conn.goodbye_reason is None \
+                and self.initiated_goodbye is None:
+            self._transport_lost(closed.reason)
         self._teardown(closed.reason)
+
+    def _transport_lost(self, reason: str) -> None:
+        """The remote's transport ended without a goodbye (end of stream or reset): once."""
+        if not self._lost_reported:
+            self._lost_reported = True
+            self._guard(self.policy.on_transport_lost, self, reason)
 
     def handle_subscribe(self, frame: Subscribe) -> None:
         if not self.open:
@@ -289,6 +302,10 @@ class PeerSession(asyncio.Protocol):
         if flow is not None and self.open:
             self.policy.on_cancel(self, flow)
 
+    def _on_ignored(self, ignored: Ignored) -> None:
+        if isinstance(ignored.frame, (Request, Cancel)) and self.open:
+            self.policy.on_stale_signal(self, ignored.frame)
+
     _HANDLERS: dict[type, Callable[[PeerSession, Any], None]] = {
         ClientHello: _on_client_hello,
         ServerHello: _on_server_hello,
@@ -302,7 +319,8 @@ class PeerSession(asyncio.Protocol):
         OnNextPacked: lambda s, frame: s.subscriptions.on_packed(frame),
         OnComplete: lambda s, frame: s.subscriptions.on_terminal(frame),
         OnError: lambda s, frame: s.subscriptions.on_terminal(frame),
-        ReassemblyLimit: lambda s, event: s.subscriptions.on_reassembly_limit(event),
+        ReassemblyLimit: lambda s, event: s.policy.on_reassembly_limit(s, event),
+        Ignored: _on_ignored,
     }
 
     # -- sending (used by the policy, flows and the API) ---------------------------------------

@@ -16,14 +16,28 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from test_peer_support import MAX, Probe, run, serving
+from test_peer_support import MAX, Probe, reports, run, serving
 
 from reference_peer import FAULTS, Peer, PeerConfig
 from reference_peer.__main__ import list_faults
 from reference_peer.policy import Policy
+from tck.embedded import REASSEMBLY_LIMIT
 from tck.errors import Side
 from tck.rules import AREAS, RULES
-from tck.wire.frames import Cancel, ClientHello, Goodbye, OnNext, OnSubscribe, Request, Subscribe
+from tck.transport import TargetError
+from tck.wire import Limits
+from tck.wire.frames import (
+    Cancel,
+    ClientHello,
+    Goodbye,
+    OnComplete,
+    OnNext,
+    OnNextLastPart,
+    OnNextPart,
+    OnSubscribe,
+    Request,
+    Subscribe,
+)
 
 
 @dataclass
@@ -177,10 +191,11 @@ async def reuse_keeps_demand(r: Run) -> None:
     await r.settle(p, lambda: p.protocol_error() or len(p.elements(1)) >= 3, 0.5)
 
 
-def stream(name: str, demand: int = MAX) -> Script:
-    async def script(r: Run) -> None:
+def stream(name: str, demand: int = MAX) -> Callable[[Run], Awaitable[Probe]]:
+    async def script(r: Run) -> Probe:
         p = await r.subscribe(name, demand)
         await r.ends(p)
+        return p
 
     return script
 
@@ -242,9 +257,85 @@ async def two_connections(r: Run) -> bool:
     return healthy.eof
 
 
-def subscribe_back(inner: str, strategy: str) -> Script:
+async def optimistic_subscribe(r: Run) -> str:
+    """clientHello and a subscribe in one write: is the subscribe served?"""
+    p = await r.open(hello=False)
+    p.conn.send(ClientHello(version=0))
+    p.send(Subscribe(publisher="tck/range?count=1", subscriber=1, initial_demand=1))
+    await r.ends(p)
+    return type(p.terminal(1)).__name__
+
+
+async def stale_request(r: Run) -> None:
+    p = await r.open()
+    p.send(Request(subscriber=42, demand=1))  # never subscribed: ignored, no answer
+    await r.subscribe("tck/range?count=1", 1, probe=p)
+    await r.ends(p)
+
+
+async def goodbye_mid_stream(r: Run) -> bool:
+    """Goodbye while a stream still has demand: is it acknowledged?"""
+    p = await r.subscribe("tck/infinite", 5)
+    await p.collect(1, 5)
+    p.send(Request(subscriber=1, demand=200))
+    await p.collect(1, 6)
+    p.send(Goodbye(reason="enough"))
+    return await r.settle(p, p.goodbye, 1.5)
+
+
+async def reset_then_fresh_connection(r: Run) -> str:
+    """Reset one connection mid-stream, then open another: is the new one served?"""
+    p = await r.subscribe("tck/infinite", MAX)
+    await p.collect(1, 3)
+    (session,) = r.peer.sessions
+    p.writer.transport.abort()  # no goodbye, no FIN: a reset
+    r.probes.remove(p)  # what it read last may be cut mid-frame by the reset itself: not judged
+    await asyncio.wait_for(asyncio.shield(session.closed), 3.0)
+    try:
+        fresh = await r.subscribe("tck/range?count=1", 1)
+    except (TargetError, OSError) as exc:
+        return f"refused: {type(exc).__name__}"
+    await r.ends(fresh)
+    return type(fresh.terminal(1)).__name__
+
+
+async def interleaved_subscribe_backs(r: Run) -> list[list[dict[str, Any]]]:
+    """Two subscribe-backs whose split elements the probe interleaves part by part."""
+    p = await r.open()
+    p.serve_kit = False
+    for sid, name in ((1, "kit/left"), (2, "kit/right")):
+        p.send(Subscribe(publisher=f"tck/subscribe?to={name.replace('/', '%2F')}&request=all", subscriber=sid,
+                         initial_demand=MAX))
+    await p.wait(lambda: len(p.frames(Subscribe)) >= 2)
+    inner = {f.publisher: f.subscriber for f in p.frames(Subscribe)}
+    left, right = inner["kit/left"], inner["kit/right"]
+    for frame in (OnSubscribe(subscriber=left, element_size=0), OnSubscribe(subscriber=right, element_size=0),
+                  OnNextPart(subscriber=left, element=1, data=b"le"), OnNextPart(subscriber=right, element=1, data=b"ri"),
+                  OnNextLastPart(subscriber=left, element=1, data=b"ft"),
+                  OnNextLastPart(subscriber=right, element=1, data=b"ght"),
+                  OnComplete(subscriber=left), OnComplete(subscriber=right)):
+        p.conn.send(frame)
+    p.flush()
+    await r.ends(p, 1)
+    await r.ends(p, 2)
+    return [reports(p, 1), reports(p, 2)]
+
+
+async def oversize_subscribe_back(r: Run) -> bool:
+    """A split element beyond the peer's reassembly limit: does the connection survive?"""
+    p = await subscribe_back(f"kit/seq?n=1&size={2 * REASSEMBLY_LIMIT}&split=65536", "all")(r)
+    return bool(p.goodbye() or p.eof)
+
+
+def subscribe_back(inner: str, strategy: str) -> Callable[[Run], Awaitable[Probe]]:
     encoded = inner.replace("%", "%25").replace("?", "%3F").replace("&", "%26").replace("=", "%3D")
     return stream(f"tck/subscribe?to={encoded}&request={strategy}")
+
+
+async def cut_element(r: Run) -> list[dict[str, Any]]:
+    """A subscribe-back whose split element an onError cuts short: what is reported?"""
+    p = await subscribe_back("kit/seq?n=1&size=10&split=4&cut=1&error=cut", "all")(r)
+    return reports(p, 1)
 
 
 # fault -> (script, the rule the monitor must find, or None to compare observations)
@@ -255,6 +346,7 @@ PROBES: dict[str, tuple[Script, str | None]] = {
     "hs-no-hello": (subscribe_range, "HS-1"),
     "hs-bad-version-no-goodbye": (bad_version, "HS-5"),
     "hs-wrong-version": (subscribe_range, "HS-6"),
+    "hs-drop-optimistic": (optimistic_subscribe, None),
     "ext-reject-unknown": (unknown_extension, None),
     "ext-undeclared-type": (just_connect, "EXT-2"),
     "str-next-before-subscribe": (subscribe_range, "STR-1"),
@@ -262,6 +354,7 @@ PROBES: dict[str, tuple[Script, str | None]] = {
     "str-next-after-complete": (subscribe_range, "STR-3"),
     "str-signal-unsubscribed": (subscribe_range, "STR-4"),
     "str-ignore-cancel": (cancel_barrier, None),
+    "str-answer-stale": (stale_request, "STR-4"),  # the onError answers an Id never subscribed
     "dem-beyond-demand": (beyond_demand, "DEM-1"),
     "dem-overflow-error": (overflow, None),
     "dem-ignore-zero-request": (zero_request_then_more, "DEM-3"),
@@ -282,6 +375,7 @@ PROBES: dict[str, tuple[Script, str | None]] = {
     "bye-no-ack": (goodbye_after_stream, "BYE-2"),
     "bye-close-before-ack": (shutdown_unacknowledged, None),
     "bye-second-goodbye": (goodbye_after_stream, "BYE-4"),
+    "bye-streams-outlive-goodbye": (goodbye_mid_stream, None),
     "err-close-without-goodbye": (garbage, "ERR-1"),
     "err-empty-reason": (garbage, "ERR-2"),
     "err-malformed-closes-all": (two_connections, None),
@@ -291,6 +385,7 @@ PROBES: dict[str, tuple[Script, str | None]] = {
     "err-garbage": (just_connect, "ERR-7"),
     "err-oversize-length": (stream("tck/range?count=3"), "ERR-8"),
     "err-id-out-of-range": (subscribe_range, "ERR-9"),
+    "err-lost-connection-downs-peer": (reset_then_fresh_connection, None),
     "sub-reuse-active-id": (subscribe_back("kit/seq?n=3", "all"), "ID-1"),
     "sub-request-zero": (subscribe_back("kit/seq?n=3", "all"), "DEM-6"),
     "sub-wrong-strategy": (subscribe_back("kit/seq?n=3", "one"), "DEM-7"),
@@ -298,6 +393,9 @@ PROBES: dict[str, tuple[Script, str | None]] = {
     "sub-no-join": (subscribe_back("kit/seq?n=2&size=10&split=4", "all"), "SPLIT-1"),
     "sub-packed-as-one": (subscribe_back("kit/seq?n=4&fixed=2&packed=1", "all"), "PACK-4"),
     "sub-skip-complete-report": (subscribe_back("kit/seq?n=2", "all"), "TCK-6"),
+    "sub-join-per-connection": (interleaved_subscribe_backs, None),
+    "sub-oversize-ends-connection": (oversize_subscribe_back, None),
+    "sub-deliver-cut-element": (cut_element, "TCK-6"),
     "tck-range-off-by-one": (stream("tck/range?count=3"), "TCK-1"),
     "tck-infinite-ignores-start": (first("tck/infinite?start=5", 3, 3), "TCK-2"),
     "tck-fixed-little-endian": (stream("tck/fixed?size=4&count=3"), "TCK-3"),
@@ -310,7 +408,8 @@ PROBES: dict[str, tuple[Script, str | None]] = {
 
 async def exercise(script: Script, faults: tuple[str, ...]) -> tuple[Any, set[str]]:
     """Run ``script`` against a peer with ``faults``; its observation and the rules found against the peer."""
-    config = PeerConfig(faults=faults, goodbye_timeout=1.0, linger=0.3)
+    config = PeerConfig(faults=faults, goodbye_timeout=1.0, linger=0.3,
+                        limits=Limits(max_reassembly=REASSEMBLY_LIMIT))  # as the embedded peer
     async with serving(config) as (peer, url):
         r = Run(peer, url)
         observation = await script(r)

@@ -5,11 +5,13 @@
 both directions in the order the probe saw it.  It also serves ``kit/``
 publishers, so the peer's ``tck/subscribe`` has something to subscribe back to:
 
-    kit/seq?n=N[&size=K][&split=P][&fixed=K&packed=1][&error=TEXT]
+    kit/seq?n=N[&size=K][&split=P][&fixed=K&packed=1][&error=TEXT][&cut=1]
 
 N elements (MessagePack ints, or K-byte patterns with ``size``), split in parts
 of P bytes, or fixed-size (packed where ``packed=1``), then onComplete (or
-onError(TEXT)).  Elements go out as the peer's demand allows.
+onError(TEXT)); with ``cut=1`` the onError comes before the last part of the
+last element.  Elements go out as the peer's demand allows.  A probe with
+``serve_kit = False`` leaves the subscribes to the test.
 """
 
 from __future__ import annotations
@@ -101,6 +103,7 @@ class KitStream:
     fixed: int = 0
     packed: bool = False
     error: str | None = None
+    cut: bool = False
     sent: int = 0
     done: bool = False
 
@@ -129,6 +132,7 @@ class Probe:
         self.half_closed = False
         self.raw: list[bytes] = []  # everything the peer sent, as read
         self.kit: dict[int, KitStream] = {}
+        self.serve_kit = True
         self._elements: dict[int, list[bytes]] = {}
         self._terminals: dict[int, OnComplete | OnError] = {}
         self._arrival = asyncio.Event()
@@ -276,14 +280,14 @@ class Probe:
     # -- the kit's publishers (for tck/subscribe) -------------------------------------------
 
     def _serve_kit(self, event: object) -> None:
-        if self.conn.state.value != "open":
+        if self.conn.state.value != "open" or not self.serve_kit:
             return
         if isinstance(event, Subscribe):
             path, _, query = event.publisher.partition("?")
             params = dict(parse_qsl(query))
             stream = KitStream(event.subscriber, int(params.get("n", "0")), int(params.get("size", "0")),
                                int(params.get("split", "0")), int(params.get("fixed", "0")),
-                               params.get("packed") == "1", params.get("error"))
+                               params.get("packed") == "1", params.get("error"), params.get("cut") == "1")
             self.kit[event.subscriber] = stream
             self.conn.send(OnSubscribe(subscriber=event.subscriber, element_size=stream.fixed))
             self._pump(stream)
@@ -316,6 +320,8 @@ class Probe:
                 pieces = [element[i : i + stream.split] for i in range(0, len(element), stream.split)]
                 for piece in pieces[:-1]:
                     self.conn.send(OnNextPart(subscriber=sid, element=7, data=piece))
+                if stream.cut and stream.sent >= stream.n:
+                    break  # the onError below cuts this element short
                 self.conn.send(OnNextLastPart(subscriber=sid, element=7, data=pieces[-1]))
             else:
                 self.conn.send(OnNext(subscriber=sid, element=element))

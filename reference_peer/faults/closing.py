@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgpack
 
+from tck.protocol import ConnectionState
 from tck.wire.frames import (
     Cancel,
     Goodbye,
@@ -61,6 +62,34 @@ def _second_goodbye(p: Policy, base: Base, s: PeerSession, reason: str) -> None:
     if not s.initiated_goodbye:
         s.send_unchecked(Goodbye(reason="goodbye, again"))
     base(s, reason)
+
+
+outlive = fault("bye-streams-outlive-goodbye", "BYE-5",
+                "on the peer's goodbye, keeps publishing and acknowledges only once its streams have ended")
+
+
+@outlive.on("on_goodbye")
+def _outlive(p: Policy, base: Base, s: PeerSession, reason: str) -> None:
+    if s.initiated_goodbye or not s.outflows:
+        return base(s, reason)
+    # Hold back the acknowledgement the connection queued and carry on as if the goodbye
+    # had ended nothing: the streams keep their demand and go on being served.
+    p.state["held_ack"] = (s.conn.data_to_send(), reason, base)
+    s.conn.state = ConnectionState.OPEN
+    for flow in list(s.outflows.values()):
+        s.wake(flow)
+
+
+@outlive.on("finish")
+def _outlive_finish(p: Policy, base: Base, s: PeerSession, flow: Outflow, end: End) -> None:
+    base(s, flow, end)
+    held = p.state.get("held_ack")
+    if held is not None and not s.outflows:
+        del p.state["held_ack"]
+        ack, reason, on_goodbye = held
+        s.send_raw(ack)
+        s.conn.state = ConnectionState.CLOSED
+        on_goodbye(s, reason)
 
 
 # -- protocol errors and malformed output (ERR) --------------------------------------------
@@ -144,3 +173,13 @@ bad_id = fault("err-id-out-of-range", "ERR-9", "sends onSubscribe for Id -1 (msg
 def _bad_id(p: Policy, base: Base, s: PeerSession, flow: Outflow) -> None:
     sid = msgpack.packb(-1) if s.config.codec == "msgpack" else _uint(s, 2**63)
     s.send_raw(b"\x07" + sid + _uint(s, flow.element_size))
+
+
+downs_peer = fault("err-lost-connection-downs-peer", "ERR-11",
+                   "a connection closed without goodbye (end of stream or reset) takes the whole peer down: "
+                   "it stops listening and drops every connection")
+
+
+@downs_peer.on("on_transport_lost")
+def _downs_peer(p: Policy, base: Base, s: PeerSession, reason: str) -> None:
+    s.context.stop_serving(f"fault err-lost-connection-downs-peer after: {reason}")

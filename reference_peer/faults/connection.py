@@ -76,6 +76,20 @@ def _wrong_version(p: Policy, base: Base, s: PeerSession, version: int | None) -
     s.send_unchecked(ServerHello(version=1))
 
 
+drop_optimistic = fault("hs-drop-optimistic", "HS-7",
+                        "drops the frames that arrive in the same read as the clientHello (optimistic sending)")
+
+
+@drop_optimistic.on("events_of_read")
+def _drop_optimistic(p: Policy, base: Base, s: PeerSession, events: list[object]) -> list[object]:
+    # The classic bug: read the hello, answer it, and throw the rest of the buffer away.
+    taken: list[object] = base(s, events)
+    for i, event in enumerate(taken):
+        if isinstance(event, ClientHello):
+            return taken[: i + 1]
+    return taken
+
+
 # -- extensions (EXT) ----------------------------------------------------------------------
 
 reject_extension = fault("ext-reject-unknown", "EXT-1", "says goodbye to a hello listing extensions it does not know")

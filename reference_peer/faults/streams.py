@@ -8,11 +8,14 @@ import msgpack
 
 from tck.wire.frames import (
     ID_MAX,
+    Cancel,
     OnComplete,
+    OnError,
     OnNext,
     OnNextLastPart,
     OnNextPacked,
     OnNextPart,
+    Request,
     Subscribe,
 )
 
@@ -78,6 +81,15 @@ def _ignore_cancel(p: Policy, base: Base, s: PeerSession, flow: Outflow) -> None
 
 
 # -- demand (DEM) ----------------------------------------------------------------------------
+
+answer_stale = fault("str-answer-stale", "STR-7",
+                    "answers a request or cancel for an Id it does not publish (unknown, cancelled, ended) with onError")
+
+
+@answer_stale.on("on_stale_signal")
+def _answer_stale(p: Policy, base: Base, s: PeerSession, frame: Request | Cancel) -> None:
+    s.send_unchecked(OnError(subscriber=frame.subscriber, error=f"no subscription {frame.subscriber} here"))
+
 
 beyond_demand = fault("dem-beyond-demand", "DEM-1", "sends one element beyond the demand requested")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from tck.semantics import ReassemblyLimitExceeded, SplitAssembler
 from tck.wire.frames import (
     Request,
     Subscribe,
@@ -15,6 +16,8 @@ from ..sources import End, FixedSource, LargeSource, RangeSource
 from . import Base, fault
 
 if TYPE_CHECKING:
+    from tck.protocol import ReassemblyLimit
+
     from ..session import PeerSession
     from ..subscribe_back import SubscribeBack
 
@@ -89,6 +92,103 @@ def _skip_complete(p: Policy, base: Base, s: PeerSession, back: SubscribeBack, e
     if error is not None:
         return base(s, back, error)
     back.inner_ended()
+
+
+class _Wrapped(SplitAssembler):
+    """A faulty reassembly around the connection's own (``inner``), which does the joining."""
+
+    def __init__(self, inner: SplitAssembler) -> None:
+        super().__init__(inner.limit)
+        self.inner = inner
+
+    def add(self, subscriber: int, data: bytes, last: bool) -> bytes | None:
+        return self.inner.add(subscriber, data, last)
+
+    def drop(self, subscriber: int) -> None:
+        self.inner.drop(subscriber)
+
+    def in_progress(self, subscriber: int) -> int:
+        return self.inner.in_progress(subscriber)
+
+
+class _OneBuffer(_Wrapped):
+    """Joins the parts of every subscription in one buffer, as if no two streams could interleave."""
+
+    def add(self, subscriber: int, data: bytes, last: bool) -> bytes | None:
+        try:
+            return self.inner.add(0, data, last)
+        except ReassemblyLimitExceeded as exceeded:
+            raise ReassemblyLimitExceeded(subscriber, exceeded.size, exceeded.limit) from None
+
+    def drop(self, subscriber: int) -> None:
+        self.inner.drop(0)
+
+    def in_progress(self, subscriber: int) -> int:
+        return self.inner.in_progress(0)
+
+
+class _KeepsCutElements(_Wrapped):
+    """Remembers the parts of an element that an onError cut short, instead of forgetting them."""
+
+    def __init__(self, inner: SplitAssembler) -> None:
+        super().__init__(inner)
+        self.parts: dict[int, list[bytes]] = {}
+        self.cut: dict[int, bytes] = {}
+
+    def add(self, subscriber: int, data: bytes, last: bool) -> bytes | None:
+        whole = self.inner.add(subscriber, data, last)
+        if last:
+            self.parts.pop(subscriber, None)
+        else:
+            self.parts.setdefault(subscriber, []).append(data)
+        return whole
+
+    def drop(self, subscriber: int) -> None:
+        parts = self.parts.pop(subscriber, None)
+        if parts:
+            self.cut[subscriber] = b"".join(parts)
+        self.inner.drop(subscriber)
+
+
+one_buffer = fault("sub-join-per-connection", "SPLIT-4",
+                   "joins the parts of all its subscriptions in one buffer: interleaved parts of two streams get mixed")
+
+
+@one_buffer.on("on_connection_made")
+def _one_buffer(p: Policy, base: Base, s: PeerSession) -> None:
+    s.conn.assembler = _OneBuffer(s.conn.assembler)
+    base(s)
+
+
+oversize_goodbye = fault("sub-oversize-ends-connection", "SPLIT-5",
+                         "a split element over its reassembly limit ends the whole connection with goodbye, "
+                         "not only that subscription")
+
+
+@oversize_goodbye.on("on_reassembly_limit")
+def _oversize_goodbye(p: Policy, base: Base, s: PeerSession, event: ReassemblyLimit) -> None:
+    base(s, event)
+    s.goodbye(f"split element of {event.size} bytes is over the reassembly limit {event.limit}")
+
+
+deliver_cut = fault("sub-deliver-cut-element", "SPLIT-6",
+                    "delivers the partial element when an onError cuts a split element short")
+
+
+@deliver_cut.on("on_connection_made")
+def _keep_cut(p: Policy, base: Base, s: PeerSession) -> None:
+    p.state["cut"] = s.conn.assembler = _KeepsCutElements(s.conn.assembler)
+    base(s)
+
+
+@deliver_cut.on("on_inner_end")
+def _deliver_cut(p: Policy, base: Base, s: PeerSession, back: SubscribeBack, error: str | None) -> None:
+    assembler = p.state.get("cut")
+    if error is not None and back.inner is not None and isinstance(assembler, _KeepsCutElements):
+        partial = assembler.cut.pop(back.inner, None)
+        if partial is not None:
+            back.report("onNext", element=partial)
+    base(s, back, error)
 
 
 # -- the test publishers (TCK) ------------------------------------------------------------------
