@@ -1,0 +1,50 @@
+"""Every MUST rule of SPEC.md has a test that feeds it a violation and fails if it goes unseen.
+
+A rule counts as covered by any of:
+- a violating trace the monitor must judge with that rule (``test_monitor_rules``,
+  ``test_monitor_contract``);
+- malformed bytes the decoder must reject with that rule (``test_wire_malformed``);
+- a fault of the reference peer that breaks it: ``test_selfcheck`` requires a scenario
+  citing the rule to fail against that fault, ``test_peer_faults`` that the fault
+  changes what the peer does;
+- a violating situation fed to the sans-IO ``Connection`` for the kit's own side
+  (``test_connection_rules``).
+"""
+
+from __future__ import annotations
+
+import test_connection_rules
+import test_monitor_contract
+import test_monitor_rules
+import test_wire_malformed
+
+from reference_peer.faults import FAULTS
+from tck.rules import RULES, Level
+
+
+def sources() -> dict[str, set[str]]:
+    return {
+        "monitor trace": {case[0] for case in test_monitor_rules.CASES},
+        "contract trace": {case[0] for case in test_monitor_contract.CASES},
+        "malformed bytes": {case[2] for case in test_wire_malformed.CASES}
+        | {case[2] for case in test_wire_malformed.MESSAGES},
+        "peer fault": {fault.rule for fault in FAULTS.values()},
+        "connection": set(test_connection_rules.CITED),
+    }
+
+
+def test_every_must_rule_has_a_violating_test() -> None:
+    covered = set().union(*sources().values())
+    missing = [rule for rule, spec in RULES.items() if spec.level is Level.MUST and rule not in covered]
+    assert missing == [], f"MUST rules no test feeds a violation: {missing}"
+
+
+def test_every_should_rule_has_a_deviating_test() -> None:
+    covered = set().union(*sources().values())
+    missing = [rule for rule, spec in RULES.items() if spec.level is Level.SHOULD and rule not in covered]
+    assert missing == [], f"SHOULD rules no test feeds a deviation: {missing}"
+
+
+def test_every_cited_rule_is_known() -> None:
+    for source, rules in sources().items():
+        assert rules <= set(RULES), f"{source} cites unknown rules {sorted(rules - set(RULES))}"
