@@ -231,3 +231,12 @@ def test_reuse_before_the_first_on_subscribe_counts_owed_on_subscribes() -> None
              onsub(1), onsub(1), onsub(1), nxt(1), nxt(1)]
     assert judge(trace) == []
     assert rules_of(judge([*trace, nxt(1)])) == [("ID-3", S)]
+
+
+def test_every_violation_the_tables_can_raise_has_a_case() -> None:
+    from tck.semantics.handshake import HANDSHAKE
+    from tck.semantics.streams import TRANSITIONS, Verdict
+
+    raised = {t.rule for t in TRANSITIONS.values() if t.verdict is Verdict.VIOLATION}
+    raised |= {step.rule for step in HANDSHAKE.values() if not step.ok}
+    assert sorted(raised - set(MONITOR_JUDGED)) == []
