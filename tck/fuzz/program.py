@@ -10,12 +10,14 @@ monitor finding is the target's fault:
   beyond 2^63-1, requests and cancels for unknown Ids, legal Id reuse;
 - the kit as publisher through ``tck/subscribe``: onNext, packed or split
   elements, requested per strategy, terminal signals right after onSubscribe or
-  cutting a split element short, and the reports the target must send back.
+  cutting a split element short, and the reports the target must send back;
+  also two subscribe-backs at once whose parts interleave.
 
-The ending is an orderly goodbye, or something illegal (malformed bytes from
-``tck.fuzz.mutate``, a subscribe for an active Id, a second clientHello, a bad
-hello version): then the oracle is "goodbye, close, and a fresh connection still
-works" (``liveness``).  The state threaded through episodes is only which Ids are
+The ending is an orderly goodbye, a transport that ends without one (reset or
+half-close; then a fresh connection must still work, ERR-11), or something
+illegal (malformed bytes from ``tck.fuzz.mutate``, a subscribe for an active Id,
+a second clientHello, a bad hello version): then the oracle is "goodbye, close,
+and a fresh connection still works" (``liveness``).  The state threaded through episodes is only which Ids are
 active; Ids are drawn from a small pool with edge values, so reuse is common.
 
 Because programs are plain data drawn by hypothesis, they shrink (fewer
@@ -199,8 +201,22 @@ def ep_publisher(draw: Draw, state: ProgramState) -> list[dict[str, Any]]:
     return publisher_episode(draw, state)
 
 
+def ep_publisher_pair(draw: Draw, state: ProgramState) -> list[dict[str, Any]]:
+    from .publisher import publisher_pair_episode
+
+    return publisher_pair_episode(draw, state)
+
+
 EPISODES = (ep_range, ep_stray, ep_infinite_cancel, ep_bad_demand, ep_unknown, ep_fixed, ep_large, ep_error,
-            ep_publisher)
+            ep_publisher, ep_publisher_pair)
+
+
+@st.composite
+def _episode(draw: Draw, state: ProgramState) -> list[dict[str, Any]]:
+    # One list element per episode: st.lists' shrinker deletes whole elements, and the
+    # state the episodes thread (active Ids, variable names) is rebuilt on each replay.
+    steps: list[dict[str, Any]] = draw(st.sampled_from(EPISODES))(draw, state)
+    return steps
 
 
 def _illegal_ending(draw: Draw, state: ProgramState) -> tuple[list[dict[str, Any]], list[str]]:
@@ -247,15 +263,18 @@ def programs(draw: Draw, codec: str = "msgpack") -> dict[str, Any]:
                              {"expect_goodbye": {"reason": {"nonempty": True}}, "rule": "HS-5"},
                              {"expect_close": {}, "rule": "HS-5"}, {"liveness": {}}]
         return scenario
-    # Each episode draws its kind and parameters together, so the shrinker can delete it as one block.
-    # (the first "more?" is drawn and ignored, as st.lists does, so deleting the first block keeps alignment).
-    for index in range(4):
-        if not draw(st.booleans()) and index:
-            break
-        steps += draw(st.sampled_from(EPISODES))(draw, state)
-    if draw(st.integers(0, 3)) == 3:
+    # One to four episodes, each one block the shrinker can delete (see _episode).
+    for block in draw(st.lists(_episode(state), min_size=1, max_size=4)):
+        steps += block
+    ending_kind = draw(st.integers(0, 4))
+    if ending_kind == 3:
         ending, violated = _illegal_ending(draw, state)
         steps += ending
         scenario.update(goodbye="none", kit_violations=violated)
+    elif ending_kind == 4:
+        # The transport ends without goodbye (reset or half-close): the target must go on
+        # serving other connections (ERR-11), which a fresh connection checks.
+        steps += [{"close": draw(st.sampled_from(("abort", "write")))}, {"liveness": {}, "rule": "ERR-11"}]
+        scenario.update(goodbye="none")
     scenario["steps"] = steps
     return scenario

@@ -116,3 +116,50 @@ def publisher_episode(draw: Any, state: Any) -> list[dict[str, Any]]:
     steps.append({"expect_elements": {"subscriber": outer, "elements": reports, "then": "onComplete"},
                   "rule": "TCK-6"})
     return steps
+
+
+def publisher_pair_episode(draw: Any, state: Any) -> list[dict[str, Any]]:
+    """Two subscribe-backs at once whose split elements' parts interleave (SPLIT-4).
+
+    Both inner streams use the same element Ids, and the parts go out alternating
+    between the streams in a drawn order; each outer stream must report its own
+    joined elements, then onComplete.
+    """
+    from .program import _free_id
+
+    first = _free_id(draw, state)
+    state.active.add(first)  # only so the second outer Id differs; released below
+    second = _free_id(draw, state)
+    state.active.discard(first)
+    element_id = draw(st.sampled_from((0, 1, 2**63 - 1)))
+    steps: list[dict[str, Any]] = []
+    queues: list[list[dict[str, Any]]] = []
+    expected: list[tuple[int, list[Any]]] = []
+    for outer in (first, second):
+        name, tid_var = state.var("kit/fz"), state.var("tid")
+        tid = "${" + tid_var + "}"
+        steps += [
+            {"send": {"subscribe": {"publisher": f"tck/subscribe?to={quote(name, safe='')}&request=all",
+                                    "subscriber": outer, "initialDemand": "${MAX}"}}},
+            {"expect": {"onSubscribe": {"subscriber": outer}}, "rule": "STR-1"},
+            {"expect": {"subscribe": {"publisher": name, "subscriber": {"bind": tid_var}, "initialDemand": "${MAX}"}},
+             "rule": "DEM-7"},
+        ]
+        elements = draw(st.lists(st.binary(min_size=1, max_size=6), min_size=1, max_size=3))
+        part = draw(st.integers(1, 3))
+        frames = [frame for element in elements for frame in _element_frames(tid, element, "split", part, element_id)]
+        queues.append([{"onSubscribe": {"subscriber": tid, "elementSize": 0}}, *frames,
+                       {"onComplete": {"subscriber": tid}}])
+        expected.append((outer, [*({"msgpack": {"signal": "onNext", "element": {"hex": e.hex()}}} for e in elements),
+                                 {"msgpack": {"signal": "onComplete"}}]))
+    # The interleaving: at each step take the next frame of a drawn stream (either, while both have some).
+    order = draw(st.lists(st.integers(0, 1), min_size=sum(map(len, queues)), max_size=sum(map(len, queues))))
+    sent: list[dict[str, Any]] = []
+    for pick in order:
+        queue = queues[pick] if queues[pick] else queues[1 - pick]
+        sent.append(queue.pop(0))
+    steps.append({"send": sent})
+    for outer, reports in expected:
+        steps.append({"expect_elements": {"subscriber": outer, "elements": reports, "then": "onComplete"},
+                      "rule": "TCK-6"})
+    return steps
