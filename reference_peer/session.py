@@ -71,11 +71,8 @@ class PeerContext(Protocol):
     registry: Registry
 
     def session_started(self, session: PeerSession) -> None: ...
-
     def session_ended(self, session: PeerSession, reason: str) -> None: ...
-
     def abort_all(self, reason: str) -> None: ...
-
     def stop_serving(self, reason: str) -> None: ...
 
 
@@ -237,12 +234,6 @@ class PeerSession(asyncio.Protocol):
         if self.open:
             self.policy.after_handshake(self)
 
-    def _on_goodbye(self, goodbye: Goodbye) -> None:
-        self.policy.on_goodbye(self, goodbye.reason)
-
-    def _on_protocol_error(self, error: ProtocolError) -> None:
-        self.policy.on_protocol_error(self, error.violation)
-
     def _on_closed(self, closed: ConnectionClosed) -> None:
         if self.end_reason is None:
             self.end_reason = closed.reason
@@ -309,8 +300,8 @@ class PeerSession(asyncio.Protocol):
     _HANDLERS: dict[type, Callable[[PeerSession, Any], None]] = {
         ClientHello: _on_client_hello,
         ServerHello: _on_server_hello,
-        Goodbye: _on_goodbye,
-        ProtocolError: _on_protocol_error,
+        Goodbye: lambda s, goodbye: s.policy.on_goodbye(s, goodbye.reason),
+        ProtocolError: lambda s, error: s.policy.on_protocol_error(s, error.violation),
         ConnectionClosed: _on_closed,
         Subscribe: handle_subscribe,
         Request: _on_request,
