@@ -59,22 +59,21 @@ class FakeTarget:
 
 
 def test_a_planted_bug_is_found_and_shrunk_to_the_minimal_program() -> None:
-    # Hypothesis's shrinker ends in a local minimum: for some seeds one episode that draws
-    # nothing but zeros (an empty tck/range) stays in front of the bug.  Over three seeds the
-    # bug is always found, every shrunk program ends with the two frames that trigger it, and
-    # at least one is exactly those two frames.
+    # Hypothesis's shrinker ends in a local minimum: depending on the seed (and, seen once in
+    # CI, on the run), empty tck/range episodes that draw nothing but zeros stay in front of
+    # the bug.  So: over five seeds the bug is always found, every shrunk program is the two
+    # triggering frames after nothing but subscribes, and at least one is exactly those two.
     lengths = []
-    for seed in (1, 2, 3):
+    for seed in (1, 2, 3, 4, 5):
         target = FakeTarget()
         outcome = fuzz(FuzzConfig(target="fake", examples=400, seed=seed, time_budget=60, shrink_budget=30,
                                   stop_at_first=True), runner=target)
         assert [f.rule for f in outcome.findings] == ["DEM-2"]
         program = outcome.findings[0].program
         sends = [step["send"] for step in program["steps"] if "send" in step]
-        assert len(sends) <= 3, sends
         assert "subscribe" in sends[-2] and sends[-1] == {
-            "request": {"subscriber": sends[-2]["subscribe"]["subscriber"], "demand": "${OVER}"}}
-        assert all("subscribe" in send for send in sends[:-1]), sends
+            "request": {"subscriber": sends[-2]["subscribe"]["subscriber"], "demand": "${OVER}"}}, sends
+        assert all(isinstance(send, dict) and "subscribe" in send for send in sends[:-1]), sends
         assert program["handshake"] == "auto" and program["goodbye"] == "auto"
         lengths.append(len(sends))
     assert min(lengths) == 2, lengths
