@@ -10,7 +10,7 @@ the ``onSubscribe`` frames that travel in their direction, because a fixed-size
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..errors import ProtocolViolation
 from .frames import (
@@ -81,6 +81,49 @@ class ElementSizes:
                 self.sizes.pop(frame.subscriber, None)
         elif isinstance(frame, (OnComplete, OnError)):
             self.sizes.pop(frame.subscriber, None)
+
+
+class DecoderBase:
+    """The entry points both profiles' incremental decoders share.
+
+    A subclass sets ``_sizes`` and decodes in ``_decode_feed``.  A violation raised
+    there kills the decoder (every later feed raises it again) and keeps what that
+    feed completed before the offending bytes as ``salvaged``.
+    """
+
+    _sizes: ElementSizes
+
+    def __init__(self) -> None:
+        self._dead: ProtocolViolation | None = None
+        # What the feed that raised completed before the bytes that broke it.
+        self.salvaged: list[Frame | ElementRun] = []
+
+    def element_size(self, subscriber: int) -> int:
+        return self._sizes.sizes.get(subscriber, 0)
+
+    def feed(self, data: bytes) -> list[Frame]:
+        out: list[Frame] = []
+        self._feed(data, out, False)
+        return out
+
+    def feed_runs(self, data: bytes) -> list[Frame | ElementRun]:
+        """As ``feed``, but long runs of element frames come back as one ``ElementRun`` each."""
+        out: list[Frame | ElementRun] = []
+        self._feed(data, out, True)
+        return out
+
+    def _feed(self, data: bytes, out: list[Any], runs: bool) -> None:
+        if self._dead is not None:
+            raise self._dead
+        try:
+            self._decode_feed(data, out, runs)
+        except ProtocolViolation as violation:
+            self._dead = violation
+            self.salvaged = out
+            raise
+
+    def _decode_feed(self, data: bytes, out: list[Any], runs: bool) -> None:
+        raise NotImplementedError
 
 
 def type_code_violation(code: int, offset: int) -> ProtocolViolation:

@@ -21,7 +21,7 @@ from typing import Any
 import msgpack
 
 from ..errors import ProtocolViolation
-from .codec import ElementSizes, type_code_violation
+from .codec import DecoderBase, ElementSizes, type_code_violation
 from .frames import (
     ID_MAX,
     Cancel,
@@ -41,7 +41,6 @@ from .frames import (
 )
 from .limits import DEFAULT_LIMITS, Limits
 from .msgpack_runs import RunFinder
-from .runs import ElementRun
 
 # Field kinds.  RAW is the fixed-size element of onNext; PACKED the count*size data.
 ID, LONG, UINT, COUNT, STR, BIN, IDS = "Id", "Long", "int", "count", "String", "Bytes", "Array[Id]"
@@ -150,10 +149,11 @@ _EXPECTED_FAMILY = {STR: "str", BIN: "bin", IDS: "array"}
 _PYTHON_TYPE: dict[str, type] = {ID: int, LONG: int, UINT: int, COUNT: int, STR: str, BIN: bytes, IDS: tuple}
 
 
-class MsgpackDecoder:
+class MsgpackDecoder(DecoderBase):
     """Incremental decoder: ``feed`` any chunk, get every frame it completes."""
 
     def __init__(self, limits: Limits | None = None) -> None:
+        super().__init__()
         self._limits = limits = limits or DEFAULT_LIMITS
         self._u = msgpack.Unpacker(
             raw=False,
@@ -176,40 +176,16 @@ class MsgpackDecoder:
         self._head = b""  # first bytes of an incomplete object, for the header check
         self._head_at = -1
         self._pending_at = -1  # start of an object the Unpacker holds half-parsed
-        self._dead: ProtocolViolation | None = None
-        # What the feed that raised completed before the bytes that broke it.
-        self.salvaged: list[Frame | ElementRun] = []
         self._runs = RunFinder(self._sizes.sizes, self._limits)
 
-    def element_size(self, subscriber: int) -> int:
-        return self._sizes.sizes.get(subscriber, 0)
+    # The public entry points (feed, feed_runs) are DecoderBase's -------------------
 
-    # The public entry points -------------------------------------------------
-
-    def feed(self, data: bytes) -> list[Frame]:
-        out: list[Frame] = []
-        self._feed(data, out, False)
-        return out
-
-    def feed_runs(self, data: bytes) -> list[Frame | ElementRun]:
-        """As ``feed``, but long runs of element frames come back as one ``ElementRun`` each."""
-        out: list[Frame | ElementRun] = []
-        self._feed(data, out, True)
-        return out
-
-    def _feed(self, data: bytes, out: list[Any], runs: bool) -> None:
-        if self._dead is not None:
-            raise self._dead
-        try:
-            for start in range(0, len(data), _FEED_CHUNK):
-                chunk = data[start : start + _FEED_CHUNK]
-                self._u.feed(chunk)
-                self._fed += len(chunk)
-                self._run(out, chunk, runs)
-        except ProtocolViolation as violation:
-            self._dead = violation
-            self.salvaged = out
-            raise
+    def _decode_feed(self, data: bytes, out: list[Any], runs: bool) -> None:
+        for start in range(0, len(data), _FEED_CHUNK):
+            chunk = data[start : start + _FEED_CHUNK]
+            self._u.feed(chunk)
+            self._fed += len(chunk)
+            self._run(out, chunk, runs)
 
     def eof(self) -> None:
         """The transport ended: a frame in progress is a truncated frame (ERR-6)."""

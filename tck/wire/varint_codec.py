@@ -36,7 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import ProtocolViolation
-from .codec import ElementSizes, type_code_violation
+from .codec import DecoderBase, ElementSizes, type_code_violation
 from .frames import (
     ID_MAX,
     Cancel,
@@ -55,7 +55,6 @@ from .frames import (
     Subscribe,
 )
 from .limits import DEFAULT_LIMITS, Limits
-from .runs import ElementRun
 from .varint_runs import fixed_run
 from .varints import INCOMPLETE, ONE_BYTE, TOO_LONG, read_uvarint, uvarint
 
@@ -170,7 +169,7 @@ def _take(buf: bytearray, pos: int, size: int) -> bytes:
     return bytes(buf[pos : pos + size])
 
 
-class VarintDecoder:
+class VarintDecoder(DecoderBase):
     """Incremental decoder: ``feed`` any chunk, get every frame it completes.
 
     ``offset`` is the stream offset of the frame in progress (after a feed that
@@ -179,6 +178,7 @@ class VarintDecoder:
     """
 
     def __init__(self, limits: Limits | None = None) -> None:
+        super().__init__()
         self._limits = limits = limits or DEFAULT_LIMITS
         self._sizes = ElementSizes(limits.max_streams)
         self._buf = bytearray()  # bytes not yet consumed; _buf[0] is at stream offset _base
@@ -189,42 +189,18 @@ class VarintDecoder:
         self._need = -1  # bytes the body in progress needs, -1 = its length is not read yet
         self._count = -1  # items of the array in progress, -1 = its count is not read yet
         self._items: list[int] = []
-        self._dead: ProtocolViolation | None = None
-        # What the feed that raised completed before the bytes that broke it.
-        self.salvaged: list[Frame | ElementRun] = []
 
-    def element_size(self, subscriber: int) -> int:
-        return self._sizes.sizes.get(subscriber, 0)
+    # The public entry points (feed, feed_runs) are DecoderBase's -------------------
 
-    # The public entry points -------------------------------------------------------
-
-    def feed(self, data: bytes) -> list[Frame]:
-        out: list[Frame] = []
-        self._feed(data, out, False)
-        return out
-
-    def feed_runs(self, data: bytes) -> list[Frame | ElementRun]:
-        """As ``feed``, but long runs of fixed-size element frames come back as one ``ElementRun`` each."""
-        out: list[Frame | ElementRun] = []
-        self._feed(data, out, True)
-        return out
-
-    def _feed(self, data: bytes, out: list[Any], runs: bool) -> None:
-        if self._dead is not None:
-            raise self._dead
-        try:
-            if len(data) <= _FEED_CHUNK:
-                self._buf += data
-                self._consume(self._decode(out, runs))
-            else:
-                with memoryview(data) as view:
-                    for start in range(0, len(data), _FEED_CHUNK):
-                        self._buf += view[start : start + _FEED_CHUNK]
-                        self._consume(self._decode(out, runs))
-        except ProtocolViolation as violation:
-            self._dead = violation
-            self.salvaged = out
-            raise
+    def _decode_feed(self, data: bytes, out: list[Any], runs: bool) -> None:
+        if len(data) <= _FEED_CHUNK:
+            self._buf += data
+            self._consume(self._decode(out, runs))
+        else:
+            with memoryview(data) as view:
+                for start in range(0, len(data), _FEED_CHUNK):
+                    self._buf += view[start : start + _FEED_CHUNK]
+                    self._consume(self._decode(out, runs))
 
     def eof(self) -> None:
         """The transport ended: a frame in progress is a truncated frame (ERR-6)."""
