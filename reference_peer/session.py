@@ -99,7 +99,6 @@ class PeerSession(asyncio.Protocol):
         self.handshaken = False
         self.initiated_goodbye: str | None = None  # our reason, if we started the goodbye
         self.end_reason: str | None = None
-        self._lost_reported = False
         self._finishing = False
         self._timers: list[asyncio.TimerHandle] = []
         self.loop = asyncio.get_running_loop()
@@ -149,7 +148,10 @@ class PeerSession(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         if not self._finishing and self.end_reason is None:
             self.end_reason = f"transport lost: {exc}" if exc else "transport closed without goodbye"
-            self._transport_lost(self.end_reason)
+        said_goodbye = self.initiated_goodbye is not None or self.conn.goodbye_reason is not None
+        if not (self._finishing or said_goodbye or self.conn.error is not None):
+            # The remote's transport ended (end of stream or reset) with no goodbye either way.
+            self._guard(self.policy.on_transport_lost, self, self.end_reason or "closed")
         self._teardown(self.end_reason or "closed")
         for timer in self._timers:
             timer.cancel()
@@ -237,16 +239,7 @@ class PeerSession(asyncio.Protocol):
     def _on_closed(self, closed: ConnectionClosed) -> None:
         if self.end_reason is None:
             self.end_reason = closed.reason
-        if not closed.orderly and self.conn.error is None and self.conn.goodbye_reason is None \
-                and self.initiated_goodbye is None:
-            self._transport_lost(closed.reason)
         self._teardown(closed.reason)
-
-    def _transport_lost(self, reason: str) -> None:
-        """The remote's transport ended without a goodbye (end of stream or reset): once."""
-        if not self._lost_reported:
-            self._lost_reported = True
-            self._guard(self.policy.on_transport_lost, self, reason)
 
     def handle_subscribe(self, frame: Subscribe) -> None:
         if not self.open:
