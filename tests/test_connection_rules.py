@@ -63,6 +63,17 @@ def client(codec: str, *subscribes: Subscribe, limits: Limits | None = None) -> 
     return conn
 
 
+def server(codec: str, demand: int) -> Connection:
+    """A server Connection past the handshake, serving subscriptions 1 and 2 with ``demand`` each."""
+    conn = Connection(Side.SERVER, codec)
+    conn.receive_data(wire(codec, ClientHello(version=0), Subscribe(publisher="p", subscriber=1, initial_demand=demand),
+                           Subscribe(publisher="p", subscriber=2, initial_demand=demand)))
+    conn.send(ServerHello(version=0))
+    for sid in (1, 2):
+        conn.send(OnSubscribe(subscriber=sid, element_size=0))
+    return conn
+
+
 def delivered(events: list[object]) -> list[object]:
     """What the application gets: frames and events, without the ignored frames."""
     return [e for e in events if not isinstance(e, Ignored)]
@@ -71,15 +82,15 @@ def delivered(events: list[object]) -> list[object]:
 @cites("HS-7")
 @pytest.mark.parametrize("codec", CODECS)
 def test_a_server_serves_frames_that_came_with_the_client_hello(codec: str) -> None:
-    server = Connection(Side.SERVER, codec)
+    conn = Connection(Side.SERVER, codec)
     sub = Subscribe(publisher="p", subscriber=3, initial_demand=2)
-    events = server.receive_data(wire(codec, ClientHello(version=0), sub, Request(subscriber=3, demand=1)))
+    events = conn.receive_data(wire(codec, ClientHello(version=0), sub, Request(subscriber=3, demand=1)))
     assert events == [ClientHello(version=0), sub, Request(subscriber=3, demand=1)]
-    server.send(ServerHello(version=0))
-    server.send(OnSubscribe(subscriber=3, element_size=0))
+    conn.send(ServerHello(version=0))
+    conn.send(OnSubscribe(subscriber=3, element_size=0))
     for i in range(3):  # initialDemand 2 plus the request that came before the serverHello
-        server.send(OnNext(subscriber=3, element=bytes([i])))
-    assert server.state is ConnectionState.OPEN
+        conn.send(OnNext(subscriber=3, element=bytes([i])))
+    assert conn.state is ConnectionState.OPEN
 
 
 @cites("HS-7")
@@ -97,22 +108,17 @@ def test_a_client_accepts_a_server_hello_sent_before_its_own_hello_was_read(code
 @cites("STR-7")
 @pytest.mark.parametrize("codec", CODECS)
 def test_requests_and_cancels_for_unknown_cancelled_or_ended_ids_get_no_answer(codec: str) -> None:
-    server = Connection(Side.SERVER, codec)
-    server.receive_data(wire(codec, ClientHello(version=0), Subscribe(publisher="p", subscriber=1, initial_demand=1),
-                             Subscribe(publisher="p", subscriber=2, initial_demand=1)))
-    server.send(ServerHello(version=0))
-    for sid in (1, 2):
-        server.send(OnSubscribe(subscriber=sid, element_size=0))
-    server.send(OnComplete(subscriber=2))
-    server.data_to_send()
+    conn = server(codec, 1)
+    conn.send(OnComplete(subscriber=2))
+    conn.data_to_send()
     stale = [Request(subscriber=9, demand=1), Cancel(subscriber=9), Cancel(subscriber=1), Request(subscriber=1, demand=5),
              Cancel(subscriber=1), Request(subscriber=2, demand=1), Cancel(subscriber=2)]
-    events = server.receive_data(wire(codec, *stale))
+    events = conn.receive_data(wire(codec, *stale))
     assert delivered(events) == [Cancel(subscriber=1)]  # the one cancel that counts; the rest are ignored
     ignored = [e for e in events if isinstance(e, Ignored)]
     assert [e.frame for e in ignored] == [f for i, f in enumerate(stale) if i != 2]
     assert {e.rule for e in ignored} == {"STR-7"}
-    assert server.data_to_send() == b"" and server.state is ConnectionState.OPEN
+    assert conn.data_to_send() == b"" and conn.state is ConnectionState.OPEN
 
 
 @cites("ID-4")
@@ -186,23 +192,19 @@ def test_on_error_cutting_a_split_element_short_drops_the_partial_element(codec:
 @cites("BYE-5")
 @pytest.mark.parametrize("codec", CODECS)
 def test_a_goodbye_ends_every_stream_and_only_the_acknowledgement_follows(codec: str) -> None:
-    server = Connection(Side.SERVER, codec)
-    server.receive_data(wire(codec, ClientHello(version=0), Subscribe(publisher="p", subscriber=1, initial_demand=100),
-                             Subscribe(publisher="p", subscriber=2, initial_demand=100)))
-    server.send(ServerHello(version=0))
+    conn = server(codec, 100)
     for sid in (1, 2):
-        server.send(OnSubscribe(subscriber=sid, element_size=0))
-        server.send(OnNext(subscriber=sid, element=b"e"))
-    server.data_to_send()
-    events = server.receive_data(wire(codec, Goodbye(reason="enough")))
+        conn.send(OnNext(subscriber=sid, element=b"e"))
+    conn.data_to_send()
+    events = conn.receive_data(wire(codec, Goodbye(reason="enough")))
     assert events == [Goodbye(reason="enough")]
-    assert server.data_to_send() == wire(codec, Goodbye(reason="goodbye acknowledged"))
-    assert server.state is ConnectionState.CLOSED
+    assert conn.data_to_send() == wire(codec, Goodbye(reason="goodbye acknowledged"))
+    assert conn.state is ConnectionState.CLOSED
     for frame in (OnNext(subscriber=1, element=b"e"), OnComplete(subscriber=2), OnSubscribe(subscriber=3, element_size=0)):
         with pytest.raises(ProtocolViolation) as caught:
-            server.send(frame)
+            conn.send(frame)
         assert caught.value.rule == "BYE-1"
-    assert server.receive_data(wire(codec, Request(subscriber=1, demand=1))) == []
+    assert conn.receive_data(wire(codec, Request(subscriber=1, demand=1))) == []
 
 
 @cites("ERR-11")
