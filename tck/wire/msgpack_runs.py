@@ -16,7 +16,8 @@ so the run is as long as that header repeats at that stride
 Variable-size ``onNext`` frames are three MessagePack objects each (the type
 code is the fixint 8).  A scratch ``Unpacker`` over the same bytes pulls them
 in batches through ``itertools.islice``; a batch is accepted when the codes
-are all 8, the Ids all equal and the elements all ``bin``, and when the bytes
+are all 8, the Ids all ints in range and not in fixed-size mode (one
+subscription or several interleaved), the elements all ``bin``, and when the bytes
 it consumed equal the sum of the *shortest* encodings of its objects.  No
 object is ever shorter than its shortest encoding, so that equality proves
 every object used it: the type codes were the byte ``08`` and nothing else,
@@ -31,9 +32,10 @@ from typing import Any
 
 import msgpack
 
+from . import runs
 from .frames import ID_MAX
 from .limits import Limits
-from .runs import MIN_FRAMES, ElementRun, StridedRun, VariableRun, strided_run
+from .runs import MIN_FRAMES, ElementRun, StridedRun, VariableRun
 
 STRONG_RUN = 4 * MIN_FRAMES  # a run at least this long resets the finder's backoff
 MAX_BATCH = 4096  # frames pulled per batch of a variable-size run
@@ -57,7 +59,7 @@ def shortest_uint_length(value: int) -> int:
     return 9
 
 
-def shortest_uint_at(buf: bytes, at: int) -> tuple[int, int] | None:
+def shortest_uint_at(buf: bytes | bytearray, at: int) -> tuple[int, int] | None:
     """(value, length) of an unsigned int at ``at`` written in its shortest encoding, else None."""
     if at >= len(buf):
         return None
@@ -73,26 +75,15 @@ def shortest_uint_at(buf: bytes, at: int) -> tuple[int, int] | None:
     return value, 1 + width
 
 
+def _shortest_uint(buf: bytes | bytearray, at: int) -> tuple[int, int] | None:
+    """``shortest_uint_at`` as ``runs.fixed_run`` reads integers: (value, position after it)."""
+    field = shortest_uint_at(buf, at)
+    return None if field is None else (field[0], at + field[1])
+
+
 def fixed_run(buf: bytes, at: int, sizes: dict[int, int], max_frame: int) -> tuple[StridedRun, int] | None:
     """A run of fixed-size ``onNext`` or ``onNextPacked`` frames starting at ``buf[at]``."""
-    code = buf[at]
-    sid_field = shortest_uint_at(buf, at + 1)
-    if sid_field is None:
-        return None
-    sid, header = sid_field[0], 1 + sid_field[1]
-    size = sizes.get(sid)
-    if not size:
-        return None
-    per_frame = 1
-    if code == 0x0B:
-        count_field = shortest_uint_at(buf, at + header)
-        if count_field is None:
-            return None
-        per_frame = count_field[0]
-        header += count_field[1]
-        if per_frame < 1 or per_frame * size > max_frame:
-            return None
-    return strided_run(buf, at, sid=sid, header=header, size=size, per_frame=per_frame, packed=code == 0x0B)
+    return runs.fixed_run(buf, at, sizes, max_frame, _shortest_uint)
 
 
 def _bin_headers(lengths: list[int]) -> int:
@@ -268,8 +259,9 @@ class RunFinder:
     Misses in a row skip 0, 1, 3, 7, ... boundaries before the next attempt: an
     odd frame now and then costs one attempt, traffic with no runs in it almost
     none.  A run shorter than ``STRONG_RUN`` frames counts as a miss here (it is
-    still used), so traffic of many short runs settles on the frame-by-frame path.  Each feed starts afresh, since a miss at the end of the last feed (a
-    frame cut off) says nothing about this one.
+    still used), so traffic of many short runs settles on the frame-by-frame path.  Each
+    feed starts afresh, since a miss at the end of the last feed (a frame cut off) says
+    nothing about this one.
     """
 
     __slots__ = ("sizes", "limits", "skip", "backoff")

@@ -17,6 +17,7 @@ consumer that asks for them (``Monitor.observe``) ever sees one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .frames import Frame, OnNext, OnNextPacked
@@ -131,6 +132,38 @@ def strided_run(
         packed=packed,
     )
     return run, covered
+
+
+# Reads an unsigned integer at ``buf[at]``: (value, position after it), or None where the
+# profile would not take it on the fast path (cut off, too long, not minimally encoded).
+ReadUint = Callable[[bytes | bytearray, int], "tuple[int, int] | None"]
+
+
+def fixed_run(
+    buf: bytes | bytearray, at: int, sizes: dict[int, int], max_frame: int, read_uint: ReadUint
+) -> tuple[StridedRun, int] | None:
+    """A run of fixed-size ``onNext`` (type code 0x08) or ``onNextPacked`` (0x0B) frames at ``buf[at]``.
+
+    Both profiles write the header as the type code byte, the Id and, packed, the
+    count; ``read_uint`` reads those integers the way the profile writes them.
+    """
+    code = buf[at]
+    sid_field = read_uint(buf, at + 1)
+    if sid_field is None:
+        return None
+    sid, q = sid_field
+    size = sizes.get(sid)
+    if not size:
+        return None
+    per_frame = 1
+    if code == 0x0B:
+        count_field = read_uint(buf, q)
+        if count_field is None:
+            return None
+        per_frame, q = count_field
+        if per_frame < 1 or per_frame * size > max_frame:
+            return None
+    return strided_run(buf, at, sid=sid, header=q - at, size=size, per_frame=per_frame, packed=code == 0x0B)
 
 
 def expand(items: list[Frame | ElementRun]) -> list[Frame]:

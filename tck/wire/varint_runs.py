@@ -12,22 +12,17 @@ on in this profile, so they are not gathered into runs.
 
 from __future__ import annotations
 
-from .frames import ID_MAX
-from .runs import StridedRun, strided_run
+from . import runs
+from .runs import StridedRun
 from .varints import read_uvarint
+
+
+def _uvarint(buf: bytes | bytearray, at: int) -> tuple[int, int] | None:
+    """A varint as ``runs.fixed_run`` reads integers; None if cut off or not a valid varint."""
+    value, after = read_uvarint(buf, at, len(buf))
+    return None if value < 0 else (value, after)
 
 
 def fixed_run(buf: bytearray, at: int, sizes: dict[int, int], max_frame: int) -> tuple[StridedRun, int] | None:
     """A run of fixed-size element frames at ``buf[at]``, whose type code is 0x08 or 0x0B."""
-    end = len(buf)
-    code = buf[at]
-    sid, q = read_uvarint(buf, at + 1, end)
-    size = sizes.get(sid) if 0 <= sid <= ID_MAX else None
-    if not size:
-        return None
-    per_frame = 1
-    if code == 0x0B:
-        per_frame, q = read_uvarint(buf, q, end)
-        if per_frame < 1 or per_frame * size > max_frame:
-            return None
-    return strided_run(buf, at, sid=sid, header=q - at, size=size, per_frame=per_frame, packed=code == 0x0B)
+    return runs.fixed_run(buf, at, sizes, max_frame, _uvarint)

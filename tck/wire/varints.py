@@ -25,7 +25,7 @@ def uvarint(value: int) -> bytes:
 INCOMPLETE, TOO_LONG, TOO_BIG = -1, -2, -3
 
 
-def read_uvarint(buf: bytearray, pos: int, end: int) -> tuple[int, int]:
+def read_uvarint(buf: bytes | bytearray, pos: int, end: int) -> tuple[int, int]:
     """(value, position after it) of the varint at ``pos``; or (INCOMPLETE | TOO_LONG | TOO_BIG, pos).
 
     A tenth byte may carry only bit 63 (0x00 or 0x01): with its continuation bit
