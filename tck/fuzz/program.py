@@ -17,8 +17,9 @@ The ending is an orderly goodbye, a transport that ends without one (reset or
 half-close; then a fresh connection must still work, ERR-11), or something
 illegal (malformed bytes from ``tck.fuzz.mutate``, a subscribe for an active Id,
 a second clientHello, a bad hello version): then the oracle is "goodbye, close,
-and a fresh connection still works" (``liveness``).  The state threaded through episodes is only which Ids are
-active; Ids are drawn from a small pool with edge values, so reuse is common.
+and a fresh connection still works" (``liveness``).  The state threaded through
+episodes is only which Ids are active; Ids are drawn from a small pool with edge
+values, so reuse is common.
 
 Because programs are plain data drawn by hypothesis, they shrink (fewer
 episodes, smaller values) and the shrunk program *is* the regression scenario.

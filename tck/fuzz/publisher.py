@@ -28,6 +28,18 @@ def _initial(strategy: str) -> Any:
     return 1 if strategy == "one" else int(strategy.split(":")[1])
 
 
+def _subscribe_back(outer: int, name: str, tid_var: str, strategy: str) -> list[dict[str, Any]]:
+    """Subscribe to tck/subscribe with ``outer``; expect its onSubscribe and the target's subscribe
+    back to ``name`` (its Id bound to ``tid_var``) with the strategy's initialDemand."""
+    return [
+        {"send": {"subscribe": {"publisher": f"tck/subscribe?to={quote(name, safe='')}&request={strategy}",
+                                "subscriber": outer, "initialDemand": "${MAX}"}}},
+        {"expect": {"onSubscribe": {"subscriber": outer}}, "rule": "STR-1"},
+        {"expect": {"subscribe": {"publisher": name, "subscriber": {"bind": tid_var},
+                                  "initialDemand": _initial(strategy)}}, "rule": "DEM-7"},
+    ]
+
+
 def _element_frames(tid: str, element: bytes, mode: str, part: int, element_id: int) -> list[dict[str, Any]]:
     if mode != "split":
         return [{"onNext": {"subscriber": tid, "element": {"hex": element.hex()}}}]
@@ -53,13 +65,7 @@ def publisher_episode(draw: Any, state: Any) -> list[dict[str, Any]]:
     name = state.var("kit/fz")
     tid_var = state.var("tid")
     tid = "${" + tid_var + "}"
-    steps: list[dict[str, Any]] = [
-        {"send": {"subscribe": {"publisher": f"tck/subscribe?to={quote(name, safe='')}&request={strategy}",
-                                "subscriber": outer, "initialDemand": "${MAX}"}}},
-        {"expect": {"onSubscribe": {"subscriber": outer}}, "rule": "STR-1"},
-        {"expect": {"subscribe": {"publisher": name, "subscriber": {"bind": tid_var},
-                                  "initialDemand": _initial(strategy)}}, "rule": "DEM-7"},
-    ]
+    steps = _subscribe_back(outer, name, tid_var, strategy)
     pending: list[dict[str, Any]] = [{"onSubscribe": {"subscriber": tid, "elementSize": size}}]
     packed: list[bytes] = []
     batch = 1 if strategy == "one" else int(strategy.split(":")[1]) if strategy.startswith("batch") else 0
@@ -138,13 +144,7 @@ def publisher_pair_episode(draw: Any, state: Any) -> list[dict[str, Any]]:
     for outer in (first, second):
         name, tid_var = state.var("kit/fz"), state.var("tid")
         tid = "${" + tid_var + "}"
-        steps += [
-            {"send": {"subscribe": {"publisher": f"tck/subscribe?to={quote(name, safe='')}&request=all",
-                                    "subscriber": outer, "initialDemand": "${MAX}"}}},
-            {"expect": {"onSubscribe": {"subscriber": outer}}, "rule": "STR-1"},
-            {"expect": {"subscribe": {"publisher": name, "subscriber": {"bind": tid_var}, "initialDemand": "${MAX}"}},
-             "rule": "DEM-7"},
-        ]
+        steps += _subscribe_back(outer, name, tid_var, "all")
         elements = draw(st.lists(st.binary(min_size=1, max_size=6), min_size=1, max_size=3))
         part = draw(st.integers(1, 3))
         frames = [frame for element in elements for frame in _element_frames(tid, element, "split", part, element_id)]
