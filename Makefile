@@ -19,14 +19,14 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 run: $(STAMP)
-	$(PY) -m tck.cli run --report-dir reports
+	$(PY) -m rsio_tck.cli run --report-dir reports
 
 # Rebuild the newest run's static report (a run first if there is none), write its allure
 # results through the pytest plugin, and render them with allure-commandline when Node is present.
 report: $(STAMP)
-	@ls -d reports/2*/ >/dev/null 2>&1 || $(PY) -m tck.cli run --report-dir reports --quiet || true
+	@ls -d reports/2*/ >/dev/null 2>&1 || $(PY) -m rsio_tck.cli run --report-dir reports --quiet || true
 	@run=$$(ls -d reports/2*/ | sort | tail -1); run=$${run%/}; \
-	$(PY) -m tck.cli report $$run || exit $$?; \
+	$(PY) -m rsio_tck.cli report $$run || exit $$?; \
 	$(PY) -m pytest -q -p no:cacheprovider -o addopts= --rsio --alluredir $$run/allure-results --clean-alluredir \
 		>$$run/allure-pytest.log 2>&1; echo "allure results: $$run/allure-results (pytest log: $$run/allure-pytest.log)"; \
 	if command -v npx >/dev/null 2>&1 && command -v java >/dev/null 2>&1; then \
@@ -41,7 +41,7 @@ report: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m ruff check tck reference_peer tests benchmarks
-	$(PY) -m mypy tck reference_peer
+	$(MAKE) --no-print-directory typecheck
 	$(PY) -m pytest -q -p no:cacheprovider
 
 bench: $(STAMP)
@@ -49,13 +49,17 @@ bench: $(STAMP)
 
 # The multi-target compliance site from every run under reports/ (Spark local mode).
 publish: $(STAMP)
-	$(PY) -m tck.cli publish reports --out site
+	$(PY) -m rsio_tck.cli publish reports --out site
 
 lint: $(STAMP)
 	$(PY) -m ruff check tck reference_peer tests benchmarks
 
+# mypy sees the installed import name: build/typecheck/rsio_tck links tck/'s entries and reference_peer/.
 typecheck: $(STAMP)
-	$(PY) -m mypy tck reference_peer
+	rm -rf build/typecheck && mkdir -p build/typecheck/rsio_tck
+	for f in tck/*; do ln -s "$(CURDIR)/$$f" build/typecheck/rsio_tck/; done
+	ln -s "$(CURDIR)/reference_peer" build/typecheck/rsio_tck/reference_peer
+	cd build/typecheck && $(abspath $(PY)) -m mypy --config-file "$(CURDIR)/pyproject.toml" -p rsio_tck
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 import time
 
-from reference_peer.faults import FAULTS
-from tck.embedded import EmbeddedPeer
-from tck.fuzz import FuzzConfig, fuzz
+from rsio_tck.embedded import EmbeddedPeer
+from rsio_tck.fuzz import FuzzConfig, fuzz
+from rsio_tck.reference_peer.faults import FAULTS
 
 BUDGET = float(os.environ.get("RSIO_FUZZ_BUDGET", "60"))
 

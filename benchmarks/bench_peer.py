@@ -26,8 +26,17 @@ from pathlib import Path
 
 import msgpack
 
-from tck.wire import get_codec
-from tck.wire.frames import ClientHello, Goodbye, OnComplete, OnNext, OnNextPacked, OnSubscribe, ServerHello, Subscribe
+from rsio_tck.wire import get_codec
+from rsio_tck.wire.frames import (
+    ClientHello,
+    Goodbye,
+    OnComplete,
+    OnNext,
+    OnNextPacked,
+    OnSubscribe,
+    ServerHello,
+    Subscribe,
+)
 
 UNBOUNDED = 2**63 - 1
 PACK = 32_768  # elements per packed frame (256 KiB), as the peer packs at most
@@ -196,7 +205,7 @@ def main(runs: int = 2) -> dict[str, float]:
     figures: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="rsio-bench-") as scratch:
         port_file = Path(scratch) / "peer.port"
-        peer, peer_port = _spawn([sys.executable, "-m", "reference_peer", "--listen", "tcp://127.0.0.1:0",
+        peer, peer_port = _spawn([sys.executable, "-m", "rsio_tck.reference_peer", "--listen", "tcp://127.0.0.1:0",
                                   "--port-file", str(port_file), "--quiet"], port_file)
         try:
             for kind, (name, count) in cases.items():

@@ -39,8 +39,8 @@ def _args(argv: list[str]) -> argparse.Namespace:
 
 
 def _corpus(cache: Path, rows: int, seed: int) -> tuple[Path, dict[str, int], float]:
-    from tck.pipeline.bulk import BulkSpec, write_bulk_corpus
-    from tck.pipeline.session import spark_session
+    from rsio_tck.pipeline.bulk import BulkSpec, write_bulk_corpus
+    from rsio_tck.pipeline.session import spark_session
 
     connections = max(1, rows // FRAMES_PER_CONNECTION)
     warehouse = cache / f"rows{rows}-seed{seed}"
@@ -55,8 +55,8 @@ def _corpus(cache: Path, rows: int, seed: int) -> tuple[Path, dict[str, int], fl
 
 
 def _faulty(warehouse: Path) -> int:
-    from tck.pipeline.bulk import BulkSpec
-    from tck.pipeline.corpus import synthetic_connection
+    from rsio_tck.pipeline.bulk import BulkSpec
+    from rsio_tck.pipeline.corpus import synthetic_connection
 
     spec = json.loads((warehouse / "bulk.json").read_text())["spec"]
     bulk = BulkSpec(spec["connections"], spec["frames_per_connection"], spec["seed"])
@@ -77,10 +77,10 @@ def spark_job(master: str, warehouse: Path, shuffle: bool) -> tuple[float, dict[
     """
     from pyspark.sql import functions as F
 
-    from tck.pipeline.derive import wire_stats
-    from tck.pipeline.ingest import read_table
-    from tck.pipeline.judge import judge_files, judge_frames
-    from tck.pipeline.session import spark_session
+    from rsio_tck.pipeline.derive import wire_stats
+    from rsio_tck.pipeline.ingest import read_table
+    from rsio_tck.pipeline.judge import judge_files, judge_frames
+    from rsio_tck.pipeline.session import spark_session
 
     spark = spark_session(master)
     cores = spark.sparkContext.defaultParallelism
@@ -105,8 +105,8 @@ def baseline_job(warehouse: Path) -> tuple[float, dict[str, int], dict[str, dict
     """The same work in one process: pyarrow reads, the same monitor walk, pandas for the statistics."""
     import pyarrow.parquet as pq
 
-    from tck.pipeline.framing import ELEMENT_TYPES
-    from tck.pipeline.judge import judge_table
+    from rsio_tck.pipeline.framing import ELEMENT_TYPES
+    from rsio_tck.pipeline.judge import judge_table
 
     started = time.perf_counter()
     runs = pq.read_table(warehouse / "runs").to_pandas()

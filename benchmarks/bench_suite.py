@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from tck.embedded import EmbeddedPeer
-from tck.scenarios import RunConfig, Verdict, load_directory, run_suite
+from rsio_tck.embedded import EmbeddedPeer
+from rsio_tck.scenarios import RunConfig, Verdict, load_directory, run_suite
 
 H2SPEC_PACE = 150.0  # tests per second
 

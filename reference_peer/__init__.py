@@ -4,7 +4,7 @@ It is the kit's default target and a usable Python implementation of RS-IO:
 ``Peer`` publishes by name, listens and connects over ``tcp://``, ``tls://``,
 ``unix:`` and ``exec:``; ``PeerConnection.subscribe`` consumes a remote
 publisher with backpressure.  See ``api.py`` for an example and
-``python -m reference_peer --help`` for the command line.
+``python -m rsio_tck.reference_peer --help`` for the command line.
 """
 
 from .api import Peer, PeerConnection, RemoteError, RemoteSubscription, Server

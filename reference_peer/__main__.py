@@ -1,4 +1,4 @@
-"""``rsio-peer`` / ``python -m reference_peer``: run the reference peer.
+"""``rsio-peer`` / ``python -m rsio_tck.reference_peer``: run the reference peer.
 
     rsio-peer --listen tcp://127.0.0.1:7878 [--codec varint] [--fault NAME]...
     rsio-peer --listen tcp://127.0.0.1:0 --port-file /tmp/port      # a free port, written to the file
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import msgpack
 
-from tck.wire import CODEC_NAMES, DEFAULT_LIMITS
+from rsio_tck.wire import CODEC_NAMES, DEFAULT_LIMITS
 
 from .api import Peer, RemoteError
 from .config import PeerConfig

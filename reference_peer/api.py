@@ -27,7 +27,7 @@ import ssl
 from collections import deque
 from types import TracebackType
 
-from tck.errors import Side
+from rsio_tck.errors import Side
 
 from .appflows import AppPublisher, PublisherSource
 from .config import PeerConfig

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from tck.protocol import ReassemblyLimit
-from tck.semantics import StreamState
-from tck.wire.frames import Cancel, OnComplete, OnError, OnNext, OnNextPacked, OnSubscribe, Request, Subscribe
+from rsio_tck.protocol import ReassemblyLimit
+from rsio_tck.semantics import StreamState
+from rsio_tck.wire.frames import Cancel, OnComplete, OnError, OnNext, OnNextPacked, OnSubscribe, Request, Subscribe
 
 if TYPE_CHECKING:
     from .session import PeerSession

@@ -3,7 +3,7 @@
 A name is a path with an optional query (``numbers?from=3``).  ``resolve``
 turns a name into an ``Opened`` publication (a source, and what to start once
 the subscription is acknowledged) or a ``Rejected`` one (answered onSubscribe
-then onError).  Test publisher names are parsed by ``tck.testpubs`` -- the same
+then onError).  Test publisher names are parsed by ``rsio_tck.testpubs`` -- the same
 parser the kit's contract judge uses -- so the two cannot read a name
 differently.
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import parse_qsl
 
-from tck.testpubs import Malformed, SubscribeBack, parse
+from rsio_tck.testpubs import Malformed, SubscribeBack, parse
 
 from .sources import Source, source_for
 

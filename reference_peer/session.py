@@ -30,9 +30,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from tck.errors import ProtocolViolation, Side
-from tck.protocol import Connection, ConnectionClosed, ConnectionState, Ignored, ProtocolError, ReassemblyLimit
-from tck.wire.frames import (
+from rsio_tck.errors import ProtocolViolation, Side
+from rsio_tck.protocol import Connection, ConnectionClosed, ConnectionState, Ignored, ProtocolError, ReassemblyLimit
+from rsio_tck.wire.frames import (
     Cancel,
     ClientHello,
     Frame,

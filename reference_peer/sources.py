@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import msgpack
 
-from tck.testpubs import Error, Fixed, Infinite, Large, Range, TestPublisher, large_bytes
+from rsio_tck.testpubs import Error, Fixed, Infinite, Large, Range, TestPublisher, large_bytes
 
 INFINITE = 2**63 - 1  # what ``available`` says for a source without end
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tck.testpubs import SubscribeBack as Spec
-from tck.testpubs import report
+from rsio_tck.testpubs import SubscribeBack as Spec
+from rsio_tck.testpubs import report
 
 from .sources import COMPLETE, End, QueueSource
 

@@ -5,7 +5,7 @@ the session protocol.  A child process (``exec:``) and the peer's own
 stdin/stdout (``--stdio``) are pipe pairs; ``PipePair`` and
 ``ProcessTransport`` present them to the session as one duplex transport with
 the same flow control (``pause_writing`` from the write pipe, ``pause_reading``
-on the read pipe).  URLs are parsed by ``tck.transport.Target``, as the kit
+on the read pipe).  URLs are parsed by ``rsio_tck.transport.Target``, as the kit
 parses them.
 """
 
@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from tck.transport import Target, TargetError
+from rsio_tck.transport import Target, TargetError
 
 ProtocolFactory = Callable[[], asyncio.Protocol]
 

@@ -41,7 +41,7 @@ class EmbeddedPeer:
     def start(self) -> str:
         self._dir = tempfile.TemporaryDirectory(prefix="rsio-peer-")
         self.log_path = Path(self._dir.name) / "log"
-        command = [sys.executable, "-m", "reference_peer", "--listen", "tcp://127.0.0.1:0",
+        command = [sys.executable, "-m", "rsio_tck.reference_peer", "--listen", "tcp://127.0.0.1:0",
                    "--codec", self.codec, "--max-reassembly", str(REASSEMBLY_LIMIT), *self.extra]
         for fault in self.faults:
             command += ["--fault", fault]

@@ -144,7 +144,7 @@ def read_baseline(path: Path) -> frozenset[str]:
 
 
 def _allure(config: pytest.Config) -> Any:
-    """tck.report.allure_support when this run writes allure results (--alluredir), else None."""
+    """rsio_tck.report.allure_support when this run writes allure results (--alluredir), else None."""
     if not config.getoption("allure_report_dir", None):  # allure-pytest's --alluredir
         return None
     from .report import allure_support

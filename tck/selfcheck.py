@@ -59,7 +59,7 @@ def mutation_score(outcomes: list[FaultOutcome]) -> float:
 
 def check_all_faults(scenarios: list[Scenario] | None = None, codec: str = "msgpack",
                      on_outcome: Callable[[FaultOutcome], None] | None = None) -> list[FaultOutcome]:
-    from reference_peer.faults import FAULTS
+    from rsio_tck.reference_peer.faults import FAULTS
 
     chosen = scenarios if scenarios is not None else load_directory()
     outcomes = []

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tck.errors import Side
-from tck.monitor import Monitor
-from tck.protocol import Connection
+from rsio_tck.errors import Side
+from rsio_tck.monitor import Monitor
+from rsio_tck.protocol import Connection
 
 
 @dataclass

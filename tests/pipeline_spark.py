@@ -25,7 +25,7 @@ pytest.importorskip("pyspark")
 
 from typer.testing import CliRunner  # noqa: E402
 
-from tck.pipeline.corpus import CorpusSummary, write_run_dirs  # noqa: E402
+from rsio_tck.pipeline.corpus import CorpusSummary, write_run_dirs  # noqa: E402
 
 SEED = 7
 RUNS_PER_VERSION = 4
@@ -36,7 +36,7 @@ def session():  # type: ignore[no-untyped-def]
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("RSIO_SHUFFLE_PARTITIONS", "2")
     os.environ.setdefault("RSIO_DRIVER_MEMORY", "1g")
-    from tck.pipeline.session import spark_session
+    from rsio_tck.pipeline.session import spark_session
 
     spark = spark_session("local[2]")
     spark.conf.set("spark.sql.codegen.wholeStage", "false")
@@ -69,7 +69,7 @@ def published() -> Published:
                                                        "target": "t", "seed": 1, "examples": 100, "elapsed": 1.0,
                                                        "findings": [shared, *extra]}))
     session()
-    from tck.cli import app
+    from rsio_tck.cli import app
 
     result = CliRunner().invoke(app, ["publish", str(root / "reports"), "--out", str(root / "site"),
                                       "--warehouse", str(root / "warehouse"), "--no-build-reports"])
@@ -78,6 +78,6 @@ def published() -> Published:
 
 
 def table(name: str) -> list[dict]:  # type: ignore[type-arg]
-    from tck.pipeline.ingest import read_table
+    from rsio_tck.pipeline.ingest import read_table
 
     return [row.asDict(recursive=True) for row in read_table(session(), published().warehouse, name).collect()]

@@ -15,10 +15,10 @@ import time
 from functools import cache
 from pathlib import Path
 
-from tck.capabilities import Capabilities
-from tck.embedded import EmbeddedPeer
-from tck.report import RunRecorder, build
-from tck.scenarios import RunConfig, load_directory, run_suite
+from rsio_tck.capabilities import Capabilities
+from rsio_tck.embedded import EmbeddedPeer
+from rsio_tck.report import RunRecorder, build
+from rsio_tck.scenarios import RunConfig, load_directory, run_suite
 
 CHOSEN = ("HS-001", "DEM-001", "DEM-002", "DEM-003", "SPLIT-002")
 RUN_ID = "20261123T000000000Z"

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from tck.errors import ProtocolViolation, Side
-from tck.protocol import Connection, ConnectionClosed, ConnectionState, Ignored, ProtocolError, ReassemblyLimit
-from tck.wire import Limits, get_codec
-from tck.wire.frames import (
+from rsio_tck.errors import ProtocolViolation, Side
+from rsio_tck.protocol import Connection, ConnectionClosed, ConnectionState, Ignored, ProtocolError, ReassemblyLimit
+from rsio_tck.wire import Limits, get_codec
+from rsio_tck.wire.frames import (
     Cancel,
     ClientHello,
     Frame,

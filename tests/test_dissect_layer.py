@@ -10,7 +10,7 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 from scapy.utils import rdpcap, wrpcap
 
-from tck.dissect import (
+from rsio_tck.dissect import (
     RSIOContinuation,
     RSIOFrame,
     bind_rsio,
@@ -19,8 +19,8 @@ from tck.dissect import (
     msgpack_header,
     packet_class,
 )
-from tck.wire import get_codec
-from tck.wire.frames import (
+from rsio_tck.wire import get_codec
+from rsio_tck.wire.frames import (
     FRAME_TYPES,
     ID_MAX,
     Cancel,

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tck.cli import app
-from tck.embedded import EmbeddedPeer
-from tck.fuzz import FuzzConfig, fuzz, write_findings
-from tck.scenarios.loader import load_file
+from rsio_tck.cli import app
+from rsio_tck.embedded import EmbeddedPeer
+from rsio_tck.fuzz import FuzzConfig, fuzz, write_findings
+from rsio_tck.scenarios.loader import load_file
 
 # One fault from each of five areas; each is found within a few seconds.
 QUICK_FAULTS = {

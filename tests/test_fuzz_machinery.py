@@ -11,14 +11,14 @@ from hypothesis import given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
-from tck.errors import ProtocolViolation
-from tck.fuzz import FuzzConfig, fuzz, signature, write_findings
-from tck.fuzz.mutate import classify, malformed_input
-from tck.fuzz.program import programs
-from tck.scenarios.loader import load_file
-from tck.scenarios.steps import build_frame
-from tck.wire import get_codec
-from tck.wire.frames import ID_MAX, Request, Subscribe
+from rsio_tck.errors import ProtocolViolation
+from rsio_tck.fuzz import FuzzConfig, fuzz, signature, write_findings
+from rsio_tck.fuzz.mutate import classify, malformed_input
+from rsio_tck.fuzz.program import programs
+from rsio_tck.scenarios.loader import load_file
+from rsio_tck.scenarios.steps import build_frame
+from rsio_tck.wire import get_codec
+from rsio_tck.wire.frames import ID_MAX, Request, Subscribe
 
 
 def _sent_frames(program: dict[str, Any], codec: str) -> bytes:
@@ -137,7 +137,7 @@ def test_programs_are_valid_scenarios_and_findings_files_load(tmp_path: Path) ->
 @hypothesis_seed(2)
 @given(programs("msgpack"))
 def test_generated_programs_validate_against_the_schema(program: dict[str, Any]) -> None:
-    from tck.scenarios.loader import schema
+    from rsio_tck.scenarios.loader import schema
 
     document = [{"id": "FUZZ-001", "title": "generated", "rules": ["STR-1"], **program}]
     jsonschema.Draft202012Validator(schema()).validate(document)

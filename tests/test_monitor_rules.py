@@ -24,9 +24,9 @@ from traces import (
     sub,
 )
 
-from tck.errors import Side
-from tck.rules import RULES, Level
-from tck.wire.frames import ClientHello, OnSubscribe, ServerHello
+from rsio_tck.errors import Side
+from rsio_tck.rules import RULES, Level
+from rsio_tck.wire.frames import ClientHello, OnSubscribe, ServerHello
 
 MAX = 2**63 - 1
 
@@ -234,8 +234,8 @@ def test_reuse_before_the_first_on_subscribe_counts_owed_on_subscribes() -> None
 
 
 def test_every_violation_the_tables_can_raise_has_a_case() -> None:
-    from tck.semantics.handshake import HANDSHAKE
-    from tck.semantics.streams import TRANSITIONS, Verdict
+    from rsio_tck.semantics.handshake import HANDSHAKE
+    from rsio_tck.semantics.streams import TRANSITIONS, Verdict
 
     raised = {t.rule for t in TRANSITIONS.values() if t.verdict is Verdict.VIOLATION}
     raised |= {step.rule for step in HANDSHAKE.values() if not step.ok}

@@ -10,9 +10,9 @@ import msgpack
 import pytest
 from test_peer_support import Probe, run, serving
 
-from reference_peer import Peer, PeerConfig, RemoteError, Subscriber, Subscription
-from tck.wire import Limits
-from tck.wire.frames import OnComplete, OnSubscribe, Subscribe
+from rsio_tck.reference_peer import Peer, PeerConfig, RemoteError, Subscriber, Subscription
+from rsio_tck.wire import Limits
+from rsio_tck.wire.frames import OnComplete, OnSubscribe, Subscribe
 
 
 def values(elements: list[bytes]) -> list[Any]:
@@ -207,7 +207,7 @@ def test_the_client_role_serves_publishers_too() -> None:
             connection = await client.connect(url)
             await connection.ready()
             session = next(iter(server.sessions))
-            from reference_peer.api import RemoteSubscription
+            from rsio_tck.reference_peer.api import RemoteSubscription
 
             reverse = RemoteSubscription(session, "hello")  # the server subscribes to the client
             assert [msgpack.unpackb(e) async for e in reverse] == ["hi from the client"]

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from test_peer_support import Probe, peer_process, run
 
-from reference_peer import FAULTS
-from reference_peer.__main__ import CAPABILITIES
-from tck.capabilities import Capabilities
-from tck.wire.frames import OnComplete, Subscribe
+from rsio_tck.capabilities import Capabilities
+from rsio_tck.reference_peer import FAULTS
+from rsio_tck.reference_peer.__main__ import CAPABILITIES
+from rsio_tck.wire.frames import OnComplete, Subscribe
 
-PEER = [sys.executable, "-m", "reference_peer"]
+PEER = [sys.executable, "-m", "rsio_tck.reference_peer"]
 
 
 def _cli(*args: str, timeout: float = 20.0) -> subprocess.CompletedProcess[str]:

@@ -18,15 +18,15 @@ from typing import Any
 import pytest
 from test_peer_support import MAX, Probe, reports, run, serving
 
-from reference_peer import FAULTS, Peer, PeerConfig
-from reference_peer.__main__ import list_faults
-from reference_peer.policy import Policy
-from tck.embedded import REASSEMBLY_LIMIT
-from tck.errors import Side
-from tck.rules import AREAS, RULES
-from tck.transport import TargetError
-from tck.wire import Limits
-from tck.wire.frames import (
+from rsio_tck.embedded import REASSEMBLY_LIMIT
+from rsio_tck.errors import Side
+from rsio_tck.reference_peer import FAULTS, Peer, PeerConfig
+from rsio_tck.reference_peer.__main__ import list_faults
+from rsio_tck.reference_peer.policy import Policy
+from rsio_tck.rules import AREAS, RULES
+from rsio_tck.transport import TargetError
+from rsio_tck.wire import Limits
+from rsio_tck.wire.frames import (
     Cancel,
     ClientHello,
     Goodbye,

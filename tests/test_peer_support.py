@@ -1,6 +1,6 @@
 """Support for the reference peer's tests: a kit-side probe, in-process and child-process peers.
 
-``Probe`` is the kit's end of one connection: a ``tck.protocol.Connection``
+``Probe`` is the kit's end of one connection: a ``rsio_tck.protocol.Connection``
 (client role) over asyncio streams, with a ``Monitor`` judging every byte in
 both directions in the order the probe saw it.  It also serves ``kit/``
 publishers, so the peer's ``tck/subscribe`` has something to subscribe back to:
@@ -31,14 +31,14 @@ from urllib.parse import parse_qsl
 
 import msgpack
 
-from reference_peer import Peer, PeerConfig
-from tck.errors import Side
-from tck.monitor import Monitor
-from tck.monitor.contract import ContractJudge
-from tck.protocol import Connection, ConnectionClosed, ProtocolError
-from tck.transport import open_target
-from tck.wire import get_codec
-from tck.wire.frames import (
+from rsio_tck.errors import Side
+from rsio_tck.monitor import Monitor
+from rsio_tck.monitor.contract import ContractJudge
+from rsio_tck.protocol import Connection, ConnectionClosed, ProtocolError
+from rsio_tck.reference_peer import Peer, PeerConfig
+from rsio_tck.transport import open_target
+from rsio_tck.wire import get_codec
+from rsio_tck.wire.frames import (
     Cancel,
     ClientHello,
     Frame,
@@ -356,10 +356,10 @@ class PeerProcess:
 
 @contextlib.contextmanager
 def peer_process(*args: str, listen: str = "tcp://127.0.0.1:0", timeout: float = 15.0) -> Iterator[PeerProcess]:
-    """``python -m reference_peer --listen ... ARGS`` on a free port; terminated on exit."""
+    """``python -m rsio_tck.reference_peer --listen ... ARGS`` on a free port; terminated on exit."""
     with tempfile.TemporaryDirectory(prefix="rsio-peer-test-") as scratch:
         port_file, log = Path(scratch) / "port", Path(scratch) / "log"
-        command = [sys.executable, "-m", "reference_peer", "--listen", listen, "--port-file", str(port_file), *args]
+        command = [sys.executable, "-m", "rsio_tck.reference_peer", "--listen", listen, "--port-file", str(port_file), *args]
         with log.open("wb") as out:
             process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=out,
                                        env={**os.environ, "PYTHONUNBUFFERED": "1"})

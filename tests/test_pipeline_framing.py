@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from tck.errors import Side
-from tck.monitor import Monitor, TraceRecord, read_trace, write_trace
-from tck.pipeline.corpus import DEFAULT_TARGETS, TargetProfile, synthetic_connection, trace_records
-from tck.pipeline.framing import frame_rows, judge_rows
-from tck.pipeline.judge import judge_table
-from tck.pipeline.sources import expand_run_dirs, fuzz_rows, signature, target_identity
-from tck.wire import get_codec
-from tck.wire.frames import ClientHello, Goodbye, OnNext, OnSubscribe, ServerHello, Subscribe
+from rsio_tck.errors import Side
+from rsio_tck.monitor import Monitor, TraceRecord, read_trace, write_trace
+from rsio_tck.pipeline.corpus import DEFAULT_TARGETS, TargetProfile, synthetic_connection, trace_records
+from rsio_tck.pipeline.framing import frame_rows, judge_rows
+from rsio_tck.pipeline.judge import judge_table
+from rsio_tck.pipeline.sources import expand_run_dirs, fuzz_rows, signature, target_identity
+from rsio_tck.wire import get_codec
+from rsio_tck.wire.frames import ClientHello, Goodbye, OnNext, OnSubscribe, ServerHello, Subscribe
 
 C, S = Side.CLIENT, Side.SERVER
 
@@ -116,8 +116,8 @@ def test_run_dirs_are_found_below_a_reports_directory_and_fuzz_rows_read(tmp_pat
 
 
 def test_a_pcap_without_a_trace_gives_the_same_frames(tmp_path: Path) -> None:
-    from tck.pipeline.sources import connection_frames, connection_work
-    from tck.report.pcap import write_pcap
+    from rsio_tck.pipeline.sources import connection_frames, connection_work
+    from rsio_tck.report.pcap import write_pcap
 
     rows, _ = synthetic_connection(4, 2, DEFAULT_TARGETS[1], 40)
     (tmp_path / "pcaps").mkdir()

@@ -8,7 +8,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from tck.embedded import EmbeddedPeer
+from rsio_tck.embedded import EmbeddedPeer
 
 pytest_plugins = ["pytester"]
 

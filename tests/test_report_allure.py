@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tck.embedded import EmbeddedPeer
+from rsio_tck.embedded import EmbeddedPeer
 
 pytest_plugins = ["pytester"]
 pytest.importorskip("allure_pytest", reason="allure-pytest is not installed")

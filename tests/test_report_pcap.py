@@ -13,10 +13,10 @@ from scapy.packet import Raw
 from scapy.utils import rdpcap, wrpcap
 from typer.testing import CliRunner
 
-from tck.cli import app
-from tck.errors import Side
-from tck.monitor import Monitor, TraceRecord, read_trace
-from tck.report.pcap import KIT_MAC, TARGET_MAC, bind_rsio_layer, connections, read_connections, trace_packets
+from rsio_tck.cli import app
+from rsio_tck.errors import Side
+from rsio_tck.monitor import Monitor, TraceRecord, read_trace
+from rsio_tck.report.pcap import KIT_MAC, TARGET_MAC, bind_rsio_layer, connections, read_connections, trace_packets
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +119,7 @@ def test_check_pcap_judges_every_connection_and_fails_on_violations(run_dir: Pat
 
 
 def test_rsio_layer_dissects_payloads_when_present(run_dir: Path) -> None:
-    pytest.importorskip("tck.dissect", reason="the RS-IO scapy layer (tck.dissect) is not in this tree")
+    pytest.importorskip("rsio_tck.dissect", reason="the RS-IO scapy layer (tck.dissect) is not in this tree")
     assert bind_rsio_layer(7878)
     packets = trace_packets(list(read_trace(run_dir / "traces" / "HS-001.trace")), server_port=7878)
     tmp = run_dir / "dissect-check.pcap"

@@ -11,11 +11,11 @@ import pytest
 from report_run import CHOSEN, shared_run
 from typer.testing import CliRunner
 
-from tck.cli import app
-from tck.report import build
-from tck.report.model import spec_anchor
-from tck.report.schema import NAMES, check_run_dir, load_schema, problems
-from tck.rules import RULES
+from rsio_tck.cli import app
+from rsio_tck.report import build
+from rsio_tck.report.model import spec_anchor
+from rsio_tck.report.schema import NAMES, check_run_dir, load_schema, problems
+from rsio_tck.rules import RULES
 
 
 @pytest.fixture(scope="module")

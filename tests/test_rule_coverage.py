@@ -18,8 +18,8 @@ import test_monitor_contract
 import test_monitor_rules
 import test_wire_malformed
 
-from reference_peer.faults import FAULTS
-from tck.rules import RULES, Level
+from rsio_tck.reference_peer.faults import FAULTS
+from rsio_tck.rules import RULES, Level
 
 
 def sources() -> dict[str, set[str]]:

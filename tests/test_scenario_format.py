@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from tck.rules import RULES
-from tck.scenarios import Scenario, ScenarioError, load_directory, load_file
-from tck.scenarios.values import ScenarioValueError, matches, resolve
-from tck.selection import SelectionError, select
+from rsio_tck.rules import RULES
+from rsio_tck.scenarios import Scenario, ScenarioError, load_directory, load_file
+from rsio_tck.scenarios.values import ScenarioValueError, matches, resolve
+from rsio_tck.selection import SelectionError, select
 
 
 def write(tmp_path: Path, text: str) -> Path:

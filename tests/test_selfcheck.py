@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from reference_peer.faults import FAULTS
-from tck.rules import RULES
-from tck.scenarios import Verdict, load_directory
-from tck.selfcheck import NOT_FORCEABLE, check_all_faults, mutation_score, run_against_peer
+from rsio_tck.reference_peer.faults import FAULTS
+from rsio_tck.rules import RULES
+from rsio_tck.scenarios import Verdict, load_directory
+from rsio_tck.selfcheck import NOT_FORCEABLE, check_all_faults, mutation_score, run_against_peer
 
 
 @pytest.mark.parametrize("codec", ["msgpack", "varint"])

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tck.errors import ProtocolViolation, Side
-from tck.rules import GOODBYE_OBLIGATION, PROTOCOL_ERRORS, RULES
-from tck.semantics import Demand, ReassemblyLimitExceeded, SessionModel, Signal, SplitAssembler, StreamState
-from tck.semantics.handshake import HANDSHAKE, Move, PartyState, lookup
-from tck.semantics.streams import ACTIONS, TRANSITIONS, SignalArgs, StreamRecord, Verdict, step
+from rsio_tck.errors import ProtocolViolation, Side
+from rsio_tck.rules import GOODBYE_OBLIGATION, PROTOCOL_ERRORS, RULES
+from rsio_tck.semantics import Demand, ReassemblyLimitExceeded, SessionModel, Signal, SplitAssembler, StreamState
+from rsio_tck.semantics.handshake import HANDSHAKE, Move, PartyState, lookup
+from rsio_tck.semantics.streams import ACTIONS, TRANSITIONS, SignalArgs, StreamRecord, Verdict, step
 
 MAX = 2**63 - 1
 
@@ -186,7 +186,16 @@ def test_fast_delivery_path_agrees_with_the_table(ops: list[tuple[str, int]]) ->
 
 
 def _frames(ops: list[tuple[str, int]]) -> list[tuple[Side, object]]:
-    from tck.wire.frames import Cancel, ClientHello, OnComplete, OnNext, OnSubscribe, Request, ServerHello, Subscribe
+    from rsio_tck.wire.frames import (
+        Cancel,
+        ClientHello,
+        OnComplete,
+        OnNext,
+        OnSubscribe,
+        Request,
+        ServerHello,
+        Subscribe,
+    )
 
     out: list[tuple[Side, object]] = [
         (Side.CLIENT, ClientHello(version=0)), (Side.SERVER, ServerHello(version=0)),
@@ -211,8 +220,8 @@ def _frames(ops: list[tuple[str, int]]) -> list[tuple[Side, object]]:
 @given(_ops)
 def test_monitor_inline_element_path_agrees_with_the_table(ops: list[tuple[str, int]]) -> None:
     # Monitor.judge inlines the (ACTIVE | CANCELLED, ON_NEXT) entries; apply_frame is the table.
-    from tck.monitor import Monitor
-    from tck.protocol.binding import apply_frame
+    from rsio_tck.monitor import Monitor
+    from rsio_tck.protocol.binding import apply_frame
 
     monitor = Monitor("msgpack")
     model = SessionModel()

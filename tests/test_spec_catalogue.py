@@ -14,8 +14,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from tck import SPEC_VERSION
-from tck.rules import AREAS, RULES
+from rsio_tck import SPEC_VERSION
+from rsio_tck.rules import AREAS, RULES
 
 SPEC_PATH = Path(__file__).resolve().parent.parent / "SPEC.md"
 

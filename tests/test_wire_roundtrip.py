@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tck.errors import ProtocolViolation
-from tck.wire import ID_MAX, Frame, get_codec
-from tck.wire.frames import (
+from rsio_tck.errors import ProtocolViolation
+from rsio_tck.wire import ID_MAX, Frame, get_codec
+from rsio_tck.wire.frames import (
     Cancel,
     ClientHello,
     Goodbye,

@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tck.errors import ProtocolViolation, Side
-from tck.monitor import Monitor
-from tck.wire import get_codec
-from tck.wire.frames import (
+from rsio_tck.errors import ProtocolViolation, Side
+from rsio_tck.monitor import Monitor
+from rsio_tck.wire import get_codec
+from rsio_tck.wire.frames import (
     Cancel,
     ClientHello,
     OnComplete,
@@ -31,7 +31,7 @@ from tck.wire.frames import (
     ServerHello,
     Subscribe,
 )
-from tck.wire.runs import ElementRun, StridedRun, VariableRun, expand
+from rsio_tck.wire.runs import ElementRun, StridedRun, VariableRun, expand
 
 CODECS = ("msgpack", "varint")
 SETTINGS = settings(max_examples=int(__import__("os").environ.get("RUNS_EXAMPLES", "120")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -327,8 +327,8 @@ def test_frames_before_bad_bytes_in_the_same_read_are_judged(codec: str, burst: 
 @pytest.mark.parametrize("codec", CODECS)
 @pytest.mark.parametrize("split", [False, True])
 def test_a_connection_takes_the_frames_before_bad_bytes_however_the_reads_fall(codec: str, split: bool) -> None:
-    from tck.protocol import Connection
-    from tck.protocol.events import ProtocolError
+    from rsio_tck.protocol import Connection
+    from rsio_tck.protocol.events import ProtocolError
 
     enc = get_codec(codec).encoder()
     good = enc.encode(ClientHello(version=0)) + enc.encode(Subscribe(publisher="p", subscriber=4, initial_demand=1))

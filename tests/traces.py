@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from tck.errors import Side
-from tck.monitor import Finding, Monitor
-from tck.wire import Frame, get_codec
-from tck.wire.frames import (
+from rsio_tck.errors import Side
+from rsio_tck.monitor import Finding, Monitor
+from rsio_tck.wire import Frame, get_codec
+from rsio_tck.wire.frames import (
     Cancel,
     ClientHello,
     Goodbye,

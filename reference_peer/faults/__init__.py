@@ -1,6 +1,6 @@
 """Every deliberate fault of the reference peer: one registry, ``FAULTS``.
 
-A fault is a name, the rule it breaks (an ID of ``tck.rules.RULES``), a
+A fault is a name, the rule it breaks (an ID of ``rsio_tck.rules.RULES``), a
 description, and the policy hooks it replaces.  ``build_policy`` installs the
 chosen faults on a fresh ``Policy``: each replacement is called as
 ``hook(policy, base, *args)`` with ``base`` the method it replaces, so faults
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgpack
 
-from tck.rules import RULES
+from rsio_tck.rules import RULES
 
 from ..policy import Policy
 
@@ -87,7 +87,7 @@ def _once(flow: Outflow, mark: str) -> bool:
 
 def _uint(s: PeerSession, value: int) -> bytes:
     if s.config.codec == "varint":
-        from tck.wire.varint_codec import uvarint
+        from rsio_tck.wire.varint_codec import uvarint
 
         return uvarint(value)
     return msgpack.packb(value)

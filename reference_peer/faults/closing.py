@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgpack
 
-from tck.protocol import ConnectionState
-from tck.wire.frames import (
+from rsio_tck.protocol import ConnectionState
+from rsio_tck.wire.frames import (
     Cancel,
     Goodbye,
     OnSubscribe,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tck.errors import Side
-from tck.wire.frames import (
+from rsio_tck.errors import Side
+from rsio_tck.wire.frames import (
     Cancel,
     ClientHello,
     ServerHello,

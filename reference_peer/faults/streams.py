@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import msgpack
 
-from tck.wire.frames import (
+from rsio_tck.wire.frames import (
     ID_MAX,
     Cancel,
     OnComplete,

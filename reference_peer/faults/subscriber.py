@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tck.semantics import ReassemblyLimitExceeded, SplitAssembler
-from tck.wire.frames import (
+from rsio_tck.semantics import ReassemblyLimitExceeded, SplitAssembler
+from rsio_tck.wire.frames import (
     Request,
     Subscribe,
 )
@@ -16,7 +16,7 @@ from ..sources import End, FixedSource, LargeSource, RangeSource
 from . import Base, fault
 
 if TYPE_CHECKING:
-    from tck.protocol import ReassemblyLimit
+    from rsio_tck.protocol import ReassemblyLimit
 
     from ..session import PeerSession
     from ..subscribe_back import SubscribeBack

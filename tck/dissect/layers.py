@@ -11,7 +11,7 @@ value the body does not match.
 Two message shapes depend on state the frame does not carry: a fixed-size
 ``onNext`` (raw element of ``elementSize`` bytes, ``MsgpackOnNextFixed``) and
 ``onNextPacked`` (``count * elementSize`` raw bytes).  For dissection these get a
-subclass per element size (``sized_class``), which ``tck.dissect.stream`` picks
+subclass per element size (``sized_class``), which ``rsio_tck.dissect.stream`` picks
 from the ``onSubscribe`` frames seen earlier in the same direction.
 
 ``from_frame`` turns a tck frame into a packet (``bytes(pkt)`` is exactly the tck

@@ -1,10 +1,10 @@
 """Property-based fuzzing of RS-IO targets (hypothesis), findings written as regression scenarios.
 
-- ``tck.fuzz.program``: strategies that draw programs (scenarios) of episodes;
-- ``tck.fuzz.publisher``: the kit-as-publisher episode through ``tck/subscribe``;
-- ``tck.fuzz.mutate``: malformed input from the scapy layer (``tck.dissect``);
-- ``tck.fuzz.engine``: the search, shrinking, deduplication by (rule, signature);
-- ``tck.fuzz.findings``: ``fuzz-findings/*.yaml`` and ``fuzz.json``; ``tck.fuzz.cli``: ``rsio-tck fuzz``.
+- ``rsio_tck.fuzz.program``: strategies that draw programs (scenarios) of episodes;
+- ``rsio_tck.fuzz.publisher``: the kit-as-publisher episode through ``tck/subscribe``;
+- ``rsio_tck.fuzz.mutate``: malformed input from the scapy layer (``rsio_tck.dissect``);
+- ``rsio_tck.fuzz.engine``: the search, shrinking, deduplication by (rule, signature);
+- ``rsio_tck.fuzz.findings``: ``fuzz-findings/*.yaml`` and ``fuzz.json``; ``rsio_tck.fuzz.cli``: ``rsio-tck fuzz``.
 """
 
 from __future__ import annotations

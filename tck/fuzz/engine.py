@@ -1,6 +1,6 @@
 """Driving hypothesis against a live target, and turning failures into findings.
 
-Theory of operation.  Each example is one program from ``tck.fuzz.program``: a
+Theory of operation.  Each example is one program from ``rsio_tck.fuzz.program``: a
 scenario, run by the ordinary scenario runner (so the monitor judges every frame
 the target returns, and the program's own expectations are scenario steps).  An
 example is a *finding* when the target broke a rule: a target-side monitor

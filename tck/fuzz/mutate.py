@@ -1,4 +1,4 @@
-"""Byte-level mutation of kit frames with the scapy RS-IO layer (``tck.dissect``).
+"""Byte-level mutation of kit frames with the scapy RS-IO layer (``rsio_tck.dissect``).
 
 A valid frame the kit could send is built as a packet, then mutated: cut short,
 one bit flipped, a string/bytes length announcing more than follows (a few

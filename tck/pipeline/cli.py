@@ -52,7 +52,7 @@ def publish_command(
     warehouse: Path | None = typer.Option(None, help="where the Parquet tables go; default OUT/data"),
     master: str | None = typer.Option(None, help="Spark master URL; default local[*] bound to 127.0.0.1"),
     judge: bool = typer.Option(True, help="judge every recorded connection offline with the monitor"),
-    build_reports: bool = typer.Option(True, help="build a missing per-run report with tck.report"),
+    build_reports: bool = typer.Option(True, help="build a missing per-run report with rsio_tck.report"),
     verbose: bool = typer.Option(False, "-v", help="log progress"),
 ) -> None:
     """Build the static multi-target compliance site (matrix, per-target pages, site.json) from run directories."""

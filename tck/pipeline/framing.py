@@ -14,7 +14,7 @@ the time it arrived (the order of events decides verdicts such as BYE-3); the
 end of a direction is an ``eof`` row.
 
 ``judge_rows`` is the way back: it replays a connection's rows, in order,
-through ``tck.monitor.Monitor``.  Because the rows concatenate to the original
+through ``rsio_tck.monitor.Monitor``.  Because the rows concatenate to the original
 byte streams, the monitor reaches the same findings it reaches on the trace.
 """
 

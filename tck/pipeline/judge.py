@@ -6,7 +6,7 @@ connection (run_id, connection) land in one partition, and sorted there by
 batches once: rows of one connection are contiguous, so the function collects
 a connection's columns until the key changes (a connection may straddle
 batches; the partial one is carried over), replays it through
-``tck.monitor.Monitor`` (``framing.judge_rows``) and emits one violation row per
+``rsio_tck.monitor.Monitor`` (``framing.judge_rows``) and emits one violation row per
 finding.  This avoids building a pandas frame per group, which is what
 ``groupBy().applyInPandas`` would do for each of millions of small groups.
 

@@ -6,7 +6,7 @@ rules against target versions, and per target its versions, history,
 flakiness, wire statistics, latency and violations.  ``publish_site`` renders
 it with Jinja2 (no JavaScript) and writes ``site.json``, the same data for
 machines.  Each target version's latest per-run report (``report/`` of its run
-directory, built with ``tck.report.build`` when the reports package is there and
+directory, built with ``rsio_tck.report.build`` when the reports package is there and
 the report is missing) is copied next to the target's page.
 """
 
@@ -107,7 +107,7 @@ def _copy_report(run_path: str | None, out: Path, build: bool) -> bool:
         try:
             from ..report import build as build_report
         except ImportError:
-            log.info("tck.report is not installed: no per-run report for %s", run_dir)
+            log.info("rsio_tck.report is not installed: no per-run report for %s", run_dir)
             return False
         try:
             index = build_report(run_dir)
@@ -131,7 +131,7 @@ def publish_site(tables: dict[str, list[dict[str, Any]]], out: Path, *, build_re
             where = out / "targets" / f"{slug(target)}-{slug(version['version'])}"
             if _copy_report(paths.get(version["run_id"]), where, build_reports):
                 version["report"] = f"{where.name}/index.html"  # relative to targets/<target>.html
-    env = Environment(loader=PackageLoader("tck.pipeline", "templates"), autoescape=select_autoescape(["html"]))
+    env = Environment(loader=PackageLoader("rsio_tck.pipeline", "templates"), autoescape=select_autoescape(["html"]))
     common = {"generated": data["generated"], "kit_version": data["kit_version"], "runs": data["runs"]}
     matrix = {(f"{row['target']}@{row['target_version']}", row["rule"]): row for row in data["matrix_latest"]}
     (out / "index.html").write_text(env.get_template("index.html").render(

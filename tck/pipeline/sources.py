@@ -172,7 +172,7 @@ def connection_frames(kind: str, path: str, run_id: str, connection: int, scenar
         try:
             from ..report.pcap import read_connections
         except ImportError:
-            log.warning("no pcap reader (tck.report.pcap) installed: %s skipped", path)
+            log.warning("no pcap reader (rsio_tck.report.pcap) installed: %s skipped", path)
             return
         recorded = [(connection + n, iter(c.records)) for n, c in enumerate(read_connections(Path(path)))]
     for number, records in recorded:

@@ -1,7 +1,7 @@
 """The RS-IO binding: how each RS-IO frame maps onto the Reactive Streams model.
 
 This is the only place that knows both the RS-IO frames and the
-binding-neutral signals of ``tck.semantics``.  A second binding (RSocket,
+binding-neutral signals of ``rsio_tck.semantics``.  A second binding (RSocket,
 Ditto) writes its own module like this one and reuses the model, the monitor
 and the scenario engine unchanged.
 """

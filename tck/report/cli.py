@@ -44,7 +44,7 @@ def check_pcap_command(
     from ..monitor import Monitor
     from .pcap import DEFAULT_PORT, bind_rsio_layer, read_connections
 
-    bind_rsio_layer(port or DEFAULT_PORT, codec)  # rdpcap then dissects RS-IO payloads, when tck.dissect exists
+    bind_rsio_layer(port or DEFAULT_PORT, codec)  # rdpcap then dissects RS-IO payloads, when rsio_tck.dissect exists
     try:
         found = read_connections(capture)
     except (OSError, ValueError) as exc:  # scapy raises Scapy_Exception (a plain Exception) on bad files

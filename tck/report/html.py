@@ -27,7 +27,7 @@ FRAME_LINE = re.compile(r"^\s*[\d.]+ms #(\d+)")
 
 
 def _environment() -> Environment:
-    return Environment(loader=PackageLoader("tck.report", "templates"),
+    return Environment(loader=PackageLoader("rsio_tck.report", "templates"),
                        autoescape=select_autoescape(["html", "svg"]), keep_trailing_newline=True)
 
 

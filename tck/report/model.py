@@ -1,6 +1,6 @@
 """The compliance report's data: what ``report.json`` holds and the HTML pages show.
 
-Theory of operation: every rule of the catalogue (``tck.rules.RULES``) gets a
+Theory of operation: every rule of the catalogue (``rsio_tck.rules.RULES``) gets a
 row, grouped by area, whether or not a scenario tested it.  A scenario counts
 once under each rule it cites, with its verdict.  A monitor violation of a rule
 the scenario does not cite still counts against that rule (as fail for a MUST,

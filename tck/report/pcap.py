@@ -48,9 +48,9 @@ def _scapy() -> Any:
 
 
 def bind_rsio_layer(port: int, codec: str = "msgpack") -> bool:
-    """Let ``rdpcap`` dissect RS-IO payloads on ``port``, when the kit has its scapy layer (``tck.dissect``)."""
+    """Let ``rdpcap`` dissect RS-IO payloads on ``port``, when the kit has its scapy layer (``rsio_tck.dissect``)."""
     try:
-        module = importlib.import_module("tck.dissect")
+        module = importlib.import_module("rsio_tck.dissect")
     except ImportError:
         return False
     bind = getattr(module, "bind_rsio", None)

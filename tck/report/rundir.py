@@ -74,7 +74,7 @@ class RunRecorder:
     target: str
     codec: str
     started: float
-    capabilities: Any = None  # tck.capabilities.Capabilities
+    capabilities: Any = None  # rsio_tck.capabilities.Capabilities
     seed: int | None = None
     pcap_workers: int = 1
     counts: Counter[str] = field(default_factory=Counter)

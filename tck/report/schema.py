@@ -23,7 +23,7 @@ NAMES = ("run", "result", "report", "fuzz")
 def load_schema(name: str) -> dict[str, Any]:
     if name not in NAMES:
         raise KeyError(f"no schema {name!r}; there are {', '.join(NAMES)}")
-    text = resources.files("tck.report").joinpath("schemas").joinpath(f"{name}.schema.json").read_text(encoding="utf-8")
+    text = resources.files("rsio_tck.report").joinpath("schemas").joinpath(f"{name}.schema.json").read_text(encoding="utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema
 

@@ -47,7 +47,7 @@ class Scenario:
 
 @cache
 def schema() -> dict[str, Any]:
-    text = resources.files("tck.scenarios").joinpath("schema.json").read_text(encoding="utf-8")
+    text = resources.files("rsio_tck.scenarios").joinpath("schema.json").read_text(encoding="utf-8")
     loaded: dict[str, Any] = json.loads(text)
     return loaded
 
@@ -125,7 +125,7 @@ def load_file(path: Path) -> list[Scenario]:
 
 def default_directory() -> Path:
     """The scenarios shipped with the kit."""
-    return Path(str(resources.files("scenarios")))
+    return Path(str(resources.files("rsio_tck.suite")))
 
 
 def load_directory(directory: Path | None = None) -> list[Scenario]:

@@ -3,7 +3,7 @@
 RS-IO, RSocket and Ditto streaming carry the same contract: subscribe, demand,
 terminal signals, cancellation, Id reuse, reassembly of split elements.  This
 package models that contract once, as data (the transition tables) plus small
-named actions; a binding (``tck.protocol`` for RS-IO) maps its frames onto these
+named actions; a binding (``rsio_tck.protocol`` for RS-IO) maps its frames onto these
 signals.  Nothing here knows about bytes, sockets or clocks.
 """
 

@@ -1,7 +1,7 @@
 """The model of one connection: both parties, both Id spaces, every obligation.
 
 Theory of operation: the same ``SessionModel`` serves as the conscience of an
-endpoint (a ``tck.protocol.Connection`` applies what it sends and what it
+endpoint (a ``rsio_tck.protocol.Connection`` applies what it sends and what it
 receives) and as the judge of a monitor (which applies what both parties sent,
 in the order it observed them).  A binding calls ``hello``, ``goodbye``,
 ``stream`` and ``close`` with the sending side; each raises ``ProtocolViolation``
