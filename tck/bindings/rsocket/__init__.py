@@ -1,0 +1,46 @@
+"""RSocket wire layer (sans-IO): frames, the two wire profiles, fragment reassembly, provisional rule IDs.
+
+Profiles: ``rsocket-1.0`` (Protocol.md; what real implementations speak) and
+``reactivesocket-draft`` (seed 001's framing exactly as written).  Each profile
+gives an encoder and an incremental decoder, with a 24-bit (1.0) or 31-bit
+(draft) length prefix per frame on stream transports, or none on message
+transports (WebSocket: one message is one frame, ``length_prefix=False``).
+DECISIONS.md records what the kit decided where the specifications are silent
+or ambiguous.
+"""
+
+from __future__ import annotations
+
+from .codec import DEFAULT_LIMITS, FrameDecoder, FrameEncoder, Profile, RSocketLimits
+from .frames import FRAME_TYPES, Decoded, Frame, IgnoredFrame, describe
+
+PROFILE_NAMES = ("rsocket-1.0", "reactivesocket-draft")
+
+
+def get_profile(name: str) -> Profile:
+    """The wire profile called ``name``; ValueError names the choices."""
+    if name == "rsocket-1.0":
+        from .v1 import RSocket10
+
+        return RSocket10()
+    if name == "reactivesocket-draft":
+        from .draft import ReactiveSocketDraft
+
+        return ReactiveSocketDraft()
+    raise ValueError(f"unknown RSocket profile {name!r}; choose one of {', '.join(PROFILE_NAMES)}")
+
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "FRAME_TYPES",
+    "Decoded",
+    "Frame",
+    "FrameDecoder",
+    "FrameEncoder",
+    "IgnoredFrame",
+    "PROFILE_NAMES",
+    "Profile",
+    "RSocketLimits",
+    "describe",
+    "get_profile",
+]

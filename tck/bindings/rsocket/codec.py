@@ -1,0 +1,362 @@
+"""What both RSocket wire profiles share: limits, the field reader, the profile table, and the I/O-free halves.
+
+Theory of operation.  A wire profile (``rsocket-1.0``, ``reactivesocket-draft``)
+is a ``Profile``: how a frame's header and length prefix look, a dispatch table
+from frame type code to one small *reader* per frame kind, and a table from
+frame class to one small *writer*.  A reader gets the parsed ``Header`` and a
+``Body`` cursor over the bytes after the header; the cursor raises the precise
+``ProtocolViolation`` when a field runs past the end, so readers are straight-line
+code with no bounds arithmetic of their own.
+
+On a stream transport (TCP) every frame has a length prefix; the
+``FrameDecoder`` buffers only the frame in progress, judges the announced length
+against ``RSocketLimits.max_frame`` the moment the prefix is complete (before
+waiting for, or holding, the body), then hands the whole frame to the profile.
+On a message transport (WebSocket) one message is one frame with no prefix:
+the same decoder with ``length_prefix=False`` decodes each ``feed`` as one frame.
+Frames the spec says to ignore come back as ``IgnoredFrame`` values, not errors.
+After a violation the decoder is dead: every later ``feed`` raises it again,
+and ``salvaged`` holds the frames that feed completed before the bad bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from ...errors import ProtocolViolation
+from .frames import Decoded, Frame, IgnoredFrame
+from .rules import rule_title
+
+# -- limits ---------------------------------------------------------------------------
+
+FRAME_MAX = 16_777_215  # Protocol.md, Max Frame Size
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RSocketLimits:
+    # One frame without its length prefix; a length above it fails on the prefix.
+    max_frame: int = FRAME_MAX
+    # Bytes (metadata + data) of one reassembled fragmented payload, and of all
+    # chains in progress together.
+    max_reassembly: int = 64 * 1024 * 1024
+
+
+DEFAULT_LIMITS = RSocketLimits()
+
+
+def violation(rule: str, message: str, offset: int | None = None) -> ProtocolViolation:
+    """A violation whose message ends with the rule's title, so the one line explains itself."""
+    return ProtocolViolation(rule=rule, side=None, offset=offset, message=f"{message} ({rule_title(rule)})")
+
+
+class IgnoreSignal(Exception):  # noqa: N818 - a control-flow signal, not an error
+    """Raised by a reader for a frame the spec says to ignore; the profile turns it into ``IgnoredFrame``."""
+
+    def __init__(self, rule: str, reason: str) -> None:
+        super().__init__(reason)
+        self.rule = rule
+        self.reason = reason
+
+
+# -- reading fields -------------------------------------------------------------------
+
+
+class Header(NamedTuple):
+    frame_type: int
+    stream_id: int
+    ignore: bool
+    metadata: bool  # the M flag
+    flags: int  # the profile's whole flags field, for the frame-specific bits
+    size: int  # bytes of the header
+
+
+class Body:
+    """A cursor over one frame's bytes after its header; every read is bounds-checked.
+
+    ``name`` is the frame type's name and ``offset`` the frame's stream offset,
+    both for messages.  A fixed field cut short is RS-FRAME-6; a body announced
+    by a length field that runs past the end is RS-FRAME-5.
+    """
+
+    __slots__ = ("data", "pos", "name", "offset")
+
+    def __init__(self, data: bytes, pos: int, name: str, offset: int | None) -> None:
+        self.data = data
+        self.pos = pos
+        self.name = name
+        self.offset = offset
+
+    def remaining(self) -> int:
+        return len(self.data) - self.pos
+
+    def _fixed(self, size: int, field: str) -> int:
+        pos = self.pos
+        if len(self.data) - pos < size:
+            raise violation(
+                "RS-FRAME-6",
+                f"{self.name}: frame ends inside {field} ({self.remaining()} of {size} bytes)",
+                self.offset,
+            )
+        self.pos = pos + size
+        return pos
+
+    def uint(self, size: int, field: str) -> int:
+        pos = self._fixed(size, field)
+        return int.from_bytes(self.data[pos : pos + size], "big")
+
+    def reserved_high(self, size: int, field: str) -> int:
+        """An unsigned field whose top bit is reserved (the 31- and 63-bit fields); a set bit is RS-FRAME-3."""
+        value = self.uint(size, field)
+        if value >> (size * 8 - 1):
+            raise violation("RS-FRAME-3", f"{self.name}: reserved high bit of {field} is set", self.offset)
+        return value
+
+    def take(self, size: int, field: str) -> bytes:
+        """``size`` bytes announced by a length field."""
+        pos = self.pos
+        if len(self.data) - pos < size:
+            raise violation(
+                "RS-FRAME-5",
+                f"{self.name}: {field} of {size} bytes runs past the end of the frame ({self.remaining()} left)",
+                self.offset,
+            )
+        self.pos = pos + size
+        return self.data[pos : pos + size]
+
+    def rest(self) -> bytes:
+        pos, self.pos = self.pos, len(self.data)
+        return self.data[pos:]
+
+    def done(self) -> None:
+        """The frame's layout ends here: trailing bytes are RS-FRAME-7."""
+        if self.pos != len(self.data):
+            raise violation(
+                "RS-FRAME-7",
+                f"{self.name}: {len(self.data) - self.pos} bytes after the last field of the frame",
+                self.offset,
+            )
+
+
+Reader = Callable[[Header, Body], Frame]
+Writer = Callable[[Any], tuple[int, int, list[bytes]]]  # frame -> (type code, flags, body parts)
+
+
+def need_unsigned(value: Any, bits: int, field: str) -> bytes:
+    """``value`` big-endian in ``bits`` bits; ValueError if the wire cannot carry it."""
+    if type(value) is not int or not 0 <= value < 1 << bits:
+        raise ValueError(f"{field} {value!r} does not fit in {bits} unsigned bits")
+    return value.to_bytes((bits + 7) // 8, "big")
+
+
+def need_bytes(value: Any, field: str) -> bytes:
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise ValueError(f"{field} is {type(value).__name__}, not bytes")
+    return bytes(value)
+
+
+# -- profiles ---------------------------------------------------------------------------
+
+
+class Profile:
+    """One wire profile: header layout, length prefix, and the reader/writer tables.
+
+    Subclasses set the class attributes and implement the header and prefix
+    methods; ``decode_frame`` and ``encode_frame`` are the whole-frame entry
+    points (no length prefix), shared by both framings.
+    """
+
+    name: str
+    prefix_size: int  # bytes of the length prefix on stream transports
+    header_size: int  # bytes of the frame header (without the prefix)
+    readers: dict[int, Reader]
+    writers: dict[type, Writer]
+    type_names: dict[int, str]
+
+    # Subclass hooks ------------------------------------------------------------------
+
+    def parse_header(self, raw: bytes, offset: int | None) -> Header:
+        raise NotImplementedError
+
+    def build_header(self, frame_type: int, flags: int, stream_id: int) -> bytes:
+        raise NotImplementedError
+
+    def frame_size(self, prefix: bytes, offset: int | None) -> int:
+        """Bytes of the frame after a complete length prefix (violations for reserved bits, short lengths)."""
+        raise NotImplementedError
+
+    def build_prefix(self, frame_size: int) -> bytes:
+        raise NotImplementedError
+
+    # Whole frames -------------------------------------------------------------------
+
+    def decode_frame(self, raw: bytes, offset: int | None = None) -> Decoded:
+        """One frame without length prefix (a WebSocket message, or the body of a TCP frame)."""
+        if len(raw) < self.header_size:
+            raise violation(
+                "RS-FRAME-1", f"frame of {len(raw)} bytes is shorter than the {self.header_size}-byte header", offset
+            )
+        header = self.parse_header(raw, offset)
+        reader = self.readers.get(header.frame_type)
+        if reader is None:
+            what = f"unknown frame type 0x{header.frame_type:02x}"
+            if header.ignore:
+                return IgnoredFrame(
+                    frame_type=header.frame_type,
+                    stream_id=header.stream_id,
+                    rule="RS-IGNORE-1",
+                    reason=f"{what} with the I flag set",
+                    raw=bytes(raw),
+                )
+            raise violation("RS-FRAME-4", f"{what} without the I flag", offset)
+        name = self.type_names[header.frame_type]
+        try:
+            return reader(header, Body(raw, header.size, name, offset))
+        except IgnoreSignal as signal:
+            return IgnoredFrame(
+                frame_type=header.frame_type,
+                stream_id=header.stream_id,
+                rule=signal.rule,
+                reason=f"{name}: {signal.reason}",
+                raw=bytes(raw),
+            )
+
+    def encode_frame(self, frame: Frame | IgnoredFrame) -> bytes:
+        """One frame without length prefix.  An ``IgnoredFrame`` is written back as its raw bytes.
+
+        Writes what it is given as far as this wire can carry it (a reserved bit
+        set by a too-large value included, so faults can build bad frames);
+        a frame or value the wire has no form for raises ValueError.
+        """
+        if isinstance(frame, IgnoredFrame):
+            return frame.raw
+        writer = self.writers.get(type(frame))
+        if writer is None:
+            raise ValueError(f"{frame.wire_name} has no form in the {self.name} profile")
+        try:
+            frame_type, flags, parts = writer(frame)
+            header = self.build_header(frame_type, flags | (self.ignore_flag if frame.ignore else 0), frame.stream_id)
+        except ValueError as exc:
+            raise ValueError(f"cannot encode {frame.wire_name} in {self.name}: {exc}") from None
+        return header + b"".join(parts)
+
+    ignore_flag: int  # the I bit in this profile's flags field
+
+    # Codec halves -------------------------------------------------------------------
+
+    def encoder(self, limits: RSocketLimits | None = None, *, length_prefix: bool = True) -> FrameEncoder:
+        return FrameEncoder(self, length_prefix=length_prefix)
+
+    def decoder(self, limits: RSocketLimits | None = None, *, length_prefix: bool = True) -> FrameDecoder:
+        return FrameDecoder(self, limits, length_prefix=length_prefix)
+
+
+class FrameEncoder:
+    """Encodes frames for one direction; with ``length_prefix`` (TCP) each frame gets its prefix."""
+
+    def __init__(self, profile: Profile, *, length_prefix: bool = True) -> None:
+        self.profile = profile
+        self.length_prefix = length_prefix
+
+    def encode(self, frame: Frame | IgnoredFrame) -> bytes:
+        raw = self.profile.encode_frame(frame)
+        if not self.length_prefix:
+            return raw
+        try:
+            return self.profile.build_prefix(len(raw)) + raw
+        except ValueError as exc:
+            raise ValueError(f"cannot frame {frame.wire_name}: {exc}") from None
+
+
+class FrameDecoder:
+    """Incremental decoder: ``feed`` any chunk, get every frame it completes.
+
+    ``offset`` is the stream offset of the frame in progress.  Without
+    ``length_prefix`` every ``feed`` is one whole frame (one WebSocket message).
+    """
+
+    def __init__(
+        self, profile: Profile, limits: RSocketLimits | None = None, *, length_prefix: bool = True
+    ) -> None:
+        self.profile = profile
+        self.limits = limits or DEFAULT_LIMITS
+        self.length_prefix = length_prefix
+        self.offset = 0
+        self.salvaged: list[Decoded] = []
+        self._buf = bytearray()  # the frame in progress, from its prefix
+        self._size = -1  # its size after the prefix, -1 = prefix not complete yet
+        self._dead: ProtocolViolation | None = None
+
+    def feed(self, data: bytes) -> list[Decoded]:
+        if self._dead is not None:
+            raise self._dead
+        out: list[Decoded] = []
+        try:
+            if self.length_prefix:
+                self._feed_stream(data, out)
+            else:
+                self._feed_message(data, out)
+        except ProtocolViolation as exc:
+            self._dead = exc
+            self.salvaged = out
+            raise
+        return out
+
+    def eof(self) -> None:
+        """The transport ended: a frame in progress is truncated (RS-FRAME-8)."""
+        if self._dead is None and (self._buf or self._size >= 0):
+            arrived = len(self._buf) + (self.profile.prefix_size if self._size >= 0 else 0)
+            self._dead = violation(
+                "RS-FRAME-8",
+                f"transport ended inside a frame ({arrived} bytes of it arrived)",
+                self.offset,
+            )
+            raise self._dead
+
+    def _feed_message(self, data: bytes, out: list[Decoded]) -> None:
+        if len(data) > self.limits.max_frame:
+            raise violation(
+                "RS-FRAME-2", f"message of {len(data)} bytes is over the frame limit {self.limits.max_frame}", self.offset
+            )
+        out.append(self.profile.decode_frame(bytes(data), self.offset))
+        self.offset += len(data)
+
+    def _feed_stream(self, data: bytes, out: list[Decoded]) -> None:
+        profile = self.profile
+        prefix_size = profile.prefix_size
+        max_frame = self.limits.max_frame
+        view = memoryview(data)
+        pos = 0
+        end = len(data)
+        buf = self._buf
+        while pos < end:
+            if self._size < 0:
+                # Gather the prefix; it is judged before any of the body is held.
+                take = min(prefix_size - len(buf), end - pos)
+                buf += view[pos : pos + take]
+                pos += take
+                if len(buf) < prefix_size:
+                    return
+                size = profile.frame_size(bytes(buf), self.offset)
+                if size > max_frame:
+                    raise violation(
+                        "RS-FRAME-2", f"frame length {size} is over the frame limit {max_frame}", self.offset
+                    )
+                if size < profile.header_size:
+                    raise violation(
+                        "RS-FRAME-1",
+                        f"frame length {size} is shorter than the {profile.header_size}-byte header",
+                        self.offset,
+                    )
+                self._size = size
+                del buf[:]
+            take = min(self._size - len(buf), end - pos)
+            buf += view[pos : pos + take]
+            pos += take
+            if len(buf) < self._size:
+                return
+            out.append(profile.decode_frame(bytes(buf), self.offset))
+            self.offset += prefix_size + self._size
+            self._size = -1
+            del buf[:]

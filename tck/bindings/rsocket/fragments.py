@@ -1,0 +1,142 @@
+"""Fragment reassembly for one direction of an RSocket connection (sans-IO).
+
+Protocol.md, Fragmentation And Reassembly: REQUEST_RESPONSE, REQUEST_FNF,
+REQUEST_STREAM, REQUEST_CHANNEL and PAYLOAD may be fragmented.  The first
+fragment is the frame itself with the F (follows) flag; every further fragment
+is a PAYLOAD on the same stream, the last one without F.  Metadata travels
+completely before data.  A PAYLOAD with both F and C ends the chain (the F flag
+is implicitly ignored, Handling the Unexpected).  The sender may abandon a
+chain by sending CANCEL; an ERROR on the stream ends it as well.
+
+Theory of operation.  ``Reassembler.push`` takes every decoded frame of one
+direction in order and returns what the layer above should see: the frame
+itself when it is not part of a chain, ``None`` while a chain is incomplete, or
+the whole request/payload once its last fragment arrives.  The whole frame is
+the first fragment with the joined metadata and data, ``follows`` cleared, and:
+``next`` set when any fragment had N; ``complete`` from the last fragment (for
+REQUEST_CHANNEL, also from the first).  Frames out of ``push`` never carry F.
+
+Bytes held are bounded: all chains in progress together may hold at most
+``max_reassembly`` bytes, counting a fixed cost per chain, so neither a huge
+fragment chain nor many empty ones grow memory without bound (RS-LIMIT-1).
+Reassembly is per direction: use one Reassembler for each side's frames.
+The frame types it joins are ``frames.FRAGMENTABLE``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from .codec import DEFAULT_LIMITS, RSocketLimits, violation
+from .frames import (
+    Cancel,
+    Decoded,
+    Error,
+    Payload,
+    RequestChannel,
+    RequestFnf,
+    RequestResponse,
+    RequestStream,
+)
+
+CHAIN_COST = 256  # bytes charged per chain in progress, whatever its fragments hold
+
+Fragmentable = RequestResponse | RequestFnf | RequestStream | RequestChannel | Payload
+
+
+@dataclass(slots=True)
+class _Chain:
+    first: Fragmentable
+    metadata: bytearray | None
+    data: bytearray = field(default_factory=bytearray)
+    next: bool = False
+    fragments: int = 1
+
+
+class Reassembler:
+    def __init__(self, limits: RSocketLimits | None = None) -> None:
+        self.limits = limits or DEFAULT_LIMITS
+        self._chains: dict[int, _Chain] = {}
+        self.held = 0  # bytes charged against max_reassembly
+
+    def in_progress(self) -> frozenset[int]:
+        """Stream ids with a fragment chain in progress."""
+        return frozenset(self._chains)
+
+    def push(self, frame: Decoded) -> Decoded | None:
+        if not isinstance(frame, (RequestResponse, RequestFnf, RequestStream, RequestChannel, Payload)):
+            if isinstance(frame, (Cancel, Error)):
+                self._drop(frame.stream_id)  # the sender abandoned the chain, or the stream ended
+            return frame
+        chain = self._chains.get(frame.stream_id)
+        ends = not frame.follows or (isinstance(frame, Payload) and frame.complete)
+        if chain is None:
+            if ends:
+                return replace(frame, follows=False) if frame.follows else frame
+            self._start(frame)
+            return None
+        if not isinstance(frame, Payload):
+            raise violation(
+                "RS-FRAG-1",
+                f"{frame.wire_name} on stream {frame.stream_id} while fragment {chain.fragments} of a "
+                f"{chain.first.wire_name} is in progress; the next fragment must be a PAYLOAD",
+            )
+        self._append(chain, frame)
+        if not ends:
+            return None
+        return self._finish(chain, frame)
+
+    # -- chains ---------------------------------------------------------------------------
+
+    def _charge(self, size: int, stream_id: int) -> None:
+        self.held += size
+        if self.held > self.limits.max_reassembly:
+            raise violation(
+                "RS-LIMIT-1",
+                f"fragments on stream {stream_id} bring the bytes held for reassembly to {self.held}, "
+                f"over the limit {self.limits.max_reassembly}",
+            )
+
+    def _start(self, frame: Fragmentable) -> None:
+        metadata = None if frame.metadata is None else bytearray(frame.metadata)
+        chain = _Chain(first=frame, metadata=metadata, data=bytearray(frame.data), next=_has_next(frame))
+        self._chains[frame.stream_id] = chain
+        self._charge(CHAIN_COST + len(frame.metadata or b"") + len(frame.data), frame.stream_id)
+
+    def _append(self, chain: _Chain, frame: Payload) -> None:
+        chain.fragments += 1
+        if frame.metadata:
+            if chain.data:
+                raise violation(
+                    "RS-FRAG-2",
+                    f"PAYLOAD fragment {chain.fragments} on stream {frame.stream_id} carries "
+                    f"{len(frame.metadata)} bytes of metadata after {len(chain.data)} bytes of data",
+                )
+            if chain.metadata is None:
+                chain.metadata = bytearray()
+            chain.metadata += frame.metadata
+        elif frame.metadata is not None and chain.metadata is None:
+            chain.metadata = bytearray()  # M set with no bytes: the whole still has (empty) metadata
+        chain.data += frame.data
+        chain.next = chain.next or frame.next
+        self._charge(len(frame.metadata or b"") + len(frame.data), frame.stream_id)
+
+    def _finish(self, chain: _Chain, last: Payload) -> Fragmentable:
+        self._drop(last.stream_id)
+        first = chain.first
+        metadata = None if chain.metadata is None else bytes(chain.metadata)
+        data = bytes(chain.data)
+        if isinstance(first, Payload):
+            return replace(first, follows=False, next=chain.next, complete=last.complete, metadata=metadata, data=data)
+        if isinstance(first, RequestChannel):
+            return replace(first, follows=False, complete=first.complete or last.complete, metadata=metadata, data=data)
+        return replace(first, follows=False, metadata=metadata, data=data)
+
+    def _drop(self, stream_id: int) -> None:
+        chain = self._chains.pop(stream_id, None)
+        if chain is not None:
+            self.held -= CHAIN_COST + len(chain.metadata or b"") + len(chain.data)
+
+
+def _has_next(frame: Fragmentable) -> bool:
+    return frame.next if isinstance(frame, Payload) else False
