@@ -140,3 +140,53 @@ class Reassembler:
 
 def _has_next(frame: Fragmentable) -> bool:
     return frame.next if isinstance(frame, Payload) else False
+
+
+def fragment(frame: Fragmentable, max_payload: int) -> list[Fragmentable]:
+    """``frame`` split so that no fragment carries more than ``max_payload`` bytes of metadata plus data.
+
+    The first fragment is ``frame``'s own type; the rest are PAYLOADs on its
+    stream with N set.  Metadata goes out completely before data; F is set on
+    all but the last fragment, and C (of a PAYLOAD or REQUEST_CHANNEL) only on
+    the last one, since a fragment with C ends the chain.  A frame that fits is
+    returned alone, unchanged.
+    """
+    if max_payload < 1:
+        raise ValueError(f"max_payload {max_payload} is below 1")
+    metadata = frame.metadata or b""
+    total = len(metadata) + len(frame.data)
+    if total <= max_payload:
+        return [frame]
+    complete = isinstance(frame, (Payload, RequestChannel)) and frame.complete
+    pieces: list[tuple[bytes | None, bytes]] = []
+    meta_pos = data_pos = 0
+    while meta_pos < len(metadata) or data_pos < len(frame.data) or not pieces:
+        room = max_payload
+        meta = metadata[meta_pos : meta_pos + room]
+        meta_pos += len(meta)
+        room -= len(meta)
+        data = frame.data[data_pos : data_pos + room]
+        data_pos += len(data)
+        # M stays set on the first fragment of a frame with (even empty) metadata, and on any carrying some.
+        has_meta = frame.metadata is not None and (bool(meta) or not pieces)
+        pieces.append((meta if has_meta else None, data))
+    out: list[Fragmentable] = []
+    for index, (meta_part, data_part) in enumerate(pieces):
+        last = index == len(pieces) - 1
+        if index == 0:
+            first: Fragmentable = replace(frame, follows=True, metadata=meta_part, data=data_part)
+            if isinstance(first, (Payload, RequestChannel)):
+                first = replace(first, complete=False)
+            out.append(first)
+        else:
+            out.append(
+                Payload(
+                    stream_id=frame.stream_id,
+                    follows=not last,
+                    complete=complete and last,
+                    next=True,
+                    metadata=meta_part,
+                    data=data_part,
+                )
+            )
+    return out
