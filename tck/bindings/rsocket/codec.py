@@ -170,6 +170,7 @@ class Profile:
     name: str
     prefix_size: int  # bytes of the length prefix on stream transports
     header_size: int  # bytes of the frame header (without the prefix)
+    ignore_flag: int  # the I bit in this profile's flags field
     readers: dict[int, Reader]
     writers: dict[type, Writer]
     type_names: dict[int, str]
@@ -182,12 +183,21 @@ class Profile:
     def build_header(self, frame_type: int, flags: int, stream_id: int) -> bytes:
         raise NotImplementedError
 
-    def frame_size(self, prefix: bytes, offset: int | None) -> int:
+    def frame_size(self, prefix: bytes | bytearray, offset: int | None) -> int:
         """Bytes of the frame after a complete length prefix (violations for reserved bits, short lengths)."""
         raise NotImplementedError
 
     def build_prefix(self, frame_size: int) -> bytes:
         raise NotImplementedError
+
+    def fast_decode(self, buf: bytearray, start: int, stop: int) -> Frame | None:
+        """The frame in ``buf[start:stop]`` when it is a common, plainly valid one; None sends it the general way.
+
+        The hot frames (PAYLOAD, REQUEST_N) skip the header tuple and the field
+        cursor; anything unusual returns None and gets the precise violation
+        from ``decode_frame``.
+        """
+        return None
 
     # Whole frames -------------------------------------------------------------------
 
@@ -241,11 +251,10 @@ class Profile:
             raise ValueError(f"cannot encode {frame.wire_name} in {self.name}: {exc}") from None
         return header + b"".join(parts)
 
-    ignore_flag: int  # the I bit in this profile's flags field
-
     # Codec halves -------------------------------------------------------------------
 
     def encoder(self, limits: RSocketLimits | None = None, *, length_prefix: bool = True) -> FrameEncoder:
+        """``limits`` is accepted for symmetry with ``decoder``: an encoder writes what it is given."""
         return FrameEncoder(self, length_prefix=length_prefix)
 
     def decoder(self, limits: RSocketLimits | None = None, *, length_prefix: bool = True) -> FrameDecoder:
@@ -284,8 +293,7 @@ class FrameDecoder:
         self.length_prefix = length_prefix
         self.offset = 0
         self.salvaged: list[Decoded] = []
-        self._buf = bytearray()  # the frame in progress, from its prefix
-        self._size = -1  # its size after the prefix, -1 = prefix not complete yet
+        self._buf = bytearray()  # bytes not consumed yet: the frame in progress; _buf[0] is at self.offset
         self._dead: ProtocolViolation | None = None
 
     def feed(self, data: bytes) -> list[Decoded]:
@@ -305,11 +313,10 @@ class FrameDecoder:
 
     def eof(self) -> None:
         """The transport ended: a frame in progress is truncated (RS-FRAME-8)."""
-        if self._dead is None and (self._buf or self._size >= 0):
-            arrived = len(self._buf) + (self.profile.prefix_size if self._size >= 0 else 0)
+        if self._dead is None and self._buf:
             self._dead = violation(
                 "RS-FRAME-8",
-                f"transport ended inside a frame ({arrived} bytes of it arrived)",
+                f"transport ended inside a frame ({len(self._buf)} bytes of it arrived)",
                 self.offset,
             )
             raise self._dead
@@ -323,40 +330,44 @@ class FrameDecoder:
         self.offset += len(data)
 
     def _feed_stream(self, data: bytes, out: list[Decoded]) -> None:
+        buf = self._buf
+        buf += data
+        pos = self._frames(buf, out)
+        # Only the frame in progress stays buffered (CPython trims a bytearray's front cheaply).
+        if pos:
+            del buf[:pos]
+            self.offset += pos
+
+    def _frames(self, buf: bytearray, out: list[Decoded]) -> int:
+        """Decode every whole frame in ``buf``; the position after the last one."""
         profile = self.profile
         prefix_size = profile.prefix_size
+        header_size = profile.header_size
         max_frame = self.limits.max_frame
-        view = memoryview(data)
+        frame_size = profile.frame_size
+        fast = profile.fast_decode
+        decode = profile.decode_frame
+        append = out.append
+        end = len(buf)
         pos = 0
-        end = len(data)
-        buf = self._buf
-        while pos < end:
-            if self._size < 0:
-                # Gather the prefix; it is judged before any of the body is held.
-                take = min(prefix_size - len(buf), end - pos)
-                buf += view[pos : pos + take]
-                pos += take
-                if len(buf) < prefix_size:
-                    return
-                size = profile.frame_size(bytes(buf), self.offset)
-                if size > max_frame:
-                    raise violation(
-                        "RS-FRAME-2", f"frame length {size} is over the frame limit {max_frame}", self.offset
-                    )
-                if size < profile.header_size:
-                    raise violation(
-                        "RS-FRAME-1",
-                        f"frame length {size} is shorter than the {profile.header_size}-byte header",
-                        self.offset,
-                    )
-                self._size = size
-                del buf[:]
-            take = min(self._size - len(buf), end - pos)
-            buf += view[pos : pos + take]
-            pos += take
-            if len(buf) < self._size:
-                return
-            out.append(profile.decode_frame(bytes(buf), self.offset))
-            self.offset += prefix_size + self._size
-            self._size = -1
-            del buf[:]
+        while end - pos >= prefix_size:
+            # The prefix is judged as soon as it is complete, before the body is awaited.
+            size = frame_size(buf[pos : pos + prefix_size], self.offset + pos)
+            if size > max_frame or size < header_size:
+                self._bad_size(size, pos)
+            start = pos + prefix_size
+            stop = start + size
+            if stop > end:
+                break
+            frame = fast(buf, start, stop)
+            append(frame if frame is not None else decode(bytes(buf[start:stop]), self.offset + pos))
+            pos = stop
+        return pos
+
+    def _bad_size(self, size: int, pos: int) -> None:
+        offset = self.offset + pos
+        if size > self.limits.max_frame:
+            raise violation("RS-FRAME-2", f"frame length {size} is over the frame limit {self.limits.max_frame}", offset)
+        raise violation(
+            "RS-FRAME-1", f"frame length {size} is shorter than the {self.profile.header_size}-byte header", offset
+        )

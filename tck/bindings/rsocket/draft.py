@@ -372,7 +372,7 @@ class ReactiveSocketDraft(Profile):
     def build_header(self, frame_type: int, flags: int, stream_id: int) -> bytes:
         return bytes((VERSION, flags)) + frame_type.to_bytes(2, "big") + need_unsigned(stream_id, 64, "stream id")
 
-    def frame_size(self, prefix: bytes, offset: int | None) -> int:
+    def frame_size(self, prefix: bytes | bytearray, offset: int | None) -> int:
         length = int.from_bytes(prefix, "big")
         if length >> 31:
             raise violation("RS-FRAME-3", "reserved R bit before the frame length is set", offset)

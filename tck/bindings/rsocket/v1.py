@@ -21,6 +21,7 @@ from .frames import (
     Cancel,
     Error,
     Ext,
+    Frame,
     Keepalive,
     Lease,
     MetadataPush,
@@ -57,6 +58,11 @@ TYPE_NAMES: dict[int, str] = {
     0x0E: "RESUME_OK",
     0x3F: "EXT",
 }
+
+_new = object.__new__
+_set_stream, _set_ignore, _set_follows, _set_complete, _set_next, _set_metadata, _set_data = (
+    getattr(Payload, name).__set__ for name in ("stream_id", "ignore", "follows", "complete", "next", "metadata", "data")
+)
 
 # -- readers: one per frame type --------------------------------------------------------
 
@@ -391,6 +397,29 @@ class RSocket10(Profile):
     writers = WRITERS
     type_names = TYPE_NAMES
 
+    def fast_decode(self, buf: bytearray, start: int, stop: int) -> Frame | None:
+        word = (buf[start + 4] << 8) | buf[start + 5]
+        if buf[start] & 0x80 or word & (FLAG_I | FLAG_M):
+            return None  # a reserved bit, an ignorable frame or metadata: the general path
+        kind = word >> 10
+        if kind == 0x0A:
+            # Built field by field: half the cost of the frozen dataclass's __init__.
+            frame = _new(Payload)
+            _set_stream(frame, int.from_bytes(buf[start : start + 4], "big"))
+            _set_ignore(frame, False)
+            _set_follows(frame, bool(word & FLAG_F))
+            _set_complete(frame, bool(word & FLAG_C))
+            _set_next(frame, bool(word & FLAG_N))
+            _set_metadata(frame, None)
+            _set_data(frame, bytes(buf[start + 6 : stop]))
+            return frame
+        if kind == 0x08 and stop - start == 10 and not buf[start + 6] & 0x80:
+            return RequestN(
+                stream_id=int.from_bytes(buf[start : start + 4], "big"),
+                request_n=int.from_bytes(buf[start + 6 : stop], "big"),
+            )
+        return None
+
     def parse_header(self, raw: bytes, offset: int | None) -> Header:
         stream_id = int.from_bytes(raw[0:4], "big")
         if stream_id >> 31:
@@ -402,7 +431,7 @@ class RSocket10(Profile):
     def build_header(self, frame_type: int, flags: int, stream_id: int) -> bytes:
         return need_unsigned(stream_id, 32, "stream id") + ((frame_type << 10) | flags).to_bytes(2, "big")
 
-    def frame_size(self, prefix: bytes, offset: int | None) -> int:
+    def frame_size(self, prefix: bytes | bytearray, offset: int | None) -> int:
         return int.from_bytes(prefix, "big")
 
     def build_prefix(self, frame_size: int) -> bytes:
