@@ -459,3 +459,11 @@ def test_fast_path_takes_the_hot_frames() -> None:
     for frame in (Payload(stream_id=1, next=True, data=b"7"), RequestN(stream_id=1, request_n=5)):
         raw = profile.encode_frame(frame)
         assert profile.fast_decode(bytearray(raw), 0, len(raw)) == frame
+
+
+def test_describe_names_the_frame_and_leaves_defaults_out() -> None:
+    assert describe(Payload(stream_id=1, next=True, data=b"hi")) == "PAYLOAD(stream_id=1, next=True, data=6869)"
+    assert describe(Error(stream_id=3, error_code=APPLICATION_ERROR)) == "ERROR(stream_id=3, error_code=APPLICATION_ERROR)"
+    assert describe(Payload(stream_id=1, next=True, data=b"x" * 20), max_bytes=2) == (
+        "PAYLOAD(stream_id=1, next=True, data=7878...(20 bytes))"
+    )

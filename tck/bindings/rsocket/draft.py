@@ -202,6 +202,7 @@ def read_metadata_push(h: Header, b: Body) -> MetadataPush:
 
 
 def read_ext(h: Header, b: Body) -> Ext:
+    # Seed 001's EXT diagram draws no Stream ID row; the header (with it) is kept, as DECISIONS.md explains.
     extended = b.uint(4, "extended type")
     return Ext(stream_id=h.stream_id, ignore=h.ignore, has_metadata=h.metadata, extended_type=extended, body=b.rest())
 
