@@ -467,3 +467,105 @@ def test_describe_names_the_frame_and_leaves_defaults_out() -> None:
     assert describe(Payload(stream_id=1, next=True, data=b"x" * 20), max_bytes=2) == (
         "PAYLOAD(stream_id=1, next=True, data=7878...(20 bytes))"
     )
+
+
+# -- generated frames of every type, within what each profile's wire can carry ---------------------
+
+U31, U32, U63, U64 = st.integers(0, 2**31 - 1), st.integers(0, 2**32 - 1), st.integers(0, 2**63 - 1), st.integers(0, 2**64 - 1)
+short = st.binary(max_size=24)
+maybe = st.none() | short
+mime = st.binary(max_size=40)
+
+
+def v1_frames() -> st.SearchStrategy[Decoded]:
+    sid, n = U31, U31
+    return st.one_of(
+        st.builds(Setup, ignore=st.booleans(), major_version=st.integers(0, 65535), minor_version=st.integers(0, 65535),
+                  keepalive_interval=U31, max_lifetime=U31, resume_token=maybe, lease=st.booleans(),
+                  metadata_mime=mime, data_mime=mime, metadata=maybe, data=short),
+        st.builds(Lease, ignore=st.booleans(), ttl=U31, number_of_requests=U31, metadata=maybe),
+        st.builds(Keepalive, respond=st.booleans(), last_received_position=U63, data=short),
+        st.builds(RequestResponse, stream_id=sid, follows=st.booleans(), metadata=maybe, data=short),
+        st.builds(RequestFnf, stream_id=sid, follows=st.booleans(), metadata=maybe, data=short),
+        st.builds(RequestStream, stream_id=sid, follows=st.booleans(), initial_request_n=n, metadata=maybe, data=short),
+        st.builds(RequestChannel, stream_id=sid, follows=st.booleans(), complete=st.booleans(), initial_request_n=n,
+                  metadata=maybe, data=short),
+        st.builds(RequestN, stream_id=sid, ignore=st.booleans(), request_n=n),
+        st.builds(Cancel, stream_id=sid),
+        st.builds(Payload, stream_id=sid, follows=st.booleans(), complete=st.booleans(), next=st.booleans(),
+                  metadata=maybe, data=short),
+        st.builds(Error, stream_id=sid, error_code=U32, data=short),
+        st.builds(MetadataPush, stream_id=sid, metadata=short),
+        st.builds(Resume, major_version=st.integers(0, 65535), minor_version=st.integers(0, 65535), resume_token=short,
+                  last_received_server_position=U63, first_available_client_position=U63),
+        st.builds(ResumeOk, last_received_client_position=U63),
+        st.builds(Ext, stream_id=sid, ignore=st.booleans(), has_metadata=st.booleans(), extended_type=U31, body=short),
+    )
+
+
+@st.composite
+def draft_payloads(draw: st.DrawFn) -> Payload:
+    if draw(st.booleans()):
+        return Payload(stream_id=draw(U64), complete=True)
+    metadata, data = draw(maybe), draw(short)
+    complete = draw(st.booleans()) and (metadata is not None or bool(data))
+    return Payload(stream_id=draw(U64), follows=draw(st.booleans()), complete=complete, next=True,
+                   metadata=metadata, data=data)
+
+
+@st.composite
+def draft_errors(draw: st.DrawFn) -> Error:
+    sid = draw(st.just(0) | U64)
+    return Error(stream_id=sid, error_code=CONNECTION_ERROR if sid == 0 else APPLICATION_ERROR, metadata=draw(maybe),
+                 data=draw(short))
+
+
+def draft_frames() -> st.SearchStrategy[Decoded]:
+    sid = U64
+    return st.one_of(
+        st.builds(Setup, major_version=st.just(0), keepalive_interval=U32, max_lifetime=U32, lease=st.booleans(),
+                  strict=st.booleans(), metadata_mime=mime, data_mime=mime, metadata=maybe, data=short),
+        st.builds(SetupError, error_code=U32, metadata=maybe, data=short),
+        st.builds(Lease, ttl=U64, number_of_requests=U64, metadata=maybe),
+        st.builds(Keepalive, data=short),
+        st.builds(RequestResponse, stream_id=sid, ignore=st.booleans(), metadata=maybe, data=short),
+        st.builds(RequestFnf, stream_id=sid, metadata=maybe, data=short),
+        st.builds(RequestStream, stream_id=sid, initial_request_n=U64, metadata=maybe, data=short),
+        st.builds(RequestSubscription, stream_id=sid, initial_request_n=U64, metadata=maybe, data=short),
+        st.builds(RequestN, stream_id=sid, request_n=U64, metadata=maybe),
+        st.builds(Cancel, stream_id=sid, metadata=maybe),
+        draft_payloads(),
+        draft_errors(),
+        st.builds(MetadataPush, stream_id=sid, metadata=short),
+        st.builds(Ext, stream_id=sid, ignore=st.booleans(), has_metadata=st.booleans(), extended_type=U32, body=short),
+    )
+
+
+GENERATED = {V1: v1_frames(), DRAFT: draft_frames()}
+
+
+@SETTINGS
+@given(data=st.data(), profile=st.sampled_from([V1, DRAFT]))
+def test_generated_frames_of_every_type_round_trip(data: st.DataObject, profile: str) -> None:
+    frames = data.draw(st.lists(GENERATED[profile], min_size=1, max_size=6))
+    cuts = data.draw(st.lists(st.integers(0, 600), max_size=6))
+    codec = get_profile(profile)
+    stream = b"".join(codec.encoder().encode(f) for f in frames)
+    points = sorted(min(c, len(stream)) for c in cuts)
+    assert decode_all(profile, stream, [b - a for a, b in zip([0, *points], points, strict=False)]) == frames
+    assert [codec.decoder(length_prefix=False).feed(codec.encode_frame(f))[0] for f in frames] == frames
+
+
+@SETTINGS
+@given(data=st.data(), profile=st.sampled_from([V1, DRAFT]))
+def test_corrupted_frames_raise_only_protocol_violations(data: st.DataObject, profile: str) -> None:
+    frames = data.draw(st.lists(GENERATED[profile], min_size=1, max_size=4))
+    stream = bytearray(b"".join(get_profile(profile).encoder().encode(f) for f in frames))
+    for _ in range(data.draw(st.integers(1, 4))):
+        stream[data.draw(st.integers(0, len(stream) - 1))] ^= data.draw(st.integers(1, 255))
+    decoder = get_profile(profile).decoder(RSocketLimits(max_frame=4096))
+    try:
+        decoder.feed(bytes(stream))
+        decoder.eof()
+    except ProtocolViolation as exc:
+        assert exc.rule in RULES
