@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 from ...errors import ProtocolViolation
 from .frames import Decoded, Frame, IgnoredFrame
-from .rules import rule_title
+from .rules import RULES
 
 # -- limits ---------------------------------------------------------------------------
 
@@ -48,7 +48,7 @@ DEFAULT_LIMITS = RSocketLimits()
 
 def violation(rule: str, message: str, offset: int | None = None) -> ProtocolViolation:
     """A violation whose message ends with the rule's title, so the one line explains itself."""
-    return ProtocolViolation(rule=rule, side=None, offset=offset, message=f"{message} ({rule_title(rule)})")
+    return ProtocolViolation(rule=rule, side=None, offset=offset, message=f"{message}; rule: {RULES[rule].title}")
 
 
 class IgnoreSignal(Exception):  # noqa: N818 - a control-flow signal, not an error

@@ -25,7 +25,7 @@ RULES: dict[str, Rule] = {
         source="Protocol.md, Frame Header Format; seed 001, Frame Header Format",
     ),
     "RS-FRAME-2": Rule(
-        title="a frame is at most 16,777,215 bytes (and within the receiver's configured maximum)",
+        title="a frame is at most 16,777,215 bytes, and no larger than the receiver's configured maximum",
         source="Protocol.md, Max Frame Size; Framing Format",
     ),
     "RS-FRAME-3": Rule(
