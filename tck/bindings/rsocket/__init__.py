@@ -12,6 +12,7 @@ or ambiguous.
 from __future__ import annotations
 
 from .codec import DEFAULT_LIMITS, FrameDecoder, FrameEncoder, Profile, RSocketLimits
+from .fragments import Reassembler, fragment
 from .frames import FRAME_TYPES, Decoded, Frame, IgnoredFrame, describe
 
 PROFILE_NAMES = ("rsocket-1.0", "reactivesocket-draft")
@@ -41,6 +42,8 @@ __all__ = [
     "PROFILE_NAMES",
     "Profile",
     "RSocketLimits",
+    "Reassembler",
     "describe",
+    "fragment",
     "get_profile",
 ]

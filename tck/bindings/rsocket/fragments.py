@@ -149,7 +149,8 @@ def fragment(frame: Fragmentable, max_payload: int) -> list[Fragmentable]:
     stream with N set.  Metadata goes out completely before data; F is set on
     all but the last fragment, and C (of a PAYLOAD or REQUEST_CHANNEL) only on
     the last one, since a fragment with C ends the chain.  A frame that fits is
-    returned alone, unchanged.
+    returned alone, unchanged.  In ``reactivesocket-draft`` only PAYLOAD (its
+    RESPONSE) has an F flag, so only PAYLOAD fragments can be sent there.
     """
     if max_payload < 1:
         raise ValueError(f"max_payload {max_payload} is below 1")
