@@ -170,6 +170,7 @@ class _State:
 _STATE = pytest.StashKey[_State]()
 
 
+@pytest.hookimpl(tryfirst=True)  # before -k and -m deselect: an entry for a deselected scenario is still known
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """Baseline entries naming no collected scenario: a warning, or a usage error with --rsio-strict."""
     state = config.stash.get(_STATE, None)

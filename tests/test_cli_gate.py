@@ -363,3 +363,14 @@ def test_help_has_no_type_markers_every_option_has_help_and_the_exit_codes() -> 
         assert "Exit codes:" in text and "3  the kit could not run the target" in text, name
     top = CliRunner().invoke(app, ["--help"]).stdout
     assert "Exit codes:" in top and "<bool>" not in top
+
+
+def test_the_capabilities_schema_names_the_tokens_the_kit_knows() -> None:
+    from rsio_tck.capabilities import CODECS, FEATURES, PUBLISHERS, Capabilities, schema
+
+    properties = schema()["properties"]
+    assert tuple(properties["publishers"]["items"]["enum"]) == PUBLISHERS
+    assert tuple(properties["features"]["items"]["enum"]) == FEATURES
+    assert tuple(properties["codecs"]["items"]["enum"]) == CODECS
+    shipped = Path(__file__).resolve().parents[1] / "reference_peer" / "capabilities.json"
+    assert Capabilities.load(shipped).tokens == Capabilities.everything().tokens
