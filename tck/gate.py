@@ -283,17 +283,17 @@ def suite_outcome(results: Sequence[ScenarioResult], min_run: int) -> SuiteOutco
     skipped = len(results) - len(ran)
     errored = [r for r in ran if r.verdict is Verdict.ERROR]
     if ran and len(errored) == len(ran):
-        reasons = sorted({r.reason or "; ".join(f.render() for f in r.failures) for r in errored})
+        why = Counter(r.reason or "; ".join(f.render() for f in r.failures) for r in errored).most_common()
         return SuiteOutcome(ExitCode.UNRUNNABLE, len(ran), skipped,
-                            f"every scenario that ran errored ({len(ran)}): {reasons[0]}"
-                            + (f" (and {len(reasons) - 1} other reasons)" if len(reasons) > 1 else ""))
+                            f"every scenario that ran errored ({len(ran)}): {why[0][0]}"
+                            + (f" (and {len(why) - 1} other reasons)" if len(why) > 1 else ""))
     failed = [r for r in ran if r.verdict in (Verdict.FAIL, Verdict.ERROR, Verdict.XPASS)]
     if failed:
         return SuiteOutcome(ExitCode.FAILED, len(ran), skipped, None)
     if not ran:
-        reasons = Counter(r.reason for r in results).most_common()
-        top = f"{reasons[0][1]} x {reasons[0][0]}" if reasons else ""
-        more = f"; {len(reasons) - 1} other reasons" if len(reasons) > 1 else ""
+        skips = Counter(r.reason for r in results).most_common()
+        top = f"{skips[0][1]} x {skips[0][0]}" if skips else ""
+        more = f"; {len(skips) - 1} other reasons" if len(skips) > 1 else ""
         return SuiteOutcome(ExitCode.USAGE if min_run > 0 else ExitCode.OK, 0, skipped,
                             f"NOTHING WAS TESTED: all {skipped} scenarios skipped ({top}{more}); "
                             "check --capabilities and -k")

@@ -95,6 +95,10 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     (root / "broken-run").mkdir()
     (root / "broken-run" / "run.json").write_text("{oops")
     out["broken_run"] = root / "broken-run"
+    (root / "foreign-run").mkdir()
+    (root / "foreign-run" / "run.json").write_text(json.dumps({"schema": "someone-else/v9"}))
+    (root / "foreign-run" / "results.jsonl").write_text(json.dumps({"id": "X-001"}) + "\n")
+    out["foreign_run"] = root / "foreign-run"
     out["clean_trace"] = _trace(root / "clean.trace", violating=False)
     out["violating_trace"] = _trace(root / "violating.trace", violating=True)
     udp = root / "udp.pcap"
@@ -154,6 +158,8 @@ BAD = [
     ("report: missing", ["report", "{missing}"], 2, "does-not-exist: not a directory"),
     ("report: not a run directory", ["report", "{not_a_run}"], 2, "not-a-run: not a run directory"),
     ("report: broken run.json", ["report", "{broken_run}"], 2, "run.json: not valid JSON"),
+    ("report: run files breaking their schemas", ["report", "{foreign_run}"], 2,
+     "foreign-run: 22 schema problem(s) in its files; no report written"),
     ("fuzz: unknown codec", ["fuzz", "--codec", "foo"], 2, "--codec 'foo'"),
     ("fuzz: target unreachable", ["fuzz", "--target", "{closed}"], 3, "cannot reach {closed}"),
     ("fuzz: target malformed", ["fuzz", "--target", "tcp://:1"], 2, "--target tcp://:1"),
@@ -174,7 +180,7 @@ def test_bad_input_is_one_line_and_its_exit_code(files: dict[str, str], args: li
     assert result.exit_code == code, result.output
     assert "Traceback" not in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    errors = [line for line in result.stderr.splitlines() if line.strip()]
+    errors = [line for line in result.stderr.splitlines() if line.strip() and not line.startswith("schema: ")]
     said = [line for line in errors if line.startswith(("error:", "Error:", "Error "))]
     assert len(said) == 1, result.stderr  # one line says what is wrong ...
     assert says.format(**files) in said[0], said[0]  # ... and names the file or flag
@@ -184,8 +190,10 @@ def test_bad_input_is_one_line_and_its_exit_code(files: dict[str, str], args: li
 
 
 def test_report_on_a_non_run_directory_writes_nothing(files: dict[str, str]) -> None:
-    assert CliRunner().invoke(app, ["report", files["not_a_run"]]).exit_code == 2
-    assert sorted(p.name for p in Path(files["not_a_run"]).iterdir()) == ["something.txt"]
+    for name in ("not_a_run", "foreign_run", "broken_run"):
+        before = sorted(p.name for p in Path(files[name]).iterdir())
+        assert CliRunner().invoke(app, ["report", files[name]]).exit_code == 2
+        assert sorted(p.name for p in Path(files[name]).iterdir()) == before  # no report/
 
 
 def test_publish_without_pyspark_says_how_to_install_it(files: dict[str, str], tmp_path: Path,

@@ -14,10 +14,10 @@ import typer
 
 def report_command(
     run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="a run directory, e.g. reports/20261123T013000123Z"),
-    check: bool = typer.Option(True, help="validate the run's JSON files against their schemas (exit 2 if invalid)"),
+    check: bool = typer.Option(True, help="validate the run's JSON files against their schemas first (exit 2 if invalid)"),
 ) -> None:
     """Rebuild report/ (and missing pcaps) of a run directory from its files alone."""
-    from ..gate import ExitCode, GateError, guard, one_line
+    from ..gate import GateError, guard, one_line
     from . import build
     from .rundir import is_run_dir
     from .schema import check_run_dir
@@ -27,6 +27,18 @@ def report_command(
             raise GateError(f"{run_dir}: not a directory")
         if not is_run_dir(run_dir):
             raise GateError(f"{run_dir}: not a run directory (it has no run.json or results.jsonl)")
+        if check:  # first: a report built from files the kit did not write would mislead
+            try:
+                problems = check_run_dir(run_dir)
+            except (OSError, ValueError) as exc:
+                raise GateError(f"{run_dir}: {one_line(exc)}") from None
+            if len(problems) == 1:
+                raise GateError(f"{run_dir}/{problems[0]}; no report written (--no-check writes one anyway)")
+            for problem in problems:
+                typer.echo(f"schema: {run_dir}/{problem}", err=True)
+            if problems:
+                raise GateError(f"{run_dir}: {len(problems)} schema problem(s) in its files; no report written "
+                                "(--no-check writes one anyway)")
         try:
             index = build(run_dir)
         except (OSError, ValueError) as exc:  # the message names the file
@@ -35,12 +47,6 @@ def report_command(
             raise GateError(f"{run_dir}: its files are not what the kit writes ({type(exc).__name__}: "
                             f"{one_line(exc)})") from None
         typer.echo(f"report: {index}")
-        if check:
-            problems = check_run_dir(run_dir)
-            for problem in problems:
-                typer.echo(f"schema: {problem}", err=True)
-            if problems:
-                raise GateError(f"{run_dir}: {len(problems)} schema problem(s) in its files", ExitCode.USAGE)
 
 
 def check_pcap_command(
