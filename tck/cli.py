@@ -100,11 +100,10 @@ def _run_inputs(target: str | None, codec: str, capabilities: Path | None, stric
     parsed = gate.check_target_url(target) if target is not None else None
     faults = gate.check_faults(fault, target)
     caps = gate.load_capabilities(capabilities)
-    if baseline is not None:
-        gate.read_baseline(baseline)
+    known = gate.read_baseline(baseline) if baseline is not None else frozenset()
     scenarios = gate.load_scenarios(scenarios_paths)
     chosen = gate.choose(scenarios, keyword)
-    known, warning = gate.load_baseline(baseline, scenarios, strict)
+    warning = gate.baseline_warning(baseline, known, scenarios, strict) if baseline is not None else None
     if warning:
         console.print(f"warning: {warning}", markup=False, highlight=False)
     return _RunInputs(chosen=chosen, capabilities=caps, baseline=known, faults=faults, target=parsed)

@@ -247,24 +247,16 @@ def read_baseline(path: Path) -> frozenset[str]:
     return frozenset(line.split("#", 1)[0].strip() for line in text.splitlines()) - {""}
 
 
-def unknown_baseline_entries(baseline: frozenset[str], scenarios: Sequence[Scenario]) -> list[str]:
-    known = {s.id for s in scenarios}
-    return sorted(baseline - known)
-
-
-def load_baseline(path: Path | None, scenarios: Sequence[Scenario], strict: bool) -> tuple[frozenset[str], str | None]:
-    """The baseline, and a warning about entries naming no known scenario (an error with ``strict``)."""
-    if path is None:
-        return frozenset(), None
-    baseline = read_baseline(path)
-    unknown = unknown_baseline_entries(baseline, scenarios)
+def baseline_warning(path: Path, baseline: frozenset[str], scenarios: Sequence[Scenario], strict: bool) -> str | None:
+    """A warning about baseline entries naming no known scenario (a GateError with ``strict``); None if all known."""
+    unknown = sorted(baseline - {s.id for s in scenarios})
     if not unknown:
-        return baseline, None
+        return None
     message = f"baseline {path}: {len(unknown)} entr{'y' if len(unknown) == 1 else 'ies'} naming no known scenario: " \
               f"{', '.join(unknown[:10])}{' ...' if len(unknown) > 10 else ''}"
     if strict:
         raise GateError(message + " (an error with --strict)")
-    return baseline, message
+    return message
 
 
 @dataclass(frozen=True, slots=True)

@@ -133,14 +133,10 @@ class _State:
     def run_config(self) -> RunConfig:
         if self._run_config is None:
             from .capabilities import Capabilities
-            from .embedded import EmbeddedPeer
             from .scenarios import RunConfig
 
             codec = _get(self.config, "rsio_codec", "msgpack")
-            target = _get(self.config, "rsio_target")
-            if not target:
-                self._peer = EmbeddedPeer(codec=codec)
-                target = self._peer.start()
+            target = self._reach(_get(self.config, "rsio_target"), codec)
             caps_file = _get(self.config, "rsio_capabilities")
             self._run_config = RunConfig(
                 target=target,
@@ -152,6 +148,20 @@ class _State:
                 baseline=self.baseline(),
             )
         return self._run_config
+
+    def _reach(self, target: str | None, codec: str) -> str:
+        """The target URL, reached once (or the embedded peer, started); else the session stops with one line."""
+        from .embedded import EmbeddedPeer, EmbeddedPeerError
+        from .gate import ExitCode, GateError, check_target_url, reach_target
+
+        try:
+            if target:
+                reach_target(check_target_url(target, "--rsio-target"))
+                return target
+            self._peer = EmbeddedPeer(codec=codec)
+            return self._peer.start()
+        except (GateError, EmbeddedPeerError) as exc:
+            pytest.exit(f"rsio: {' '.join(str(exc).split())[:300]}", returncode=int(ExitCode.UNRUNNABLE))
 
     def baseline(self) -> frozenset[str]:
         if self._baseline is None:

@@ -132,3 +132,15 @@ def test_a_scenario_file_can_be_chosen_and_unknown_baseline_entries_warn(pyteste
                   "--rsio-baseline", str(baseline), "--rsio-strict")
     assert strict.ret == pytest.ExitCode.USAGE_ERROR
     assert "an error with --rsio-strict" in strict.stderr.str()
+
+
+def test_an_unreachable_target_stops_the_session_with_one_message(pytester: pytest.Pytester) -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        url = f"tcp://127.0.0.1:{sock.getsockname()[1]}"
+    result = _run(pytester, "--rsio-target", url, "-k", "HS-001 or HS-002 or HS-003")
+    assert result.ret == 3
+    text = result.stdout.str() + result.stderr.str()
+    assert text.count(f"cannot reach {url}") == 1, text
