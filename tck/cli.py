@@ -8,7 +8,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -19,6 +19,11 @@ from .fuzz.cli import fuzz_command
 from .gate import EXIT_CODES_HELP, ExitCode, GateError, guard
 from .pipeline.cli import pipeline_command, publish_command
 from .report.cli import check_pcap_command, report_command
+
+if TYPE_CHECKING:
+    from .capabilities import Capabilities
+    from .scenarios import Scenario
+    from .transport import Target
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None, epilog=EXIT_CODES_HELP,
                   help="rsio-tck: conformance test kit for RS-IO.")
@@ -75,7 +80,7 @@ def run(
     """Run the scenario suite against a target; exit 0 only if something ran and nothing failed."""
     with guard():
         inputs = _run_inputs(target, codec, capabilities, strict, baseline, keyword, scenarios_paths, fault)
-        if target is not None:
+        if inputs.target is not None:
             gate.reach_target(inputs.target, wait_for_target)
         code = _run_suite(inputs, target, codec, strict, report_dir, jobs, signal_timeout, silence_window,
                           min_run, quiet)
@@ -86,11 +91,11 @@ def run(
 class _RunInputs:
     """Everything ``run`` reads before it starts anything, checked."""
 
-    chosen: list[Any]  # the Scenarios selected by -k
-    capabilities: Any  # Capabilities
+    chosen: list[Scenario]  # selected by -k
+    capabilities: Capabilities
     baseline: frozenset[str]
     faults: tuple[str, ...]
-    target: Any  # transport.Target, when a target was given
+    target: Target | None  # None: the embedded reference peer
 
 
 def _run_inputs(target: str | None, codec: str, capabilities: Path | None, strict: bool, baseline: Path | None,

@@ -339,16 +339,21 @@ def test_suite_outcome_maps_verdicts_to_the_exit_code_table(verdicts: list[str],
     assert suite_outcome(results, min_run).code is code
 
 
-def test_failures_past_the_limit_are_counted_and_pointed_at() -> None:
-    from rich.console import Console
+def test_failures_past_the_limit_are_counted_and_pointed_at_without_wrapping(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
 
-    out = Console(record=True, width=80, soft_wrap=True)
+    from rsio_tck import gate
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    out = gate.console(stderr=False)  # under pytest, stdout is not a terminal: as in a CI log
+    out.file = io.StringIO()
     failed = [_result(Verdict.FAIL, i, reason="broken") for i in range(23)]
-    path = Path("/a/very/long/path/that/goes/on/and/on/past/eighty/columns/of/terminal/reports/run/results.jsonl")
+    path = Path("/a/very/long/path/that/goes/on/and/on/past/eighty/columns/of/a/terminal/and/then/some/more/"
+                "reports/20261123T013000123Z/results.jsonl")
     show_failures(out, failed, path)
-    text = out.export_text()
+    text = out.file.getvalue()
     assert "X-019" in text and "X-020" not in text
-    assert text.rstrip().splitlines()[-1] == f"and 3 more failures (see {path})"  # one line: not wrapped at 80
+    assert text.rstrip().splitlines()[-1] == f"and 3 more failures (see {path})"  # one line, not cut at 80
 
 
 # --- help, version ----------------------------------------------------------------------------------------------
