@@ -387,3 +387,15 @@ def test_the_capabilities_schema_names_the_tokens_the_kit_knows() -> None:
     assert tuple(properties["codecs"]["items"]["enum"]) == CODECS
     shipped = Path(__file__).resolve().parents[1] / "reference_peer" / "capabilities.json"
     assert Capabilities.load(shipped).tokens == Capabilities.everything().tokens
+
+
+def test_report_rule_links_use_the_spec_shipped_in_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib import resources
+
+    from rsio_tck.report.html import spec_url
+
+    monkeypatch.delenv("RSIO_SPEC_URL", raising=False)
+    shipped = Path(str(resources.files("rsio_tck").joinpath("SPEC.md")))
+    assert spec_url() == shipped.resolve().as_uri()
+    monkeypatch.setenv("RSIO_SPEC_URL", "https://example.invalid/SPEC.md")
+    assert spec_url() == "https://example.invalid/SPEC.md"
