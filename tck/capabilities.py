@@ -11,15 +11,23 @@ A capabilities file is JSON (or YAML)::
 
 A scenario names what it ``requires`` with the same tokens (a publisher name,
 a feature, or ``codec:NAME``).  Without a file, a target claims everything of
-rsio-v0 section 8, so everything is tested.
+rsio-v0 section 8, so everything is tested.  ``transports`` and ``roles`` are
+informative.  The file is checked against ``tck/schemas/capabilities.schema.json``:
+a misspelled key or token would otherwise silently skip scenarios, so unknown
+keys and tokens are errors naming the file and the key.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 from dataclasses import dataclass
+from functools import cache
+from importlib import resources
 from pathlib import Path
+from typing import Any
 
+import jsonschema
 import yaml
 
 PUBLISHERS = ("tck/range", "tck/infinite", "tck/fixed", "tck/large", "tck/error", "tck/subscribe")
@@ -55,21 +63,57 @@ class Capabilities:
         try:
             text = path.read_text(encoding="utf-8")
             data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-        except (OSError, ValueError, yaml.YAMLError) as exc:
-            raise CapabilitiesError(f"{path}: {exc}") from None
-        if not isinstance(data, dict) or data.get("rsio_capabilities") != 1:
-            raise CapabilitiesError(f"{path}: not an rsio capabilities file (needs \"rsio_capabilities\": 1)")
+        except OSError as exc:
+            raise CapabilitiesError(f"{path}: {exc.strerror or exc}") from None
+        except (ValueError, yaml.YAMLError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+            raise CapabilitiesError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: "
+                                    f"{' '.join(str(exc).split())}") from None
+        problems = schema_problems(data)
+        if problems:
+            raise CapabilitiesError(f"{path}: {'; '.join(problems)}")
         tokens: set[str] = set()
-        for key, known in (("publishers", PUBLISHERS), ("features", FEATURES), ("codecs", CODECS)):
-            values = data.get(key, [])
-            if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-                raise CapabilitiesError(f"{path}: {key} must be a list of strings")
-            unknown = sorted(set(values) - set(known))
-            if unknown:
-                raise CapabilitiesError(f"{path}: unknown {key} {', '.join(unknown)}; known: {', '.join(known)}")
-            tokens.update(f"codec:{v}" if key == "codecs" else v for v in values)
+        for key in ("publishers", "features", "codecs"):
+            tokens.update(f"codec:{v}" if key == "codecs" else v for v in data.get(key, []))
         return cls(tokens=frozenset(tokens), implementation=str(data.get("implementation", "unknown")),
                    version=str(data.get("version", "")))
 
     def missing(self, required: list[str]) -> list[str]:
         return [token for token in required if token not in self.tokens]
+
+
+@cache
+def schema() -> dict[str, Any]:
+    """The capabilities file's JSON Schema (package data, so it loads from an installed wheel too)."""
+    text = resources.files("rsio_tck").joinpath("schemas", "capabilities.schema.json").read_text(encoding="utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def _suggest(word: object, known: list[str]) -> str:
+    close = difflib.get_close_matches(str(word), known, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def schema_problems(data: Any) -> list[str]:
+    """Every way ``data`` breaks the schema, each naming the key (empty: valid)."""
+    if not isinstance(data, dict) or "rsio_capabilities" not in data:
+        return ['not an rsio capabilities file (needs "rsio_capabilities": 1)']
+    properties = schema()["properties"]
+    out = []
+    validator = jsonschema.Draft202012Validator(schema())
+    for error in sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path]):
+        path = list(error.absolute_path)
+        where = "".join(f"[{p}]" if isinstance(p, int) else str(p) for p in path)
+        if error.validator == "additionalProperties":
+            for key in sorted(set(error.instance) - set(properties)):
+                out.append(f"unknown key {key!r}{_suggest(key, list(properties))}; known keys: "
+                           f"{', '.join(k for k in properties if k != '$schema')}")
+        elif error.validator == "enum":
+            known = [str(v) for v in error.validator_value]
+            out.append(f"{where}: unknown token {error.instance!r}{_suggest(error.instance, known)}; "
+                       f"known {path[0]}: {', '.join(known)}")
+        elif error.validator == "const":
+            out.append(f"{where}: must be {error.validator_value!r}, not {error.instance!r}")
+        else:
+            out.append(f"{where or '(top)'}: {' '.join(error.message.split())[:200]}")
+    return out

@@ -6,19 +6,44 @@ import asyncio
 import sys
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from . import gate
 from .fuzz.cli import fuzz_command
+from .gate import EXIT_CODES_HELP, ExitCode, GateError, guard
 from .pipeline.cli import pipeline_command, publish_command
 from .report.cli import check_pcap_command, report_command
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="rsio-tck: conformance test kit for RS-IO.")
-console = Console(stderr=True)
+if TYPE_CHECKING:
+    from .capabilities import Capabilities
+    from .scenarios import Scenario
+    from .transport import Target
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None, epilog=EXIT_CODES_HELP,
+                  help="rsio-tck: conformance test kit for RS-IO.")
+console = gate.console()
+
+
+def _version(value: bool) -> None:
+    if value:
+        from . import SPEC_VERSION, __version__
+
+        typer.echo(f"rsio-tck {__version__} ({SPEC_VERSION})")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="print the kit's version and exit"),
+) -> None:
+    """rsio-tck: conformance test kit for RS-IO."""
 
 
 def run_id() -> str:
@@ -27,57 +52,102 @@ def run_id() -> str:
     return time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f"{int(now * 1000) % 1000:03d}Z"
 
 
-@app.command()
+@app.command(epilog=EXIT_CODES_HELP, cls=gate.plain_help_command())
 def run(
-    target: str | None = typer.Option(None, help="target URL; default: start the reference peer locally"),
-    codec: str = typer.Option("msgpack", help="msgpack or varint"),
-    capabilities: Path | None = typer.Option(None, help="the target's capabilities file"),
-    strict: bool = typer.Option(False, help="fail on SHOULD deviations too"),
-    baseline: Path | None = typer.Option(None, help="scenario ids known to fail (xfail)"),
-    report_dir: Path = typer.Option(Path("reports"), help="where the run directory is written"),
-    keyword: str = typer.Option("", "-k", help="select scenarios, as pytest -k"),
-    jobs: int = typer.Option(8, help="scenarios run concurrently"),
-    scenarios_dir: Path | None = typer.Option(None, "--scenarios", help="scenario directory"),
-    signal_timeout: float = typer.Option(2.0, help="seconds a signal may take"),
-    silence_window: float = typer.Option(0.05, help="seconds of silence that prove nothing arrives"),
-    fault: list[str] = typer.Option([], help="with the embedded peer: switch on a fault (repeatable)"),
+    target: str | None = typer.Option(None, metavar="URL",
+                                      help="target URL; default: start the reference peer locally"),
+    codec: str = typer.Option("msgpack", metavar="NAME", help="wire codec: msgpack or varint"),
+    capabilities: Path | None = typer.Option(None, metavar="FILE", help="the target's capabilities file (JSON or YAML)"),
+    strict: bool = typer.Option(False, help="fail on SHOULD deviations, and on baseline entries naming no scenario"),
+    baseline: Path | None = typer.Option(None, metavar="FILE", help="scenario ids known to fail (xfail)"),
+    report_dir: Path = typer.Option(Path("reports"), metavar="DIR", help="where the run directory is written"),
+    keyword: str = typer.Option("", "-k", metavar="EXPR", help="select scenarios, as pytest -k"),
+    jobs: int = typer.Option(8, min=1, metavar="N", help="scenarios run concurrently"),
+    scenarios_paths: list[Path] = typer.Option([], "--scenarios", metavar="PATH",
+                                               help="scenario file or directory (*.yaml, *.yml; repeatable); "
+                                                    "default: the kit's own suite"),
+    signal_timeout: float = typer.Option(2.0, min=0.001, metavar="SECONDS", help="seconds a signal may take"),
+    silence_window: float = typer.Option(0.05, min=0.0, metavar="SECONDS",
+                                         help="seconds of silence that prove nothing arrives"),
+    fault: list[str] = typer.Option([], metavar="NAME",
+                                    help="with the embedded peer: switch on a fault (repeatable)"),
+    wait_for_target: float = typer.Option(0.0, min=0.0, metavar="SECONDS",
+                                          help="wait up to SECONDS for the target to accept a connection"),
+    min_run: int = typer.Option(1, min=0, metavar="N",
+                                help="exit 2 unless at least N scenarios ran (were not skipped)"),
     quiet: bool = typer.Option(False, help="no progress bar"),
 ) -> None:
-    """Run the scenario suite against a target; exit 0 only if nothing failed."""
-    from .capabilities import Capabilities, CapabilitiesError
-    from .embedded import EmbeddedPeer
-    from .pytest_plugin import read_baseline
+    """Run the scenario suite against a target; exit 0 only if something ran and nothing failed."""
+    with guard():
+        inputs = _run_inputs(target, codec, capabilities, strict, baseline, keyword, scenarios_paths, fault)
+        if inputs.target is not None:
+            gate.reach_target(inputs.target, wait_for_target)
+        code = _run_suite(inputs, target, codec, strict, report_dir, jobs, signal_timeout, silence_window,
+                          min_run, quiet)
+    raise typer.Exit(int(code))
+
+
+@dataclass
+class _RunInputs:
+    """Everything ``run`` reads before it starts anything, checked."""
+
+    chosen: list[Scenario]  # selected by -k
+    capabilities: Capabilities
+    baseline: frozenset[str]
+    faults: tuple[str, ...]
+    target: Target | None  # None: the embedded reference peer
+
+
+def _run_inputs(target: str | None, codec: str, capabilities: Path | None, strict: bool, baseline: Path | None,
+                keyword: str, scenarios_paths: list[Path], fault: list[str]) -> _RunInputs:
+    # Cheap checks first: loading and validating the scenarios is the slow part.
+    gate.check_codec(codec)
+    parsed = gate.check_target_url(target) if target is not None else None
+    faults = gate.check_faults(fault, target)
+    caps = gate.load_capabilities(capabilities)
+    known = gate.read_baseline(baseline) if baseline is not None else frozenset()
+    scenarios = gate.load_scenarios(scenarios_paths)
+    chosen = gate.choose(scenarios, keyword)
+    warning = gate.baseline_warning(baseline, known, scenarios, strict) if baseline is not None else None
+    if warning:
+        console.print(f"warning: {warning}", markup=False, highlight=False)
+    return _RunInputs(chosen=chosen, capabilities=caps, baseline=known, faults=faults, target=parsed)
+
+
+def _run_suite(inputs: _RunInputs, target: str | None, codec: str, strict: bool, report_dir: Path, jobs: int,
+               signal_timeout: float, silence_window: float, min_run: int, quiet: bool) -> ExitCode:
+    from .embedded import EmbeddedPeer, EmbeddedPeerError
     from .report import RunRecorder
     from .report import build as build_report
-    from .scenarios import RunConfig, ScenarioError, Verdict, load_directory, run_suite
-    from .selection import SelectionError, select
+    from .scenarios import RunConfig, ScenarioResult, Verdict, run_suite
 
-    try:
-        chosen = [s for s in load_directory(scenarios_dir) if select(keyword, s)]
-        caps = Capabilities.load(capabilities) if capabilities else Capabilities.everything()
-    except (ScenarioError, CapabilitiesError, SelectionError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+    chosen = inputs.chosen
     peer = None
     if target is None:
-        peer = EmbeddedPeer(codec=codec, faults=fault)
-        target = peer.start()
+        peer = EmbeddedPeer(codec=codec, faults=inputs.faults)
+        try:
+            target = peer.start()
+        except EmbeddedPeerError as exc:
+            raise GateError(f"the embedded reference peer did not start: {gate.one_line(exc)[:300]}",
+                            ExitCode.UNRUNNABLE) from None
     directory = report_dir / run_id()
-    directory.mkdir(parents=True, exist_ok=True)
-    config = RunConfig(target=target, codec=codec, capabilities=caps, strict=strict,
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        if peer is not None:
+            peer.stop()
+        raise GateError(f"--report-dir {report_dir}: {gate.one_line(exc)}") from None
+    config = RunConfig(target=target, codec=codec, capabilities=inputs.capabilities, strict=strict,
                        signal_timeout=signal_timeout, silence_window=silence_window,
-                       baseline=read_baseline(baseline) if baseline else frozenset(), keep_trace=True)
+                       baseline=inputs.baseline, keep_trace=True)
     started = time.time()
-    recorder = RunRecorder(directory, target=target, codec=codec, started=started, capabilities=caps)
+    recorder = RunRecorder(directory, target=target, codec=codec, started=started, capabilities=inputs.capabilities)
     try:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console, disable=quiet) as progress:
             task = progress.add_task(f"rsio-tck {codec} -> {target}", total=len(chosen))
 
-            def done(result: object) -> None:
-                from .scenarios import ScenarioResult
-
-                assert isinstance(result, ScenarioResult)
+            def done(result: ScenarioResult) -> None:
                 recorder.add(result)  # results.jsonl line, trace, pcap, transcript
                 result.trace = []  # written: do not keep every trace of the run in memory
                 progress.advance(task)
@@ -90,11 +160,17 @@ def run(
     recorder.finish(time.time(), len(chosen))
     index = build_report(directory)
     summary(results)
-    failed = [r for r in results if r.verdict in (Verdict.FAIL, Verdict.ERROR, Verdict.XPASS)]
-    for result in failed[:20]:
-        console.print(result.explain(), markup=False, highlight=False)
-    console.print(f"results: {directory / 'results.jsonl'}  report: {index}  ({time.time() - started:.2f} s)")
-    raise typer.Exit(1 if failed else 0)
+    outcome = gate.suite_outcome(results, min_run)
+    if outcome.code is ExitCode.UNRUNNABLE:
+        console.print(f"error: {outcome.message}", markup=False, highlight=False)
+    else:
+        failed = [r for r in results if r.verdict in (Verdict.FAIL, Verdict.ERROR, Verdict.XPASS)]
+        gate.show_failures(console, failed, directory / "results.jsonl")
+        if outcome.message:
+            console.print(f"{'error' if outcome.code else 'warning'}: {outcome.message}", markup=False,
+                          highlight=False)
+    typer.echo(f"results: {directory / 'results.jsonl'}  report: {index}  ({time.time() - started:.2f} s)")
+    return outcome.code
 
 
 def summary(results: list) -> None:  # type: ignore[type-arg]
@@ -113,35 +189,37 @@ def summary(results: list) -> None:  # type: ignore[type-arg]
         total.update(counts)
         table.add_row(f"{area} {AREAS.get(area, '')}", *[str(counts.get(v, 0) or "") for v in verdicts])
     table.add_row("total", *[str(total.get(v, 0)) for v in verdicts])
-    Console().print(table)
+    gate.console(stderr=False).print(table)
 
 
-@app.command("check-trace")
+@app.command("check-trace", epilog=EXIT_CODES_HELP, cls=gate.plain_help_command())
 def check_trace(
-    trace: Path = typer.Argument(..., help="a trace file (msgpack stream of {t, dir, bytes|eof})"),
-    codec: str = typer.Option("msgpack"),
-    strict: bool = typer.Option(False),
+    trace: Path = typer.Argument(..., metavar="TRACE", help="a trace file (msgpack stream of {t, dir, bytes|eof})"),
+    codec: str = typer.Option("msgpack", metavar="NAME", help="wire codec of the traced connection: msgpack or varint"),
+    strict: bool = typer.Option(False, help="fail on SHOULD deviations too"),
 ) -> None:
-    """Judge a recorded trace offline with the conformance monitor."""
+    """Judge a recorded trace offline with the conformance monitor; exit 1 on a violation."""
     from .monitor.monitor import check_trace as judge
     from .monitor.trace import TraceFormatError
 
-    try:
-        monitor = judge(trace, codec)
-    except (OSError, TraceFormatError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+    with guard():
+        gate.check_codec(codec)
+        try:
+            monitor = judge(trace, codec)
+        except (OSError, TraceFormatError) as exc:
+            raise GateError(f"{trace}: {gate.one_line(exc)}") from None
     for finding in monitor.findings:
         print(f"#{finding.frame_index} {finding.level.value} {finding.side} {finding.message}")
-    print(f"{monitor.frame_count} frames, {len(monitor.violations())} violations, {len(monitor.warnings())} warnings")
-    raise typer.Exit(1 if monitor.failed(strict=strict) else 0)
+    print(f"{trace}: {monitor.frame_count} frames, {len(monitor.violations())} violations, "
+          f"{len(monitor.warnings())} warnings")
+    raise typer.Exit(int(ExitCode.FAILED if monitor.failed(strict=strict) else ExitCode.OK))
 
 
-app.command("report")(report_command)
-app.command("check-pcap")(check_pcap_command)
-app.command("fuzz")(fuzz_command)
-app.command("pipeline")(pipeline_command)
-app.command("publish")(publish_command)
+app.command("report", epilog=EXIT_CODES_HELP, cls=gate.plain_help_command())(report_command)
+app.command("check-pcap", epilog=EXIT_CODES_HELP, cls=gate.plain_help_command())(check_pcap_command)
+app.command("fuzz", epilog=EXIT_CODES_HELP, cls=gate.plain_help_command())(fuzz_command)
+app.command("pipeline", epilog=EXIT_CODES_HELP, cls=gate.plain_help_command())(pipeline_command)
+app.command("publish", epilog=EXIT_CODES_HELP, cls=gate.plain_help_command())(publish_command)
 
 
 def main() -> None:

@@ -28,6 +28,9 @@ class EmbeddedPeer:
 
     def __init__(self, codec: str = "msgpack", faults: tuple[str, ...] | list[str] = (), timeout: float = 15.0,
                  extra: tuple[str, ...] = ()) -> None:
+        from .wire import get_codec
+
+        get_codec(codec)  # a ValueError naming the choices now, not a peer that exits with a usage message
         self.codec = codec
         self.faults = tuple(faults)
         self.timeout = timeout

@@ -23,7 +23,7 @@ _OPTIONS = (
     ("--rsio-codec", "rsio_codec", "wire codec: msgpack (default) or varint", "msgpack"),
     ("--rsio-capabilities", "rsio_capabilities", "the target's capabilities file (default: claims everything)", None),
     ("--rsio-baseline", "rsio_baseline", "file of scenario ids the target is known to fail (reported as xfail)", None),
-    ("--rsio-scenarios", "rsio_scenarios", "directory of scenario files (default: the kit's own)", None),
+    ("--rsio-scenarios", "rsio_scenarios", "scenario file or directory (*.yaml, *.yml; default: the kit's own)", None),
     ("--rsio-signal-timeout", "rsio_signal_timeout", "seconds a signal may take to arrive (default 2)", "2.0"),
     ("--rsio-silence-window", "rsio_silence_window", "seconds of silence that prove nothing arrives (default 0.05)",
      "0.05"),
@@ -54,6 +54,7 @@ def _enabled(config: pytest.Config) -> bool:
 
 
 def _scenario_dir(config: pytest.Config) -> Path:
+    """The scenario directory, or the one scenario file, to collect."""
     chosen = _get(config, "rsio_scenarios")
     if chosen:
         return Path(chosen).resolve()
@@ -72,16 +73,44 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"area_{area}: scenarios of rule area {area}")
     for rule in RULES:
         config.addinivalue_line("markers", f"rule_{rule.replace('-', '_')}: scenarios citing {rule}")
+    _check_options(config)
     if not config.option.file_or_dir:  # no paths given: run the kit's scenarios
         config.args = [str(_scenario_dir(config))]
     config.stash[_STATE] = _State(config)
+
+
+def _check_options(config: pytest.Config) -> None:
+    """Refuse a bad codec, target URL, capabilities, baseline or scenario path before anything runs."""
+    from .gate import GateError, check_codec, check_target_url, load_capabilities, read_baseline
+
+    try:
+        check_codec(str(_get(config, "rsio_codec", "msgpack")), "--rsio-codec")
+        target = _get(config, "rsio_target")
+        if target:
+            check_target_url(str(target), "--rsio-target")
+        caps = _get(config, "rsio_capabilities")
+        load_capabilities(Path(caps) if caps else None)
+        baseline = _get(config, "rsio_baseline")
+        if baseline:
+            read_baseline(Path(baseline))
+        scenarios = _scenario_dir(config)
+        if not scenarios.exists():
+            raise GateError(f"--rsio-scenarios {scenarios}: no such file or directory")
+        if scenarios.is_dir():
+            from .scenarios.loader import scenario_files
+
+            if not scenario_files(scenarios):
+                raise GateError(f"--rsio-scenarios {scenarios}: no scenario files (*.yaml, *.yml) in this directory")
+    except GateError as exc:
+        raise pytest.UsageError(f"rsio: {exc}") from None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     config = parent.config
     if not _enabled(config) or file_path.suffix not in (".yaml", ".yml"):
         return None
-    if _scenario_dir(config) not in file_path.resolve().parents:
+    chosen = _scenario_dir(config)
+    if chosen != file_path.resolve() and chosen not in file_path.resolve().parents:
         return None
     return ScenarioFile.from_parent(parent, path=file_path)
 
@@ -98,21 +127,17 @@ class _State:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self._run_config: RunConfig | None = None
+        self._baseline: frozenset[str] | None = None
         self._peer: Any = None
 
     def run_config(self) -> RunConfig:
         if self._run_config is None:
             from .capabilities import Capabilities
-            from .embedded import EmbeddedPeer
             from .scenarios import RunConfig
 
             codec = _get(self.config, "rsio_codec", "msgpack")
-            target = _get(self.config, "rsio_target")
-            if not target:
-                self._peer = EmbeddedPeer(codec=codec)
-                target = self._peer.start()
+            target = self._reach(_get(self.config, "rsio_target"), codec)
             caps_file = _get(self.config, "rsio_capabilities")
-            baseline_file = _get(self.config, "rsio_baseline")
             self._run_config = RunConfig(
                 target=target,
                 codec=codec,
@@ -120,9 +145,31 @@ class _State:
                 strict=bool(_get(self.config, "rsio_strict")),
                 signal_timeout=float(_get(self.config, "rsio_signal_timeout", "2.0")),
                 silence_window=float(_get(self.config, "rsio_silence_window", "0.05")),
-                baseline=read_baseline(Path(baseline_file)) if baseline_file else frozenset(),
+                baseline=self.baseline(),
             )
         return self._run_config
+
+    def _reach(self, target: str | None, codec: str) -> str:
+        """The target URL, reached once (or the embedded peer, started); else the session stops with one line."""
+        from .embedded import EmbeddedPeer, EmbeddedPeerError
+        from .gate import ExitCode, GateError, check_target_url, reach_target
+
+        try:
+            if target:
+                reach_target(check_target_url(target, "--rsio-target"))
+                return target
+            self._peer = EmbeddedPeer(codec=codec)
+            return self._peer.start()
+        except (GateError, EmbeddedPeerError) as exc:
+            pytest.exit(f"rsio: {' '.join(str(exc).split())[:300]}", returncode=int(ExitCode.UNRUNNABLE))
+
+    def baseline(self) -> frozenset[str]:
+        if self._baseline is None:
+            from .gate import read_baseline
+
+            path = _get(self.config, "rsio_baseline")
+            self._baseline = read_baseline(Path(path)) if path else frozenset()
+        return self._baseline
 
     def close(self) -> None:
         if self._peer is not None:
@@ -133,14 +180,23 @@ class _State:
 _STATE = pytest.StashKey[_State]()
 
 
-def read_baseline(path: Path) -> frozenset[str]:
-    """Scenario ids, one per line; ``#`` starts a comment."""
-    ids = set()
-    for line in path.read_text(encoding="utf-8").splitlines():
-        text = line.split("#", 1)[0].strip()
-        if text:
-            ids.add(text)
-    return frozenset(ids)
+@pytest.hookimpl(tryfirst=True)  # before -k and -m deselect: an entry for a deselected scenario is still known
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Baseline entries naming no collected scenario: a warning, or a usage error with --rsio-strict."""
+    state = config.stash.get(_STATE, None)
+    if state is None:
+        return
+    collected = {item.scenario.id for item in items if isinstance(item, ScenarioItem)}
+    if not collected:
+        return
+    unknown = sorted(state.baseline() - collected)
+    if not unknown:
+        return
+    message = f"rsio: baseline {_get(config, 'rsio_baseline')}: {len(unknown)} entries naming no collected scenario: " \
+              f"{', '.join(unknown[:10])}"
+    if _get(config, "rsio_strict"):
+        raise pytest.UsageError(message + " (an error with --rsio-strict)")
+    warnings.warn(message, UserWarning, stacklevel=1)
 
 
 def _allure(config: pytest.Config) -> Any:
@@ -156,10 +212,7 @@ class ScenarioFile(pytest.File):
     def collect(self) -> Any:
         from .scenarios import load_file
 
-        baseline: frozenset[str] = frozenset()
-        path = _get(self.config, "rsio_baseline")
-        if path:
-            baseline = read_baseline(Path(path))
+        baseline = self.config.stash[_STATE].baseline()
         for scenario in load_file(self.path):
             item = ScenarioItem.from_parent(self, name=scenario.id, scenario=scenario)
             item.add_marker("rsio")

@@ -97,3 +97,50 @@ def test_scenario_directory_can_be_chosen(pytester: pytest.Pytester, peer_url: s
     )
     result = _run(pytester, "--rsio-target", peer_url, "--rsio-scenarios", str(directory))
     result.assert_outcomes(passed=1)
+
+
+def test_bad_options_are_refused_before_anything_runs(pytester: pytest.Pytester) -> None:
+    codec = _run(pytester, "--rsio", "--rsio-codec", "foo")
+    assert codec.ret == pytest.ExitCode.USAGE_ERROR
+    assert "rsio: --rsio-codec 'foo': unknown codec" in codec.stderr.str()
+    caps = pytester.path / "caps.json"
+    caps.write_text(json.dumps({"rsio_capabilities": 1, "publisher": ["tck/range"]}))
+    pytester.makeini(f"[pytest]\nrsio_capabilities = {caps}\n")  # the ini twin is checked the same way
+    misspelled = _run(pytester, "--rsio")
+    assert misspelled.ret == pytest.ExitCode.USAGE_ERROR
+    assert f"rsio: {caps}: unknown key 'publisher'" in misspelled.stderr.str()
+    for result in (codec, misspelled):
+        assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_scenario_file_can_be_chosen_and_unknown_baseline_entries_warn(pytester: pytest.Pytester,
+                                                                         peer_url: str) -> None:
+    scenario = pytester.path / "one.yml"
+    scenario.write_text(
+        "- id: STR-902\n  title: my own scenario\n  rules: [STR-1]\n  level: MUST\n  requires: [tck/range]\n"
+        "  steps:\n    - send: {subscribe: {publisher: \"tck/range?count=1\", subscriber: 1, initialDemand: 1}}\n"
+        "    - expect: {onSubscribe: {subscriber: 1}}\n"
+        "    - expect_elements: {subscriber: 1, count: 1, then: onComplete}\n"
+    )
+    baseline = pytester.path / "baseline.txt"
+    baseline.write_text("NO-SUCH-SCENARIO\n")
+    result = _run(pytester, "--rsio-target", peer_url, "--rsio-scenarios", str(scenario),
+                  "--rsio-baseline", str(baseline))
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(["*1 entries naming no collected scenario: NO-SUCH-SCENARIO*"])
+    strict = _run(pytester, "--rsio-target", peer_url, "--rsio-scenarios", str(scenario),
+                  "--rsio-baseline", str(baseline), "--rsio-strict")
+    assert strict.ret == pytest.ExitCode.USAGE_ERROR
+    assert "an error with --rsio-strict" in strict.stderr.str()
+
+
+def test_an_unreachable_target_stops_the_session_with_one_message(pytester: pytest.Pytester) -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        url = f"tcp://127.0.0.1:{sock.getsockname()[1]}"
+    result = _run(pytester, "--rsio-target", url, "-k", "HS-001 or HS-002 or HS-003")
+    assert result.ret == 3
+    text = result.stdout.str() + result.stderr.str()
+    assert text.count(f"cannot reach {url}") == 1, text

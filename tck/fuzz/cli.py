@@ -1,7 +1,8 @@
 """``rsio-tck fuzz``: property-based fuzzing of a target, findings written as scenarios.
 
 Without ``--target`` it starts the reference peer (with any ``--fault``), as
-``rsio-tck run`` does.  Exit 1 when there are findings, 2 on usage errors.
+``rsio-tck run`` does; a target given is reached once before the search.  Exit 1
+when there are findings, 2 on usage errors, 3 when the target cannot be reached.
 """
 
 from __future__ import annotations
@@ -9,40 +10,50 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ..gate import console as gate_console
 from .engine import FuzzConfig, FuzzOutcome, fuzz
 from .findings import write_findings
 
-console = Console(stderr=True)
+console = gate_console()
 
 
 def fuzz_command(
-    target: str | None = typer.Option(None, help="target URL; default: start the reference peer locally"),
-    codec: str = typer.Option("msgpack", help="msgpack or varint"),
-    examples: int = typer.Option(200, help="examples (programs) to try at most"),
-    seed: int = typer.Option(0, help="seed: the same seed generates the same programs"),
-    time_budget: float = typer.Option(60.0, help="seconds to search at most"),
-    report_dir: Path = typer.Option(Path("reports"), help="where the run directory is written"),
-    fault: list[str] = typer.Option([], help="with the embedded peer: switch on a fault (repeatable)"),
+    target: str | None = typer.Option(None, metavar="URL",
+                                      help="target URL; default: start the reference peer locally"),
+    codec: str = typer.Option("msgpack", metavar="NAME", help="wire codec: msgpack or varint"),
+    examples: int = typer.Option(200, min=1, metavar="N", help="examples (programs) to try at most"),
+    seed: int = typer.Option(0, metavar="N", help="seed: the same seed generates the same programs"),
+    time_budget: float = typer.Option(60.0, min=0.001, metavar="SECONDS", help="seconds to search at most"),
+    report_dir: Path = typer.Option(Path("reports"), metavar="DIR", help="where the run directory is written"),
+    fault: list[str] = typer.Option([], metavar="NAME",
+                                    help="with the embedded peer: switch on a fault (repeatable)"),
     stop_at_first: bool = typer.Option(False, help="stop at the first finding"),
-    signal_timeout: float = typer.Option(1.0, help="seconds a signal may take"),
+    signal_timeout: float = typer.Option(1.0, min=0.001, metavar="SECONDS", help="seconds a signal may take"),
+    wait_for_target: float = typer.Option(0.0, min=0.0, metavar="SECONDS",
+                                          help="wait up to SECONDS for the target to accept a connection"),
     quiet: bool = typer.Option(False, help="no progress bar"),
 ) -> None:
     """Fuzz a target with generated frame sequences; exit 1 if anything was found."""
     from ..cli import run_id
-    from ..embedded import EmbeddedPeer
-    from ..wire import CODEC_NAMES
+    from ..embedded import EmbeddedPeer, EmbeddedPeerError
+    from ..gate import ExitCode, GateError, check_codec, check_faults, check_target_url, guard, one_line, reach_target
 
-    if codec not in CODEC_NAMES:
-        console.print(f"[red]error:[/red] unknown codec {codec!r}")
-        raise typer.Exit(2)
     peer = None
-    if target is None:
-        peer = EmbeddedPeer(codec=codec, faults=fault)
-        target = peer.start()
+    with guard():
+        check_codec(codec)
+        faults = check_faults(fault, target)
+        if target is not None:
+            reach_target(check_target_url(target), wait_for_target)
+        else:
+            peer = EmbeddedPeer(codec=codec, faults=faults)
+            try:
+                target = peer.start()
+            except EmbeddedPeerError as exc:
+                raise GateError(f"the embedded reference peer did not start: {one_line(exc)[:300]}",
+                                ExitCode.UNRUNNABLE) from None
     config = FuzzConfig(target=target, codec=codec, examples=examples, seed=seed, time_budget=time_budget,
                         stop_at_first=stop_at_first, signal_timeout=signal_timeout)
     ident = run_id()
@@ -71,7 +82,7 @@ def fuzz_command(
         table.add_row(finding.rule, finding.signature, str(finding.count), finding.message[:100],
                       finding.scenario_file or "")
     console.print(table)
-    console.print(f"fuzz summary: {path}")
+    typer.echo(f"fuzz summary: {path}")
     if reported:
         console.print(f"reproduce: rsio-tck run --target {target if peer is None else 'URL'} "
                       f"--codec {codec} --scenarios {directory / 'fuzz-findings'}")

@@ -57,8 +57,19 @@ def read_trace(source: Path | BinaryIO) -> Iterator[TraceRecord]:
             yield from read_trace(stream)
         return
     unpacker = msgpack.Unpacker(source, raw=False, max_bin_len=MAX_RECORD, max_buffer_size=2 * MAX_RECORD)
-    for index, item in enumerate(unpacker):
-        if not isinstance(item, dict) or item.get("dir") not in SENDERS or not isinstance(item.get("t"), (int, float)):
+    index = 0
+    while True:
+        try:
+            item = next(unpacker)
+        except StopIteration:
+            return
+        # Corrupt bytes surface as whatever msgpack meets first: invalid UTF-8 in a key, an ext code out
+        # of range (ValueError), a truncated or oversized record; each is one TraceFormatError.
+        except (ValueError, msgpack.UnpackException) as exc:
+            raise TraceFormatError(f"trace record {index} is not valid MessagePack: "
+                                   f"{type(exc).__name__}: {' '.join(str(exc).split())[:120]}") from None
+        direction = item.get("dir") if isinstance(item, dict) else None
+        if not isinstance(direction, str) or direction not in SENDERS or not isinstance(item.get("t"), (int, float)):
             raise TraceFormatError(f"trace record {index} is not a {{t, dir, bytes|eof}} map: {item!r:.80}")
         sender = SENDERS[item["dir"]]
         if item.get("eof"):
@@ -67,3 +78,4 @@ def read_trace(source: Path | BinaryIO) -> Iterator[TraceRecord]:
             yield TraceRecord(t=float(item["t"]), sender=sender, data=item["bytes"])
         else:
             raise TraceFormatError(f"trace record {index} has neither bytes nor eof")
+        index += 1

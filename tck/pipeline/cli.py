@@ -14,43 +14,66 @@ import json
 import logging
 import time
 from pathlib import Path
+from typing import Any
 
 import typer
 
 
 def _setup(run_dirs: list[Path], verbose: bool) -> list[Path]:
+    """The run directories to read, checked; a missing path or a missing pyspark is exit 2, one line."""
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    import importlib.util
+
+    from ..gate import GateError, guard
     from .sources import expand_run_dirs
 
-    found = expand_run_dirs(run_dirs)
-    if not found:
-        typer.echo("error: no run directory (with run.json or results.jsonl) among the paths given", err=True)
-        raise typer.Exit(2)
+    with guard():
+        for path in run_dirs:
+            if not path.exists():
+                raise GateError(f"{path}: no such file or directory")
+        found = expand_run_dirs(run_dirs)
+        if not found:
+            raise GateError(f"{', '.join(map(str, run_dirs))}: no run directory (with run.json or results.jsonl) "
+                            "there or one level below")
+        if importlib.util.find_spec("pyspark") is None:
+            raise GateError("the pipeline needs PySpark: pip install 'rsio-tck[pipeline]'")
     return found
 
 
+def _spark(master: str | None) -> Any:
+    """The Spark session; exit 3 with one line when Spark cannot start (no Java, a bad master URL)."""
+    from ..gate import ExitCode, GateError, guard, one_line
+    from .session import spark_session
+
+    with guard():
+        try:
+            return spark_session(master)
+        except Exception as exc:  # py4j and pyspark raise their own types (and RuntimeError without Java)
+            raise GateError(f"Spark could not start (is Java installed? is --master right?): "
+                            f"{one_line(exc)[:300]}", ExitCode.UNRUNNABLE) from None
+
+
 def pipeline_command(
-    run_dirs: list[Path] = typer.Argument(..., help="run directories, or directories holding them"),
-    warehouse: Path = typer.Option(Path("warehouse"), help="where the Parquet tables are written"),
-    master: str | None = typer.Option(None, help="Spark master URL; default local[*] bound to 127.0.0.1"),
+    run_dirs: list[Path] = typer.Argument(..., metavar="RUN_DIRS...", help="run directories, or directories holding them"),
+    warehouse: Path = typer.Option(Path("warehouse"), metavar="DIR", help="where the Parquet tables are written"),
+    master: str | None = typer.Option(None, metavar="URL", help="Spark master URL; default local[*] bound to 127.0.0.1"),
     judge: bool = typer.Option(True, help="judge every recorded connection offline with the monitor"),
     verbose: bool = typer.Option(False, "-v", help="log progress"),
 ) -> None:
     """Ingest run directories into Parquet tables (runs, results, violations, frames, derived tables)."""
     found = _setup(run_dirs, verbose)
     from .pipeline import run_pipeline
-    from .session import spark_session
 
-    spark = spark_session(master)
+    spark = _spark(master)
     report = run_pipeline(spark, found, warehouse, judge=judge)
     typer.echo(json.dumps(report.to_json(), indent=1))
 
 
 def publish_command(
-    run_dirs: list[Path] = typer.Argument(..., help="run directories, or directories holding them"),
-    out: Path = typer.Option(Path("site"), help="where the static site is written"),
-    warehouse: Path | None = typer.Option(None, help="where the Parquet tables go; default OUT/data"),
-    master: str | None = typer.Option(None, help="Spark master URL; default local[*] bound to 127.0.0.1"),
+    run_dirs: list[Path] = typer.Argument(..., metavar="RUN_DIRS...", help="run directories, or directories holding them"),
+    out: Path = typer.Option(Path("site"), metavar="DIR", help="where the static site is written"),
+    warehouse: Path | None = typer.Option(None, metavar="DIR", help="where the Parquet tables go; default OUT/data"),
+    master: str | None = typer.Option(None, metavar="URL", help="Spark master URL; default local[*] bound to 127.0.0.1"),
     judge: bool = typer.Option(True, help="judge every recorded connection offline with the monitor"),
     build_reports: bool = typer.Option(True, help="build a missing per-run report with rsio_tck.report"),
     verbose: bool = typer.Option(False, "-v", help="log progress"),
@@ -59,10 +82,9 @@ def publish_command(
     found = _setup(run_dirs, verbose)
     from .pipeline import collect_tables, run_pipeline
     from .publish import publish_site
-    from .session import spark_session
 
     started = time.perf_counter()
-    spark = spark_session(master)
+    spark = _spark(master)
     tables_dir = warehouse or out / "data"
     report = run_pipeline(spark, found, tables_dir, judge=judge)
     index = publish_site(collect_tables(spark, tables_dir), out, build_reports=build_reports)

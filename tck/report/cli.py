@@ -13,46 +13,65 @@ import typer
 
 
 def report_command(
-    run_dir: Path = typer.Argument(..., help="a run directory, e.g. reports/20261123T013000123Z"),
-    check: bool = typer.Option(True, help="validate the run's JSON files against their schemas"),
+    run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="a run directory, e.g. reports/20261123T013000123Z"),
+    check: bool = typer.Option(True, help="validate the run's JSON files against their schemas first (exit 2 if invalid)"),
 ) -> None:
     """Rebuild report/ (and missing pcaps) of a run directory from its files alone."""
+    from ..gate import GateError, guard, one_line
     from . import build
+    from .rundir import is_run_dir
     from .schema import check_run_dir
 
-    try:
-        index = build(run_dir)
-    except (OSError, ValueError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-    typer.echo(f"report: {index}")
-    if check:
-        problems = check_run_dir(run_dir)
-        for problem in problems:
-            typer.echo(f"schema: {problem}", err=True)
-        if problems:
-            raise typer.Exit(1)
+    with guard():
+        if not run_dir.is_dir():
+            raise GateError(f"{run_dir}: not a directory")
+        if not is_run_dir(run_dir):
+            raise GateError(f"{run_dir}: not a run directory (it has no run.json or results.jsonl)")
+        if check:  # first: a report built from files the kit did not write would mislead
+            try:
+                problems = check_run_dir(run_dir)
+            except (OSError, ValueError) as exc:
+                raise GateError(f"{run_dir}: {one_line(exc)}") from None
+            if len(problems) == 1:
+                raise GateError(f"{run_dir}/{problems[0]}; no report written (--no-check writes one anyway)")
+            for problem in problems:
+                typer.echo(f"schema: {run_dir}/{problem}", err=True)
+            if problems:
+                raise GateError(f"{run_dir}: {len(problems)} schema problem(s) in its files; no report written "
+                                "(--no-check writes one anyway)")
+        try:
+            index = build(run_dir)
+        except (OSError, ValueError) as exc:  # the message names the file
+            raise GateError(one_line(exc)) from None
+        except (KeyError, TypeError) as exc:  # a file that parses but is not what the kit wrote
+            raise GateError(f"{run_dir}: its files are not what the kit writes ({type(exc).__name__}: "
+                            f"{one_line(exc)})") from None
+        typer.echo(f"report: {index}")
 
 
 def check_pcap_command(
-    capture: Path = typer.Argument(..., help="a pcap or pcapng file"),
-    codec: str = typer.Option("msgpack", help="msgpack or varint"),
+    capture: Path = typer.Argument(..., metavar="CAPTURE", help="a pcap or pcapng file"),
+    codec: str = typer.Option("msgpack", metavar="NAME", help="wire codec: msgpack or varint"),
     strict: bool = typer.Option(False, help="fail on SHOULD deviations too"),
-    port: int = typer.Option(0, help="judge only connections with this server port (0: all)"),
+    port: int = typer.Option(0, min=0, max=65535, metavar="PORT",
+                             help="judge only connections with this server port (0: all)"),
 ) -> None:
     """Reassemble every TCP connection of a capture and judge it with the conformance monitor."""
+    from ..gate import ExitCode, GateError, check_codec, guard, one_line
     from ..monitor import Monitor
     from .pcap import DEFAULT_PORT, bind_rsio_layer, read_connections
 
-    bind_rsio_layer(port or DEFAULT_PORT, codec)  # rdpcap then dissects RS-IO payloads, when rsio_tck.dissect exists
-    try:
-        found = read_connections(capture)
-    except (OSError, ValueError) as exc:  # scapy raises Scapy_Exception (a plain Exception) on bad files
-        typer.echo(f"error: {capture}: {exc}", err=True)
-        raise typer.Exit(2) from None
-    except Exception as exc:
-        typer.echo(f"error: {capture}: not a capture scapy can read: {exc}", err=True)
-        raise typer.Exit(2) from None
+    with guard():
+        check_codec(codec)
+        if not capture.is_file():
+            raise GateError(f"{capture}: {'a directory, not a capture' if capture.is_dir() else 'no such file'}")
+        bind_rsio_layer(port or DEFAULT_PORT, codec)  # rdpcap then dissects RS-IO payloads
+        try:
+            found = read_connections(capture)
+        except Exception as exc:  # scapy raises Scapy_Exception (a plain Exception) on files it cannot read
+            raise GateError(f"{capture}: not a capture scapy can read: {one_line(exc)}") from None
+        if not any(not port or conn.server[1] == port for conn in found):
+            raise GateError(f"{capture}: no TCP connection{f' to port {port}' if port else ''} to judge")
     failed = False
     judged = 0
     for conn in found:
@@ -68,5 +87,5 @@ def check_pcap_command(
         for finding in monitor.findings:
             typer.echo(f"  #{finding.frame_index} {finding.rule} {finding.level.value} {finding.side}: {finding.message}")
         failed = failed or monitor.failed(strict=strict)
-    typer.echo(f"{judged} connection(s) judged")
-    raise typer.Exit(1 if failed else 0)
+    typer.echo(f"{capture}: {judged} connection(s) judged")
+    raise typer.Exit(int(ExitCode.FAILED if failed else ExitCode.OK))

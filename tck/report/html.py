@@ -14,6 +14,7 @@ import json
 import os
 import re
 from datetime import UTC, datetime
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +33,11 @@ def _environment() -> Environment:
 
 
 def spec_url() -> str | None:
-    """Where SPEC.md's rule anchors are: ``$RSIO_SPEC_URL``, else the source tree's SPEC.md if there is one."""
+    """Where SPEC.md's rule anchors are: ``$RSIO_SPEC_URL``, else the SPEC.md shipped in the package."""
     if os.environ.get("RSIO_SPEC_URL"):
         return os.environ["RSIO_SPEC_URL"]
-    spec = Path(__file__).resolve().parents[2] / "SPEC.md"
-    return spec.as_uri() if spec.exists() else None
+    spec = Path(str(resources.files("rsio_tck").joinpath("SPEC.md")))  # package data: there in a wheel too
+    return spec.resolve().as_uri() if spec.is_file() else None
 
 
 def badge_svg(label: str, message: str, color: str) -> str:

@@ -31,6 +31,18 @@ from .pcap import target_port, write_pcap
 SAFE_ID = re.compile(r"[^A-Za-z0-9_.-]")
 
 
+def is_run_dir(path: Path) -> bool:
+    """A run directory holds run.json or results.jsonl (an interrupted run may lack run.json)."""
+    return (path / "run.json").is_file() or (path / "results.jsonl").is_file()
+
+
+def _json(path: Path, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"{path}: not valid JSON: {exc}") from None
+
+
 def file_stem(scenario_id: str) -> str:
     """A scenario id as a file name (ids are already safe; this guards hand-written ones)."""
     return SAFE_ID.sub("_", scenario_id) or "_"
@@ -163,14 +175,14 @@ class RunFiles:
     @classmethod
     def read(cls, run_dir: Path) -> RunFiles:
         run_path, fuzz_path = run_dir / "run.json", run_dir / "fuzz.json"
-        run = json.loads(run_path.read_text(encoding="utf-8")) if run_path.exists() else {}
-        fuzz = json.loads(fuzz_path.read_text(encoding="utf-8")) if fuzz_path.exists() else None
+        run = _json(run_path, run_path.read_text(encoding="utf-8")) if run_path.exists() else {}
+        fuzz = _json(fuzz_path, fuzz_path.read_text(encoding="utf-8")) if fuzz_path.exists() else None
         results = []
         results_path = run_dir / "results.jsonl"
         if results_path.exists():
-            for line in results_path.read_text(encoding="utf-8").splitlines():
+            for number, line in enumerate(results_path.read_text(encoding="utf-8").splitlines(), 1):
                 if line.strip():
-                    results.append(json.loads(line))
+                    results.append(_json(Path(f"{results_path}:{number}"), line))
         return cls(run_dir=run_dir, run=run, results=results, fuzz=fuzz)
 
     def path(self, kind: str, scenario_id: str) -> Path:

@@ -48,13 +48,25 @@ def problems(name: str, document: Any) -> list[str]:
 def check_run_dir(run_dir: Path) -> list[str]:
     """Schema problems of every JSON file a run directory holds, each prefixed by its file (and line)."""
     out: list[str] = []
+
+    def parsed(where: str, text: str) -> Any:
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            out.append(f"{where}: not valid JSON: {exc}")
+            return None
+
     for name, relative in (("run", "run.json"), ("fuzz", "fuzz.json"), ("report", "report/report.json")):
         path = run_dir / relative
         if path.exists():
-            out += [f"{relative}: {p}" for p in problems(name, json.loads(path.read_text(encoding="utf-8")))]
+            document = parsed(relative, path.read_text(encoding="utf-8"))
+            if document is not None:
+                out += [f"{relative}: {p}" for p in problems(name, document)]
     results = run_dir / "results.jsonl"
     if results.exists():
         for number, line in enumerate(results.read_text(encoding="utf-8").splitlines(), 1):
             if line.strip():
-                out += [f"results.jsonl:{number}: {p}" for p in problems("result", json.loads(line))]
+                document = parsed(f"results.jsonl:{number}", line)
+                if document is not None:
+                    out += [f"results.jsonl:{number}: {p}" for p in problems("result", document)]
     return out

@@ -1,6 +1,6 @@
 """YAML scenarios: loading, the step language, and running them against a target."""
 
-from .loader import Scenario, ScenarioError, load_directory, load_file
+from .loader import Scenario, ScenarioError, load_directory, load_file, load_paths
 from .result import ScenarioResult, Verdict
 from .runner import RunConfig, run_scenario, run_suite
 
@@ -12,6 +12,7 @@ __all__ = [
     "Verdict",
     "load_directory",
     "load_file",
+    "load_paths",
     "run_scenario",
     "run_suite",
 ]

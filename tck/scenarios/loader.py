@@ -78,7 +78,11 @@ def _where(path: list[Any]) -> str:
 
 
 def load_file(path: Path) -> list[Scenario]:
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ScenarioError(f"{path}: cannot read: {reason}") from None
     try:
         data = yaml.safe_load(text)
         root = yaml.compose(text, Loader=yaml.SafeLoader)  # positions only: composes nodes, builds no objects
@@ -128,14 +132,39 @@ def default_directory() -> Path:
     return Path(str(resources.files("rsio_tck.suite")))
 
 
+SUFFIXES = (".yaml", ".yml")
+
+
+def scenario_files(directory: Path) -> list[Path]:
+    """The scenario files of a directory (not its subdirectories): ``*.yaml`` and ``*.yml``."""
+    return sorted(p for p in directory.iterdir() if p.suffix in SUFFIXES and p.is_file())
+
+
 def load_directory(directory: Path | None = None) -> list[Scenario]:
-    directory = directory or default_directory()
+    return load_paths([directory or default_directory()])
+
+
+def load_paths(paths: list[Path]) -> list[Scenario]:
+    """Scenarios of files and directories (the kit's own when ``paths`` is empty); ids must be unique."""
+    files: list[Path] = []
+    for path in paths or [default_directory()]:
+        if path.is_dir():
+            found = scenario_files(path)
+            if not found:
+                raise ScenarioError(f"{path}: no scenario files (*.yaml, *.yml) in this directory")
+            files += found
+        elif path.exists():
+            files.append(path)
+        else:
+            raise ScenarioError(f"{path}: no such file or directory")
     scenarios: list[Scenario] = []
     seen: dict[str, str] = {}
-    for path in sorted(directory.glob("*.yaml")):
+    for path in files:
         for scenario in load_file(path):
             if scenario.id in seen:
                 raise ScenarioError(f"{path}:{scenario.line}: id {scenario.id} already used in {seen[scenario.id]}")
             seen[scenario.id] = f"{path}:{scenario.line}"
             scenarios.append(scenario)
+    if not scenarios:
+        raise ScenarioError(f"{', '.join(map(str, paths))}: no scenarios in the files given")
     return scenarios
