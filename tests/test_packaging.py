@@ -67,3 +67,17 @@ def test_the_wheel_needs_no_spark_without_the_pipeline_extra(wheel: zipfile.ZipF
     assert any(r.startswith("pyspark") and 'extra == "pipeline"' in r for r in requires), requires
     entry_points = wheel.read(next(n for n in wheel.namelist() if n.endswith("entry_points.txt"))).decode()
     assert "rsio-tck = rsio_tck.cli:main" in entry_points and "rsio = rsio_tck.pytest_plugin" in entry_points
+
+
+def test_every_package_directory_is_listed_in_pyproject() -> None:
+    """pyproject.toml lists packages by hand (the folders are mapped onto rsio_tck): a new one must be added."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    roots = {"tck": "rsio_tck", "reference_peer": "rsio_tck.reference_peer", "scenarios": "rsio_tck.suite"}
+    found = set()
+    for folder, name in roots.items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            parts = init.parent.relative_to(ROOT / folder).parts
+            found.add(".".join((name, *parts)))
+    assert found - listed == set(), "add these to [tool.setuptools] packages in pyproject.toml"
