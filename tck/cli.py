@@ -32,6 +32,8 @@ def run(
     target: str | None = typer.Option(None, help="target URL; default: start the reference peer locally"),
     codec: str = typer.Option("msgpack", help="msgpack or varint"),
     capabilities: Path | None = typer.Option(None, help="the target's capabilities file"),
+    name: str | None = typer.Option(None, help="NAME[@VERSION]: the target's name on the multi-target site, "
+                                               "for a target without a capabilities file"),
     strict: bool = typer.Option(False, help="fail on SHOULD deviations too"),
     baseline: Path | None = typer.Option(None, help="scenario ids known to fail (xfail)"),
     report_dir: Path = typer.Option(Path("reports"), help="where the run directory is written"),
@@ -44,8 +46,8 @@ def run(
     quiet: bool = typer.Option(False, help="no progress bar"),
 ) -> None:
     """Run the scenario suite against a target; exit 0 only if nothing failed."""
-    from .capabilities import Capabilities, CapabilitiesError
-    from .embedded import EmbeddedPeer
+    from .capabilities import Capabilities, CapabilitiesError, TargetNameError, parse_target_name
+    from .embedded import EmbeddedPeer, reference_peer_name
     from .pytest_plugin import read_baseline
     from .report import RunRecorder
     from .report import build as build_report
@@ -55,7 +57,8 @@ def run(
     try:
         chosen = [s for s in load_directory(scenarios_dir) if select(keyword, s)]
         caps = Capabilities.load(capabilities) if capabilities else Capabilities.everything()
-    except (ScenarioError, CapabilitiesError, SelectionError) as exc:
+        named = parse_target_name(name) if name else (reference_peer_name(fault) if target is None else None)
+    except (ScenarioError, CapabilitiesError, SelectionError, TargetNameError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
     peer = None
@@ -68,7 +71,8 @@ def run(
                        signal_timeout=signal_timeout, silence_window=silence_window,
                        baseline=read_baseline(baseline) if baseline else frozenset(), keep_trace=True)
     started = time.time()
-    recorder = RunRecorder(directory, target=target, codec=codec, started=started, capabilities=caps)
+    recorder = RunRecorder(directory, target=target, codec=codec, started=started, capabilities=caps,
+                           target_name=named[0] if named else None, target_version=named[1] if named else None)
     try:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console, disable=quiet) as progress:

@@ -22,6 +22,8 @@ _OPTIONS = (
                                      "(default: start the reference peer on a free loopback port)", None),
     ("--rsio-codec", "rsio_codec", "wire codec: msgpack (default) or varint", "msgpack"),
     ("--rsio-capabilities", "rsio_capabilities", "the target's capabilities file (default: claims everything)", None),
+    ("--rsio-name", "rsio_name", "NAME[@VERSION]: how reports name a target without a capabilities file "
+                                 "(default: its URL)", None),
     ("--rsio-baseline", "rsio_baseline", "file of scenario ids the target is known to fail (reported as xfail)", None),
     ("--rsio-scenarios", "rsio_scenarios", "directory of scenario files (default: the kit's own)", None),
     ("--rsio-signal-timeout", "rsio_signal_timeout", "seconds a signal may take to arrive (default 2)", "2.0"),
@@ -74,7 +76,14 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"rule_{rule.replace('-', '_')}: scenarios citing {rule}")
     if not config.option.file_or_dir:  # no paths given: run the kit's scenarios
         config.args = [str(_scenario_dir(config))]
-    config.stash[_STATE] = _State(config)
+    from .capabilities import TargetNameError, parse_target_name
+
+    name = _get(config, "rsio_name")
+    try:
+        named = parse_target_name(name, "--rsio-name") if name else None
+    except TargetNameError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[_STATE] = _State(config, named)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -95,8 +104,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 class _State:
     """What the whole session shares: the target (started once) and the run configuration."""
 
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(self, config: pytest.Config, named: tuple[str, str | None] | None = None) -> None:
         self.config = config
+        self.named = named  # --rsio-name NAME[@VERSION]
         self._run_config: RunConfig | None = None
         self._peer: Any = None
 
@@ -123,6 +133,18 @@ class _State:
                 baseline=read_baseline(Path(baseline_file)) if baseline_file else frozenset(),
             )
         return self._run_config
+
+    def target_label(self) -> str:
+        """How the results name the target: --rsio-name, else the embedded peer's name, else the URL."""
+        target = self.run_config().target
+        named = self.named
+        if named is None and self._peer is not None:
+            from .embedded import reference_peer_name
+
+            named = reference_peer_name()
+        if named is None:
+            return target
+        return f"{named[0]}@{named[1]}" if named[1] else named[0]
 
     def close(self) -> None:
         if self._peer is not None:
@@ -192,10 +214,12 @@ class ScenarioItem(pytest.Item):
 
         state = self.config.stash[_STATE]
         config = state.run_config()
+        target = state.target_label()
+        self.user_properties.append(("target", target))
         # The baseline is applied by pytest's xfail marker here, not by the runner.
         allure = _allure(self.config)
         if allure is not None:
-            allure.label_scenario(self.scenario)
+            allure.label_scenario(self.scenario, target)
         plain = type(config)(**{**config.__dict__, "baseline": frozenset(), "keep_trace": allure is not None})
         result = asyncio.run(run_scenario(self.scenario, plain))
         self.user_properties.append(("verdict", result.verdict.value))

@@ -27,18 +27,26 @@ def fuzz_command(
     time_budget: float = typer.Option(60.0, help="seconds to search at most"),
     report_dir: Path = typer.Option(Path("reports"), help="where the run directory is written"),
     fault: list[str] = typer.Option([], help="with the embedded peer: switch on a fault (repeatable)"),
+    name: str | None = typer.Option(None, help="NAME[@VERSION]: the target's name on the multi-target site, "
+                                               "for a target without a capabilities file"),
     stop_at_first: bool = typer.Option(False, help="stop at the first finding"),
     signal_timeout: float = typer.Option(1.0, help="seconds a signal may take"),
     quiet: bool = typer.Option(False, help="no progress bar"),
 ) -> None:
     """Fuzz a target with generated frame sequences; exit 1 if anything was found."""
+    from ..capabilities import TargetNameError, parse_target_name
     from ..cli import run_id
-    from ..embedded import EmbeddedPeer
+    from ..embedded import EmbeddedPeer, reference_peer_name
     from ..wire import CODEC_NAMES
 
     if codec not in CODEC_NAMES:
         console.print(f"[red]error:[/red] unknown codec {codec!r}")
         raise typer.Exit(2)
+    try:
+        named = parse_target_name(name) if name else (reference_peer_name(fault) if target is None else None)
+    except TargetNameError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
     peer = None
     if target is None:
         peer = EmbeddedPeer(codec=codec, faults=fault)
@@ -62,7 +70,7 @@ def fuzz_command(
     finally:
         if peer is not None:
             peer.stop()
-    path = write_findings(outcome, directory, config, ident)
+    path = write_findings(outcome, directory, config, ident, named)
     reported = [f for f in outcome.findings if f.count > 0]
     table = Table(title=f"fuzz findings ({outcome.examples} examples, {outcome.elapsed:.1f} s, seed {seed})")
     for column in ("rule", "signature", "count", "message", "scenario"):

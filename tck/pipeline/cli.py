@@ -24,7 +24,7 @@ def _setup(run_dirs: list[Path], verbose: bool) -> list[Path]:
 
     found = expand_run_dirs(run_dirs)
     if not found:
-        typer.echo("error: no run directory (with run.json or results.jsonl) among the paths given", err=True)
+        typer.echo("error: no run directory (with run.json, results.jsonl or fuzz.json) among the paths given", err=True)
         raise typer.Exit(2)
     return found
 
