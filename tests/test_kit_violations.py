@@ -33,8 +33,6 @@ def test_the_kit_commits_only_the_violations_its_scenarios_declare(codec: str) -
     with EmbeddedPeer(codec=codec) as url:
         results = asyncio.run(run_suite(scenarios.values(), RunConfig(target=url, codec=codec, keep_trace=True),
                                         jobs=4))
-    assert {r.verdict for r in results} <= {Verdict.PASS, Verdict.SKIP}, [
-        (r.id, r.verdict.value, r.reason) for r in results if r.verdict not in (Verdict.PASS, Verdict.SKIP)]
     undeclared, declared, judged = [], 0, 0
     for result in results:
         if result.verdict is Verdict.SKIP:
@@ -53,3 +51,5 @@ def test_the_kit_commits_only_the_violations_its_scenarios_declare(codec: str) -
     assert judged > 100
     assert declared > 0  # the deliberate ones are seen, so the judges did look at the kit's side
     assert undeclared == []
+    # An undeclared MUST violation by the kit would have made the scenario's verdict error.
+    assert not [r.id for r in results if r.verdict is Verdict.ERROR]
