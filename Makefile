@@ -9,8 +9,12 @@ export PYSPARK_PYTHON := $(abspath $(PY))
 
 .PHONY: install run test bench lint typecheck clean report publish
 
+# The set-up installs what the tests need from Debian: Java for Spark, chromium for the browser check of the
+# report (tests/test_report_browser.py), tshark to dissect captures.
 $(STAMP): pyproject.toml
 	command -v java >/dev/null || (apt-get update && apt-get install -y --no-install-recommends openjdk-17-jre-headless)
+	command -v chromium >/dev/null && command -v tshark >/dev/null || (apt-get update && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium tshark)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'

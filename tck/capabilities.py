@@ -15,6 +15,10 @@ rsio-v0 section 8, so everything is tested.  ``transports`` and ``roles`` are
 informative.  The file is checked against ``tck/schemas/capabilities.schema.json``:
 a misspelled key or token would otherwise silently skip scenarios, so unknown
 keys and tokens are errors naming the file and the key.
+
+A target without a file can still be named on the command line (``--name
+NAME[@VERSION]``, ``parse_target_name``); the name and version go into run.json
+and name the target's column on the multi-target site.
 """
 
 from __future__ import annotations
@@ -45,6 +49,25 @@ CODECS = ("msgpack", "varint")
 
 class CapabilitiesError(ValueError):
     """A capabilities file that cannot be read; the message names the file and the problem."""
+
+
+class TargetNameError(ValueError):
+    """A ``--name`` value that cannot name a target; the message names the flag and the problem."""
+
+
+def parse_target_name(text: str, flag: str = "--name") -> tuple[str, str | None]:
+    """``NAME[@VERSION]`` -> (name, version or None); the last ``@`` splits, so a name may hold one."""
+    name, at, version = text.strip().rpartition("@")
+    if not at:
+        name, version = version, ""
+    name, version = name.strip(), version.strip()
+    if not name:
+        raise TargetNameError(f"{flag} {text!r}: the name is empty (expected NAME or NAME@VERSION)")
+    if at and not version:
+        raise TargetNameError(f"{flag} {text!r}: the version after '@' is empty (expected NAME@VERSION)")
+    if any(not c.isprintable() for c in text):
+        raise TargetNameError(f"{flag} {text!r}: control characters are not allowed")
+    return name, version or None
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,6 +58,9 @@ def run(
                                       help="target URL; default: start the reference peer locally"),
     codec: str = typer.Option("msgpack", metavar="NAME", help="wire codec: msgpack or varint"),
     capabilities: Path | None = typer.Option(None, metavar="FILE", help="the target's capabilities file (JSON or YAML)"),
+    name: str | None = typer.Option(None, metavar="NAME[@VERSION]",
+                                    help="the target's name on the multi-target site, for a target without a "
+                                         "capabilities file"),
     strict: bool = typer.Option(False, help="fail on SHOULD deviations, and on baseline entries naming no scenario"),
     baseline: Path | None = typer.Option(None, metavar="FILE", help="scenario ids known to fail (xfail)"),
     report_dir: Path = typer.Option(Path("reports"), metavar="DIR", help="where the run directory is written"),
@@ -79,7 +82,7 @@ def run(
 ) -> None:
     """Run the scenario suite against a target; exit 0 only if something ran and nothing failed."""
     with guard():
-        inputs = _run_inputs(target, codec, capabilities, strict, baseline, keyword, scenarios_paths, fault)
+        inputs = _run_inputs(target, codec, capabilities, name, strict, baseline, keyword, scenarios_paths, fault)
         if inputs.target is not None:
             gate.reach_target(inputs.target, wait_for_target)
         code = _run_suite(inputs, target, codec, strict, report_dir, jobs, signal_timeout, silence_window,
@@ -96,14 +99,19 @@ class _RunInputs:
     baseline: frozenset[str]
     faults: tuple[str, ...]
     target: Target | None  # None: the embedded reference peer
+    named: tuple[str, str | None] | None  # --name, or the embedded peer's name; None: keyed by URL
 
 
-def _run_inputs(target: str | None, codec: str, capabilities: Path | None, strict: bool, baseline: Path | None,
+def _run_inputs(target: str | None, codec: str, capabilities: Path | None, name: str | None, strict: bool,
+                baseline: Path | None,
                 keyword: str, scenarios_paths: list[Path], fault: list[str]) -> _RunInputs:
+    from .embedded import reference_peer_name
+
     # Cheap checks first: loading and validating the scenarios is the slow part.
     gate.check_codec(codec)
     parsed = gate.check_target_url(target) if target is not None else None
     faults = gate.check_faults(fault, target)
+    named = gate.check_target_name(name) if name else (reference_peer_name(faults) if target is None else None)
     caps = gate.load_capabilities(capabilities)
     known = gate.read_baseline(baseline) if baseline is not None else frozenset()
     scenarios = gate.load_scenarios(scenarios_paths)
@@ -111,7 +119,8 @@ def _run_inputs(target: str | None, codec: str, capabilities: Path | None, stric
     warning = gate.baseline_warning(baseline, known, scenarios, strict) if baseline is not None else None
     if warning:
         console.print(f"warning: {warning}", markup=False, highlight=False)
-    return _RunInputs(chosen=chosen, capabilities=caps, baseline=known, faults=faults, target=parsed)
+    return _RunInputs(chosen=chosen, capabilities=caps, baseline=known, faults=faults, target=parsed,
+                      named=named)
 
 
 def _run_suite(inputs: _RunInputs, target: str | None, codec: str, strict: bool, report_dir: Path, jobs: int,
@@ -141,7 +150,9 @@ def _run_suite(inputs: _RunInputs, target: str | None, codec: str, strict: bool,
                        signal_timeout=signal_timeout, silence_window=silence_window,
                        baseline=inputs.baseline, keep_trace=True)
     started = time.time()
-    recorder = RunRecorder(directory, target=target, codec=codec, started=started, capabilities=inputs.capabilities)
+    recorder = RunRecorder(directory, target=target, codec=codec, started=started, capabilities=inputs.capabilities,
+                           target_name=inputs.named[0] if inputs.named else None,
+                           target_version=inputs.named[1] if inputs.named else None)
     try:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console, disable=quiet) as progress:

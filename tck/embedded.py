@@ -11,12 +11,20 @@ import threading
 from pathlib import Path
 from types import TracebackType
 
+from . import __version__
+
 _LISTENING = re.compile(r"listening on (tcp://\S+)")
 
 # The embedded peer reassembles at most this much of one split element: below the 1 MiB the
 # SPLIT-5 scenario sends, so the suite drives the reference peer down its cancel path too
 # (and above the 100 KB element of SPLIT-1's largest scenario).  ``extra`` may override it.
 REASSEMBLY_LIMIT = 512 * 1024
+
+
+def reference_peer_name(faults: tuple[str, ...] | list[str] = ()) -> tuple[str, str]:
+    """(name, version) that runs against the embedded peer record: each start has a new port, so its URL
+    cannot name it across runs; a peer with faults switched on is another target, named with them."""
+    return "rsio-reference-peer" + "".join(f"+{fault}" for fault in sorted(faults)), __version__
 
 
 class EmbeddedPeerError(RuntimeError):

@@ -137,6 +137,16 @@ def check_codec(codec: str, flag: str = "--codec") -> str:
     return codec
 
 
+
+def check_target_name(text: str, flag: str = "--name") -> tuple[str, str | None]:
+    """``NAME[@VERSION]`` of a target without a capabilities file, checked."""
+    from .capabilities import TargetNameError, parse_target_name
+
+    try:
+        return parse_target_name(text, flag)
+    except TargetNameError as exc:
+        raise GateError(str(exc)) from None
+
 def check_faults(faults: Sequence[str], target: str | None, flag: str = "--fault") -> tuple[str, ...]:
     """Faults switch on in the embedded reference peer only, and must exist."""
     if not faults:

@@ -22,6 +22,8 @@ _OPTIONS = (
                                      "(default: start the reference peer on a free loopback port)", None),
     ("--rsio-codec", "rsio_codec", "wire codec: msgpack (default) or varint", "msgpack"),
     ("--rsio-capabilities", "rsio_capabilities", "the target's capabilities file (default: claims everything)", None),
+    ("--rsio-name", "rsio_name", "NAME[@VERSION]: how reports name a target without a capabilities file "
+                                 "(default: its URL)", None),
     ("--rsio-baseline", "rsio_baseline", "file of scenario ids the target is known to fail (reported as xfail)", None),
     ("--rsio-scenarios", "rsio_scenarios", "scenario file or directory (*.yaml, *.yml; default: the kit's own)", None),
     ("--rsio-signal-timeout", "rsio_signal_timeout", "seconds a signal may take to arrive (default 2)", "2.0"),
@@ -76,7 +78,14 @@ def pytest_configure(config: pytest.Config) -> None:
     _check_options(config)
     if not config.option.file_or_dir:  # no paths given: run the kit's scenarios
         config.args = [str(_scenario_dir(config))]
-    config.stash[_STATE] = _State(config)
+    from .capabilities import TargetNameError, parse_target_name
+
+    name = _get(config, "rsio_name")
+    try:
+        named = parse_target_name(name, "--rsio-name") if name else None
+    except TargetNameError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[_STATE] = _State(config, named)
 
 
 def _check_options(config: pytest.Config) -> None:
@@ -124,8 +133,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 class _State:
     """What the whole session shares: the target (started once) and the run configuration."""
 
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(self, config: pytest.Config, named: tuple[str, str | None] | None = None) -> None:
         self.config = config
+        self.named = named  # --rsio-name NAME[@VERSION]
         self._run_config: RunConfig | None = None
         self._baseline: frozenset[str] | None = None
         self._peer: Any = None
@@ -170,6 +180,18 @@ class _State:
             path = _get(self.config, "rsio_baseline")
             self._baseline = read_baseline(Path(path)) if path else frozenset()
         return self._baseline
+
+    def target_label(self) -> str:
+        """How the results name the target: --rsio-name, else the embedded peer's name, else the URL."""
+        target = self.run_config().target
+        named = self.named
+        if named is None and self._peer is not None:
+            from .embedded import reference_peer_name
+
+            named = reference_peer_name()
+        if named is None:
+            return target
+        return f"{named[0]}@{named[1]}" if named[1] else named[0]
 
     def close(self) -> None:
         if self._peer is not None:
@@ -245,10 +267,12 @@ class ScenarioItem(pytest.Item):
 
         state = self.config.stash[_STATE]
         config = state.run_config()
+        target = state.target_label()
+        self.user_properties.append(("target", target))
         # The baseline is applied by pytest's xfail marker here, not by the runner.
         allure = _allure(self.config)
         if allure is not None:
-            allure.label_scenario(self.scenario)
+            allure.label_scenario(self.scenario, target)
         plain = type(config)(**{**config.__dict__, "baseline": frozenset(), "keep_trace": allure is not None})
         result = asyncio.run(run_scenario(self.scenario, plain))
         self.user_properties.append(("verdict", result.verdict.value))

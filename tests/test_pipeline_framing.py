@@ -7,7 +7,9 @@ import json
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 
+from rsio_tck.capabilities import TargetNameError, parse_target_name
 from rsio_tck.errors import Side
 from rsio_tck.monitor import Monitor, TraceRecord, read_trace, write_trace
 from rsio_tck.pipeline.corpus import DEFAULT_TARGETS, TargetProfile, synthetic_connection, trace_records
@@ -90,11 +92,30 @@ def test_judge_table_walks_connections_across_batches() -> None:
     assert set(found.column("source").to_pylist()) == {"offline"}
 
 
-def test_target_identity_prefers_what_the_target_claims() -> None:
-    assert target_identity({"fingerprint": {"capabilities": {"implementation": "acme", "version": "2.1"}},
-                            "target": "tcp://127.0.0.1:4000"}) == ("acme", "2.1")
-    assert target_identity({"implementation": "(no capabilities file)", "target": "tcp://127.0.0.1:4000"}) == (
-        "tcp://127.0.0.1", "unknown")
+def test_target_identity_prefers_the_given_name_then_the_claimed_one_then_the_url_with_its_port() -> None:
+    claimed = {"fingerprint": {"capabilities": {"implementation": "acme", "version": "2.1"}},
+               "target": "tcp://127.0.0.1:4000"}
+    assert target_identity(claimed) == ("acme", "2.1")
+    assert target_identity({**claimed, "target_name": "acme-fork", "target_version": "3"}) == ("acme-fork", "3")
+    unnamed = {"implementation": "(no capabilities file)", "target": "tcp://127.0.0.1:4000", "target_name": None,
+               "fingerprint": {"capabilities": {"implementation": "(no capabilities file)", "version": ""}}}
+    assert target_identity(unnamed) == ("tcp://127.0.0.1:4000", "unknown")
+    assert target_identity({**unnamed, "target": "tcp://127.0.0.1:4001"}) == ("tcp://127.0.0.1:4001", "unknown")
+    assert target_identity({**unnamed, "target": "tls://[::1]:853/x"}) == ("tls://[::1]:853", "unknown")
+    assert target_identity({**unnamed, "target": "unix:/run/peer.sock"}) == ("unix:/run/peer.sock", "unknown")
+    assert target_identity({**unnamed, "target_name": "widget"}) == ("widget", "unknown")
+    assert target_identity({**unnamed, "target_name": "widget", "target_version": "0.9"}) == ("widget", "0.9")
+
+
+def test_parse_target_name_splits_at_the_last_at_and_refuses_empty_parts() -> None:
+    assert parse_target_name("acme@2.1") == ("acme", "2.1")
+    assert parse_target_name("acme") == ("acme", None)
+    assert parse_target_name("me@host@1.0") == ("me@host", "1.0")
+    for bad, problem in (("", "name is empty"), ("@1.0", "name is empty"), ("acme@", "version after '@' is empty"),
+                         ("ac\nme", "control characters")):
+        with pytest.raises(TargetNameError, match=problem) as caught:
+            parse_target_name(bad)
+        assert str(caught.value).startswith("--name ")
 
 
 def test_signature_drops_numbers_so_repeats_group() -> None:

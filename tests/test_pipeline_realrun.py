@@ -13,6 +13,7 @@ pytest.importorskip("pyspark")
 from pipeline_spark import session  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
+from rsio_tck import __version__  # noqa: E402
 from rsio_tck.cli import app  # noqa: E402
 from rsio_tck.monitor.monitor import check_trace  # noqa: E402
 from rsio_tck.pipeline.ingest import read_table  # noqa: E402
@@ -31,7 +32,8 @@ def test_a_real_run_directory_becomes_tables_and_the_peer_passes_the_offline_jud
     report = run_pipeline(spark, [run_dir], tmp_path / "warehouse")
     assert report.runs == 1 and report.frames > 10 * len(traces)
     runs = read_table(spark, tmp_path / "warehouse", "runs").collect()
-    assert runs[0]["target"] == "tcp://127.0.0.1" and runs[0]["codec"] == "msgpack"
+    assert runs[0]["target"] == "rsio-reference-peer" and runs[0]["codec"] == "msgpack"  # named by the kit
+    assert runs[0]["target_version"] == __version__ and runs[0]["target_url"].startswith("tcp://127.0.0.1:")
     assert read_table(spark, tmp_path / "warehouse", "scenario_results").count() == len(lines)
     frames = read_table(spark, tmp_path / "warehouse", "frames")
     assert frames.select("run_id", "connection").distinct().count() == len(traces)

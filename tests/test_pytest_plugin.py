@@ -144,3 +144,29 @@ def test_an_unreachable_target_stops_the_session_with_one_message(pytester: pyte
     assert result.ret == 3
     text = result.stdout.str() + result.stderr.str()
     assert text.count(f"cannot reach {url}") == 1, text
+
+
+def _junit_targets(junit: Path) -> set[str]:
+    return {p.get("value") or "" for p in ElementTree.parse(junit).getroot().iter("property") if p.get("name") == "target"}
+
+
+def test_rsio_name_names_the_target_in_the_results(pytester: pytest.Pytester, peer_url: str) -> None:
+    junit = pytester.path / "junit.xml"
+    result = _run(pytester, "--rsio-target", peer_url, "--rsio-name", "acme@2.0", "-k", "HS-002",
+                  f"--junitxml={junit}", "-o", "junit_family=xunit1")
+    result.assert_outcomes(passed=1)
+    assert _junit_targets(junit) == {"acme@2.0"}
+    pytester.makeini("[pytest]\nrsio_name = widget\njunit_family = xunit1\n")  # the ini twin
+    result = _run(pytester, "--rsio-target", peer_url, "-k", "HS-002", f"--junitxml={junit}")
+    result.assert_outcomes(passed=1)
+    assert _junit_targets(junit) == {"widget"}
+    pytester.makeini("[pytest]\njunit_family = xunit1\n")  # unnamed: the URL, port included
+    result = _run(pytester, "--rsio-target", peer_url, "-k", "HS-002", f"--junitxml={junit}")
+    assert _junit_targets(junit) == {peer_url}
+
+
+def test_a_bad_rsio_name_is_a_one_line_usage_error(pytester: pytest.Pytester, peer_url: str) -> None:
+    result = _run(pytester, "--rsio-target", peer_url, "--rsio-name", "acme@", "-k", "HS-002")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--rsio-name 'acme@': the version after '@' is empty*"])
+    assert "Traceback" not in result.stderr.str()

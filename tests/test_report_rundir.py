@@ -139,3 +139,18 @@ def test_fuzz_findings_appear_in_the_report(run_dir: Path, tmp_path: Path) -> No
 def test_report_command_fails_on_a_missing_directory(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["report", str(tmp_path / "nope")])
     assert result.exit_code == 2
+
+
+def test_run_json_records_the_name_given_with_name(run_dir: Path) -> None:
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["target_name"] is None and run["target_version"] is None  # none given: the capabilities name it
+    assert problems("run", {**run, "target_name": "acme", "target_version": "2.0"}) == []
+    assert problems("run", {**run, "target_name": ""})  # an empty name is no name
+
+
+@pytest.mark.parametrize("command", ["run", "fuzz"])
+def test_a_bad_name_is_a_one_line_usage_error(command: str, tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, [command, "--name", "acme@", "--report-dir", str(tmp_path), "--quiet"])
+    assert result.exit_code == 2
+    assert "--name 'acme@': the version after '@' is empty" in result.output
+    assert "Traceback" not in result.output and list(tmp_path.iterdir()) == []

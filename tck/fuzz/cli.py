@@ -30,6 +30,9 @@ def fuzz_command(
     report_dir: Path = typer.Option(Path("reports"), metavar="DIR", help="where the run directory is written"),
     fault: list[str] = typer.Option([], metavar="NAME",
                                     help="with the embedded peer: switch on a fault (repeatable)"),
+    name: str | None = typer.Option(None, metavar="NAME[@VERSION]",
+                                    help="the target's name on the multi-target site, for a target without a "
+                                         "capabilities file"),
     stop_at_first: bool = typer.Option(False, help="stop at the first finding"),
     signal_timeout: float = typer.Option(1.0, min=0.001, metavar="SECONDS", help="seconds a signal may take"),
     wait_for_target: float = typer.Option(0.0, min=0.0, metavar="SECONDS",
@@ -38,13 +41,24 @@ def fuzz_command(
 ) -> None:
     """Fuzz a target with generated frame sequences; exit 1 if anything was found."""
     from ..cli import run_id
-    from ..embedded import EmbeddedPeer, EmbeddedPeerError
-    from ..gate import ExitCode, GateError, check_codec, check_faults, check_target_url, guard, one_line, reach_target
+    from ..embedded import EmbeddedPeer, EmbeddedPeerError, reference_peer_name
+    from ..gate import (
+        ExitCode,
+        GateError,
+        check_codec,
+        check_faults,
+        check_target_name,
+        check_target_url,
+        guard,
+        one_line,
+        reach_target,
+    )
 
     peer = None
     with guard():
         check_codec(codec)
         faults = check_faults(fault, target)
+        named = check_target_name(name) if name else (reference_peer_name(faults) if target is None else None)
         if target is not None:
             reach_target(check_target_url(target), wait_for_target)
         else:
@@ -73,7 +87,7 @@ def fuzz_command(
     finally:
         if peer is not None:
             peer.stop()
-    path = write_findings(outcome, directory, config, ident)
+    path = write_findings(outcome, directory, config, ident, named)
     reported = [f for f in outcome.findings if f.count > 0]
     table = Table(title=f"fuzz findings ({outcome.examples} examples, {outcome.elapsed:.1f} s, seed {seed})")
     for column in ("rule", "signature", "count", "message", "scenario"):

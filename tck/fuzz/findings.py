@@ -39,8 +39,12 @@ def finding_scenario(finding: FuzzFinding, number: int) -> dict[str, Any]:
     return scenario
 
 
-def write_findings(outcome: FuzzOutcome, run_dir: Path, config: FuzzConfig, run_id: str) -> Path:
-    """Write the scenario files and ``fuzz.json`` into ``run_dir``; returns the path of fuzz.json."""
+def write_findings(outcome: FuzzOutcome, run_dir: Path, config: FuzzConfig, run_id: str,
+                   name: tuple[str, str | None] | None = None) -> Path:
+    """Write the scenario files and ``fuzz.json`` into ``run_dir``; returns the path of fuzz.json.
+
+    ``name`` is the target's (name, version) from ``--name``, recorded for the multi-target site.
+    """
     reported = [f for f in outcome.findings if f.count > 0]
     if reported:
         (run_dir / "fuzz-findings").mkdir(parents=True, exist_ok=True)
@@ -53,6 +57,8 @@ def write_findings(outcome: FuzzOutcome, run_dir: Path, config: FuzzConfig, run_
         "schema": SCHEMA,
         "run_id": run_id,
         "target": config.target,
+        "target_name": name[0] if name else None,
+        "target_version": name[1] if name else None,
         "codec": config.codec,
         "seed": config.seed,
         "examples": outcome.examples,

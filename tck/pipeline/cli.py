@@ -33,7 +33,7 @@ def _setup(run_dirs: list[Path], verbose: bool) -> list[Path]:
                 raise GateError(f"{path}: no such file or directory")
         found = expand_run_dirs(run_dirs)
         if not found:
-            raise GateError(f"{', '.join(map(str, run_dirs))}: no run directory (with run.json or results.jsonl) "
+            raise GateError(f"{', '.join(map(str, run_dirs))}: no run directory (with run.json, results.jsonl or fuzz.json) "
                             "there or one level below")
         if importlib.util.find_spec("pyspark") is None:
             raise GateError("the pipeline needs PySpark: pip install 'rsio-tck[pipeline]'")

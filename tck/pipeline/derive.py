@@ -7,6 +7,10 @@ verdict among the scenarios that cite it (``VERDICT_ORDER``, worst first).
 A run's target is (target, target_version); flakiness compares runs of the
 same target version and kit version, so a changed verdict across versions is a
 regression, not a flake.
+
+Offline violations count against a target only when the target committed
+them (``TARGET_SIDE``): the kit's own violations in the same traffic, most of
+them deliberate (a scenario's ``kit_violations``), say nothing of the target.
 """
 
 from __future__ import annotations
@@ -19,6 +23,14 @@ from .framing import ELEMENT_TYPES, EOF, PART_TYPES, UNDECODABLE
 VERDICT_ORDER = ("fail", "error", "xpass", "warn", "xfail", "pass", "skip")
 FAILING = ("fail", "error", "xpass")
 PERCENTILES = (0.5, 0.9, 0.99)
+# The kit dials the target and plays the client, in scenarios and fuzzing alike: in every connection
+# it records, its own direction is the client side and the target's the server side.
+TARGET_SIDE = "server"
+
+
+def _by_target(violations: DataFrame) -> DataFrame:
+    """The offline judge's violations that the target committed."""
+    return violations.filter((F.col("source") == "offline") & (F.col("side") == TARGET_SIDE))
 
 
 def _rank(verdict: Column) -> Column:
@@ -43,8 +55,7 @@ def matrix_history(runs: DataFrame, results: DataFrame, violations: DataFrame) -
         .agg(F.min(_rank(F.col("verdict"))).alias("rank"), F.count("*").alias("scenarios"),
              F.sum(F.col("verdict").isin(*FAILING).cast("int")).alias("failed"))
     )
-    offline = (violations.filter(F.col("source") == "offline").groupBy("run_id", "rule")
-               .agg(F.count("*").alias("offline_violations")))
+    offline = _by_target(violations).groupBy("run_id", "rule").agg(F.count("*").alias("offline_violations"))
     return (
         per_rule.join(runs.select("run_id", "target", "target_version", "kit_version", "started"), "run_id")
         .join(offline, ["run_id", "rule"], "left")
@@ -66,8 +77,7 @@ def matrix_latest(history: DataFrame) -> DataFrame:
 def run_summary(runs: DataFrame, results: DataFrame, violations: DataFrame) -> DataFrame:
     """One row per run: its target, when, verdict counts and offline violations."""
     counts = results.groupBy("run_id").pivot("verdict", list(VERDICT_ORDER)).count().fillna(0)
-    offline = (violations.filter(F.col("source") == "offline").groupBy("run_id")
-               .agg(F.count("*").alias("offline_violations")))
+    offline = _by_target(violations).groupBy("run_id").agg(F.count("*").alias("offline_violations"))
     return (runs.select("run_id", "target", "target_version", "kit_version", "codec", "started", "fuzz", "path")
             .join(counts, "run_id", "left").join(offline, "run_id", "left")
             .fillna(0, subset=[*VERDICT_ORDER, "offline_violations"]))
@@ -98,7 +108,7 @@ def violations_by_rule(runs: DataFrame, violations: DataFrame) -> DataFrame:
 
 def violations_by_signature(runs: DataFrame, violations: DataFrame) -> DataFrame:
     return (violations.join(runs.select("run_id", "target"), "run_id", "left")
-            .groupBy("target", "signature", "rule", "source")
+            .groupBy("target", "signature", "rule", "source", "side")
             .agg(F.count("*").alias("violations"), F.countDistinct("run_id").alias("runs"),
                  F.sort_array(F.collect_set("target")).alias("targets"), F.first("message").alias("example")))
 

@@ -6,8 +6,12 @@ else, so the Spark jobs can call them on executors (one task per run, one per
 trace) and the single-process baseline can call them in a loop.  Nothing here
 imports Spark.
 
-A run's target is named by what it claims (``fingerprint.capabilities``, else
-``implementation``), because its URL carries a port that changes per run.
+A run's target is named, in this order, by the name it was given (``--name
+NAME[@VERSION]``, recorded as run.json's ``target_name`` / ``target_version``;
+the kit names its embedded reference peer itself), by what its capabilities
+file claims (``fingerprint.capabilities``, else ``implementation``), and else by
+its URL, port included: two unnamed targets on one host are two targets.  A
+fuzz run directory without run.json is read from its fuzz.json.
 Pcaps are read through the reports package's capture reader when it is
 installed; a pcap adds frames only for a scenario that has no trace (the two
 record the same traffic), so captures made by other tools can be judged too.
@@ -15,6 +19,7 @@ record the same traffic), so captures made by other tools can be judged too.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 import re
@@ -29,10 +34,11 @@ from .framing import frame_rows
 log = logging.getLogger(__name__)
 DIGITS = re.compile(r"\d+")
 HEX = re.compile(r"\b[0-9a-f]{8,}\b")
+RUN_ID_TIME = re.compile(r"^(\d{8}T\d{6})(\d{3})Z")
 
 
 def is_run_dir(path: Path) -> bool:
-    return (path / "run.json").is_file() or (path / "results.jsonl").is_file()
+    return any((path / name).is_file() for name in ("run.json", "results.jsonl", "fuzz.json"))
 
 
 def expand_run_dirs(paths: list[Path]) -> list[Path]:
@@ -62,25 +68,52 @@ def _load_json(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def _named(value: Any) -> str:
+    """A claimed name or version, or "" when it claims nothing (absent, empty, a placeholder)."""
+    text = str(value or "").strip()
+    return "" if text.startswith("(") or text == "unknown" else text
+
+
+def target_url_key(url: str) -> str:
+    """An unnamed target's key: its URL with the port (``tcp://127.0.0.1:4000``); other URLs whole."""
+    parts = urlsplit(url)
+    if parts.scheme in ("tcp", "tls") and parts.hostname:
+        host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+        return f"{parts.scheme}://{host}" + (f":{parts.port}" if parts.port is not None else "")
+    return url or "unknown"
+
+
 def target_identity(run: dict[str, Any]) -> tuple[str, str]:
-    """(target name, target version) a run's metadata claims."""
+    """(target name, target version) of a run: its given name, else its capabilities file's, else its URL."""
     caps = (run.get("fingerprint") or {}).get("capabilities") or {}
     implementation = run.get("implementation")
-    name = version = ""
+    claimed_name = claimed_version = ""
     if isinstance(implementation, dict):
-        name, version = str(implementation.get("name", "")), str(implementation.get("version", ""))
+        claimed_name, claimed_version = _named(implementation.get("name")), _named(implementation.get("version"))
     elif isinstance(implementation, str):
-        name = implementation
-    name = str(caps.get("implementation") or name)
-    version = str(caps.get("version") or run.get("target_version") or version)
-    if not name or name.startswith("(") or name == "unknown":
-        url = urlsplit(str(run.get("target", "")))
-        name = f"{url.scheme}://{url.hostname}" if url.hostname else str(run.get("target") or "unknown")
-    return name, version or "unknown"
+        claimed_name = _named(implementation)
+    claimed_name = _named(caps.get("implementation")) or claimed_name
+    claimed_version = _named(caps.get("version")) or claimed_version
+    name = _named(run.get("target_name")) or claimed_name or target_url_key(str(run.get("target") or ""))
+    return name, _named(run.get("target_version")) or claimed_version or "unknown"
+
+
+def _run_record(run_dir: Path) -> dict[str, Any]:
+    """run.json, or for a fuzz run without one what its fuzz.json says of the run."""
+    if (run_dir / "run.json").is_file() or not (run_dir / "fuzz.json").is_file():
+        return _load_json(run_dir / "run.json")
+    fuzz = _load_json(run_dir / "fuzz.json")
+    keys = ("run_id", "target", "target_name", "target_version", "codec", "seed")
+    record = {key: fuzz[key] for key in keys if key in fuzz}
+    stamp = RUN_ID_TIME.match(str(record.get("run_id") or run_dir.name))
+    if stamp:  # run ids start with the UTC time the run started (rsio_tck.cli.run_id)
+        started = dt.datetime.strptime(stamp.group(1), "%Y%m%dT%H%M%S").replace(tzinfo=dt.UTC)
+        record["started"] = started.timestamp() + int(stamp.group(2)) / 1000
+    return record
 
 
 def run_row(run_dir: Path) -> dict[str, Any]:
-    run = _load_json(run_dir / "run.json")
+    run = _run_record(run_dir)
     target, target_version = target_identity(run)
     return {
         "run_id": str(run.get("run_id") or run_dir.name), "target": target, "target_version": target_version,

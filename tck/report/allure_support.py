@@ -31,8 +31,12 @@ def allure_active(config: Any) -> bool:
     return bool(config.getoption("allure_report_dir", None))
 
 
-def label_scenario(scenario: Any) -> None:
-    """Labels known before the scenario runs (they are kept even if the run crashes)."""
+def label_scenario(scenario: Any, target: str | None = None) -> None:
+    """Labels known before the scenario runs (they are kept even if the run crashes).
+
+    ``target`` (``--rsio-name``, else the URL) is a parameter: runs against different targets
+    then keep separate histories in allure.
+    """
     import allure
 
     allure.dynamic.title(f"{scenario.id}: {scenario.title}")
@@ -44,6 +48,8 @@ def label_scenario(scenario: Any) -> None:
     for rule in scenario.rules:
         if rule in RULES and base:
             allure.dynamic.link(f"{base}#{spec_anchor(RULES[rule])}", name=f"SPEC {rule}")
+    if target:
+        allure.dynamic.parameter("target", target)
 
 
 def attach_result(result: Any) -> None:

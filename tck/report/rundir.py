@@ -89,6 +89,8 @@ class RunRecorder:
     capabilities: Any = None  # rsio_tck.capabilities.Capabilities
     seed: int | None = None
     pcap_workers: int = 1
+    target_name: str | None = None  # --name NAME[@VERSION], for a target without a capabilities file
+    target_version: str | None = None
     counts: Counter[str] = field(default_factory=Counter)
     hello: dict[str, Any] | None = None
     problems: list[str] = field(default_factory=list)
@@ -155,6 +157,7 @@ class RunRecorder:
             "kit_version": __version__, "spec_version": SPEC_VERSION, "target": self.target, "codec": self.codec,
             "seed": self.seed, "started": self.started, "finished": finished, "host": platform.node(),
             "capabilities": tokens, "implementation": implementation, "scenarios": scenarios,
+            "target_name": self.target_name, "target_version": self.target_version,
             "counts": dict(self.counts),
             "fingerprint": {"hello": self.hello, "capabilities": {
                 "implementation": implementation, "version": getattr(caps, "version", ""), "tokens": tokens}},

@@ -16,6 +16,7 @@ from .. import __version__
 from ..capabilities import Capabilities
 from ..errors import Side
 from ..rules import RULES, Level
+from ..semantics.handshake import PartyState
 from ..transport import TargetError, open_target
 from ..wire import Limits
 from ..wire.frames import ClientHello, Goodbye
@@ -78,6 +79,21 @@ async def _goodbye(ctx: StepContext) -> None:
     await session.close("write")
 
 
+async def _answer_goodbye(session: KitSession) -> None:
+    """Say the goodbye the kit still owes (BYE-2, or ERR-1 after a target's error) before closing.
+
+    A scenario that ends on the target's goodbye (``goodbye: none``) would otherwise close without
+    answering it, a kit-side violation no scenario means to commit.  Where the kit's own bytes no
+    longer decode (it sent malformed input on purpose), nobody can read this goodbye any more: those
+    scenarios declare the BYE-2 that follows in ``kit_violations``.
+    """
+    kit = session.monitor.model.parties[Side.CLIENT]
+    if session.kit_closed or session.eof and session.goodbye is None:
+        return
+    if kit.owes_goodbye is not None and kit.state is not PartyState.CLOSING:
+        await session.send_frames([Goodbye(reason="goodbye acknowledged")])
+
+
 def _verdict(scenario: Scenario, result: ScenarioResult, config: RunConfig) -> None:
     target_must = [f for f in result.findings if f.side is Side.SERVER and f.level is Level.MUST]
     target_should = [f for f in result.findings if f.side is Side.SERVER and f.level is Level.SHOULD]
@@ -133,6 +149,7 @@ async def run_scenario(scenario: Scenario, config: RunConfig) -> ScenarioResult:
     finally:
         if session.error and not result.failures:
             result.failures.append(Failure(scenario.rules[0], "a target the kit can follow", session.error))
+        await _answer_goodbye(session)
         await session.close("write")
         # Give the target a moment to close so its last obligations are judged, then stop.
         await session.next_event(("eof", None), config.silence_window if not session.eof else 0)
