@@ -39,6 +39,8 @@ from rsio_tck.bindings.ditto import (
     encode_websocket_text,
     parse_topic,
 )
+from rsio_tck.bindings.ditto.codec import READERS
+from rsio_tck.bindings.ditto.schemas import SCHEMA_OF
 from rsio_tck.errors import ProtocolViolation
 
 RANGE = Target(namespace="tck", entity_name="range")
@@ -96,6 +98,8 @@ MESSAGES = {
 
 def test_the_table_covers_every_message_kind_of_both_profiles() -> None:
     assert {type(m) for m in MESSAGES.values()} == set(MESSAGE_CLASSES.values())
+    # one reader and one schema for each kind, and nothing else
+    assert READERS.keys() == SCHEMA_OF.keys() == MESSAGE_CLASSES.keys()
 
 
 @pytest.mark.parametrize("name", MESSAGES)

@@ -11,9 +11,9 @@ topic comes back as the generic ``Envelope``.  Every failure is a
 ``ProtocolViolation`` whose one-line message names the message kind and the
 field; no exception of the JSON parser or of the schema library escapes.
 
-``encode_message`` is the inverse: one small *writer* per message kind builds
-the value, and the envelope members are written in Ditto's order (topic,
-headers, path, value, then the rest).  Encoders write what they are given,
+``encode_message`` is the inverse: ``_value_of`` builds each kind's value
+(the members its schema names, then ``value_other``), and the envelope members
+are written in Ditto's order (topic, headers, path, value, then the rest).  Encoders write what they are given,
 legal or not, so faults can build bad messages; only what JSON cannot carry
 raises ValueError.  Reading then writing gives back the same JSON, member
 order aside (DECISIONS.md lists the two normalisations).
@@ -46,7 +46,7 @@ from .messages import (
     Target,
 )
 from .rules import RULES
-from .schemas import SCHEMA_OF, check_value
+from .schemas import check_value, json_kind, with_article
 from .topic import Topic, parse_topic
 
 DEFAULT_MAX_MESSAGE = 16 * 1024 * 1024  # kit: bytes of one line / characters of one WebSocket text message
@@ -93,18 +93,8 @@ def parse_json(raw: str | bytes, limits: DittoLimits = DEFAULT_LIMITS) -> dict[s
     except RecursionError:
         raise violation("DITTO-ENV-1", "message is not JSON the kit can read: nested too deeply") from None
     if not isinstance(obj, dict):
-        raise violation("DITTO-ENV-2", f"message is a JSON {_kind(obj)}, not an object")
+        raise violation("DITTO-ENV-2", f"message is a JSON {json_kind(obj)}, not an object")
     return obj
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    return {str: "string", list: "array", dict: "object"}[type(value)]
 
 
 def decode_envelope(obj: Mapping[str, Any]) -> Envelope:
@@ -113,11 +103,11 @@ def decode_envelope(obj: Mapping[str, Any]) -> Envelope:
     if topic_text is None:
         raise violation("DITTO-ENV-3", "envelope has no topic")
     if not isinstance(topic_text, str):
-        raise violation("DITTO-ENV-3", f"topic is a {_kind(topic_text)}, not a string")
+        raise violation("DITTO-ENV-3", f"topic is {with_article(json_kind(topic_text))}, not a string")
     topic = parse_topic(topic_text)
     headers = obj.get("headers", {})
     if not isinstance(headers, dict):
-        raise violation("DITTO-ENV-4", f"{topic}: headers is a {_kind(headers)}, not an object")
+        raise violation("DITTO-ENV-4", f"{topic}: headers is {with_article(json_kind(headers))}, not an object")
     _check_headers(topic, headers)
     path = obj.get("path")
     if path is not None and (not isinstance(path, str) or not _JSON_POINTER.fullmatch(path)):
@@ -127,7 +117,7 @@ def decode_envelope(obj: Mapping[str, Any]) -> Envelope:
         raise violation("DITTO-ENV-6", f"{topic}: status {status!r} is not an HTTP status code")
     fields = obj.get("fields")
     if fields is not None and not isinstance(fields, str):
-        raise violation("DITTO-ENV-9", f"{topic}: fields is a {_kind(fields)}, not a string")
+        raise violation("DITTO-ENV-9", f"{topic}: fields is {with_article(json_kind(fields))}, not a string")
     return Envelope(
         topic=topic,
         headers=headers,
@@ -146,7 +136,7 @@ def _check_headers(topic: Topic, headers: Mapping[str, Any]) -> None:
             raise violation("DITTO-HDR-1", f"{topic}: headers {seen[lowered]!r} and {name!r} differ only in case")
         seen[lowered] = name
         if lowered == "correlation-id" and not isinstance(value, str):
-            raise violation("DITTO-HDR-2", f"{topic}: header {name} is a {_kind(value)}, not a string")
+            raise violation("DITTO-HDR-2", f"{topic}: header {name} is {with_article(json_kind(value))}, not a string")
 
 
 def decode_message(raw: str | bytes, limits: DittoLimits = DEFAULT_LIMITS) -> Decoded:
@@ -163,7 +153,8 @@ def read_message(obj: Mapping[str, Any]) -> Decoded:
         return envelope
     what = f"{topic.criterion} {topic.action} ({topic})"
     if envelope.path != "/":
-        raise violation("DITTO-ENV-8", f"{what}: path is {envelope.path!r}, not '/'")
+        path = "missing" if envelope.path is None else repr(envelope.path)
+        raise violation("DITTO-ENV-8", f"{what}: path is {path}, not '/'")
     value = envelope.value
     if value is MISSING:
         raise violation("DITTO-ENV-7", f"{what}: value is missing")
@@ -282,11 +273,13 @@ READERS: dict[tuple[str, str], Callable[[_Read], Message]] = {
         subscription_id=r.value["subscriptionId"], error=_error(r), **r.common("subscriptionId", "error")
     ),
 }
-for _profile, _action in (("streaming", a) for a in ("cancel", "created", "complete")):
-    READERS[(_profile, _action)] = _subscription_id_only(_profile, _action)
-for _profile, _action in (("search", a) for a in ("cancel", "created", "complete")):
-    READERS[(_profile, _action)] = _subscription_id_only(_profile, _action)
-assert READERS.keys() == SCHEMA_OF.keys() == MESSAGE_CLASSES.keys()
+READERS.update(
+    {
+        (profile, action): _subscription_id_only(profile, action)
+        for profile in ("streaming", "search")
+        for action in ("cancel", "created", "complete")
+    }
+)
 
 
 # -- writing --------------------------------------------------------------------------------

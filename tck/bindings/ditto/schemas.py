@@ -71,24 +71,28 @@ def _problem(error: jsonschema.ValidationError) -> str:
     if error.validator == "required":
         return "is missing"
     if error.validator == "type":
-        return f"is {_json_type(error.instance)}, not {error.validator_value}"
+        return f"is {with_article(json_kind(error.instance))}, not {with_article(str(error.validator_value))}"
     if error.validator == "format":
         return f"{error.instance!r} is not a {error.validator_value}"
     return error.message
 
 
-def _json_type(value: Any) -> str:
+def with_article(kind: str) -> str:
+    """``kind`` with its indefinite article: "an array", "a string"."""
+    return f"an {kind}" if kind[:1] in "aeiou" else f"a {kind}"
+
+
+def json_kind(value: Any) -> str:
+    """The JSON type of a parsed value, for messages: "null", "boolean", "number", "string", "array", "object"."""
     if value is None:
         return "null"
     if isinstance(value, bool):
-        return "a boolean"
+        return "boolean"
     if isinstance(value, (int, float)):
-        return "a number"
+        return "number"
     if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
+        return "string"
+    return "array" if isinstance(value, list) else "object"
 
 
 def check_value(profile: str, action: str, value: Any, what: str) -> None:
