@@ -1,7 +1,7 @@
 """Golden vectors from Ditto's own code: the kit's codec reads each one and writes it back JSON-equal.
 
 ``tests/data/ditto/golden.jsonl`` is the output of ``interop/ditto-protocol/build.sh``: Ditto's signal
-classes (ditto-protocol 3.5.0 from Maven Central) turned into Ditto Protocol envelopes by
+classes (ditto-protocol 3.8.0 from Maven Central) turned into Ditto Protocol envelopes by
 ``DittoProtocolAdapter``, one per line.  When the generator has been built (its jar is cached under
 ``target/``), the last test reruns it and checks that the committed file is still what Ditto writes.
 """

@@ -48,7 +48,7 @@ from .topic import SEARCH_ACTIONS, STREAMING_ACTIONS, Topic, parse_topic
 
 PROFILE_NAMES = ("streaming", "search")
 
-# Error codes the kit sends and expects in ``failed`` (as Ditto 3.5.0 writes them; see DECISIONS.md).
+# Error codes the kit sends and expects in ``failed`` (as Ditto 3.8.0 writes them; see DECISIONS.md).
 STREAMING_PROTOCOL_ERROR = "streaming.subscription.protocol.error"
 SEARCH_PROTOCOL_ERROR = "thing-search:subscription.protocol.error"
 

@@ -124,8 +124,8 @@ public final class Golden {
         signals.addAll(search());
         try (PrintWriter out = new PrintWriter(Files.newBufferedWriter(Path.of(args[0]), StandardCharsets.UTF_8))) {
             for (final Signal<?> signal : signals) {
-                // Ditto 3.5.0's default channel for a streaming signal is twin, which its own topic builder
-                // rejects for policies: a policy's topic has no channel, so ask for none.
+                // Ditto's default channel for a streaming command is twin, which its own topic builder rejects
+                // for policies (3.5.0 and 3.8.0): a policy's topic has no channel, so ask for none.
                 final boolean policy = signal.getResourceType().equals("policy");
                 final Adaptable adaptable = policy ? adapter.toAdaptable(signal, TopicPath.Channel.NONE)
                         : adapter.toAdaptable(signal);
