@@ -10,10 +10,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rsio_tck.bindings.ditto import (
     MESSAGE_CLASSES,
     MISSING,
+    SEARCH_TARGET,
     ControlMessage,
     Envelope,
     ErrorInfo,
@@ -274,3 +277,63 @@ def test_the_encoder_writes_illegal_messages_for_faults_but_not_what_json_cannot
         encode_message(StreamingNext(target=RANGE, subscription_id="0", item=float("nan")))
     with pytest.raises(ValueError, match="not JSON serializable"):
         encode_message(StreamingNext(target=RANGE, subscription_id="0", item=object()))
+
+
+# -- generated messages of every kind round-trip ----------------------------------------------------
+
+json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8,
+)
+names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_.", min_size=1, max_size=12)
+extra_members = st.dictionaries(names.map(lambda n: "x-" + n), json_values, max_size=2)
+headers = st.dictionaries(names.map(lambda n: "h-" + n), st.text(max_size=8), max_size=3).flatmap(
+    lambda h: st.sampled_from([h, h | {"correlation-id": "c"}])
+)
+targets = st.builds(Target, namespace=names, entity_name=names) | st.builds(
+    Target, namespace=names, entity_name=names, group=st.just("policies"), channel=st.none()
+)
+ids = st.text(max_size=10)
+demands = st.integers(-(2**70), 2**70)
+timestamps = st.sampled_from(["2026-01-01T00:00:00Z", "1970-01-01T00:00:00.5+02:00", None])
+errors = st.builds(
+    ErrorInfo,
+    status=st.none() | st.integers(100, 599),
+    error=st.none() | st.text(max_size=10),
+    message=st.none() | st.text(max_size=10),
+    description=st.none() | st.text(max_size=10),
+    other=extra_members,
+)
+common = {"headers": headers, "value_other": extra_members, "other": extra_members}
+streaming = {"target": targets, **common}
+search = {"target": st.just(SEARCH_TARGET), **common}
+any_message = st.one_of(
+    st.builds(SubscribeForPersistedEvents, from_revision=st.none() | st.integers(), to_revision=st.none()
+              | st.integers(), from_timestamp=timestamps, to_timestamp=timestamps, filter=st.none() | st.text(),
+              **streaming),
+    st.builds(StreamingRequest, subscription_id=ids, demand=demands, **streaming),
+    st.builds(StreamingCancel, subscription_id=ids, **streaming),
+    st.builds(StreamingCreated, subscription_id=ids, **streaming),
+    st.builds(StreamingNext, subscription_id=ids, item=json_values, **streaming),
+    st.builds(StreamingComplete, subscription_id=ids, **streaming),
+    st.builds(StreamingFailed, subscription_id=ids, error=errors, **streaming),
+    st.builds(SearchSubscribe, filter=st.none() | st.text(), options=st.none() | st.text(),
+              namespaces=st.none() | st.lists(st.text(max_size=6), max_size=3).map(tuple),
+              fields=st.none() | st.text(max_size=10), **search),
+    st.builds(SearchRequest, subscription_id=ids, demand=demands, **search),
+    st.builds(SearchCancel, subscription_id=ids, **search),
+    st.builds(SearchCreated, subscription_id=ids, **search),
+    st.builds(SearchNext, subscription_id=ids, items=st.lists(json_values, max_size=3).map(tuple), **search),
+    st.builds(SearchComplete, subscription_id=ids, **search),
+    st.builds(SearchFailed, subscription_id=ids, error=errors, **search),
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(message=any_message)
+def test_any_message_of_any_kind_written_and_read_back_is_the_same(message: object) -> None:
+    text = encode_message(message)  # type: ignore[arg-type]  # one of the generated message kinds
+    assert decode_message(text) == message
+    assert json.loads(encode_message(decode_message(text))) == json.loads(text)
