@@ -20,6 +20,7 @@ from rsio_tck.bindings.ditto import (
     ControlMessage,
     Envelope,
     ErrorInfo,
+    LineDecoder,
     Message,
     SearchCancel,
     SearchComplete,
@@ -39,6 +40,7 @@ from rsio_tck.bindings.ditto import (
     Topic,
     decode_message,
     decode_websocket_text,
+    encode_line,
     encode_message,
     encode_websocket_text,
     parse_topic,
@@ -271,6 +273,17 @@ def test_websocket_texts_are_messages_or_control_messages() -> None:
     assert caught.value.rule == "DITTO-ENV-1"
 
 
+def test_a_lone_surrogate_read_from_the_wire_is_written_back_as_valid_utf8() -> None:
+    text = '{"topic":"_/_/things/twin/search/created","headers":{},"path":"/","value":{"subscriptionId":"\\ud800é"}}'
+    created = decode_message(text)
+    assert isinstance(created, SearchCreated) and created.subscription_id == "\ud800é"
+    line = encode_line(created)
+    assert b"\\ud800" in line and decode_message(line) == created
+    assert encode_message(SearchCreated(subscription_id="é")) == (
+        '{"topic":"_/_/things/twin/search/created","headers":{},"path":"/","value":{"subscriptionId":"é"}}'
+    )
+
+
 def test_the_encoder_writes_illegal_messages_for_faults_but_not_what_json_cannot_carry() -> None:
     bad = StreamingRequest(target=RANGE, subscription_id="0", demand=-1)
     assert json.loads(encode_message(bad))["value"]["demand"] == -1
@@ -338,3 +351,4 @@ def test_any_message_of_any_kind_written_and_read_back_is_the_same(message: Mess
     text = encode_message(message)
     assert decode_message(text) == message
     assert json.loads(encode_message(decode_message(text))) == json.loads(text)
+    assert LineDecoder().feed(encode_line(message)) == [message]

@@ -59,6 +59,10 @@ MALFORMED: list[tuple[str | bytes, str, tuple[str, ...]]] = [
     (json.dumps({"topic": SEARCH + "next", "value": {"subscriptionId": "s", "items": []}}), "DITTO-ENV-8",
      ("search next", "path is missing")),
     (envelope(SEARCH + "subscribe", {}, fields=["thingId"]), "DITTO-ENV-9", ("fields", "array")),
+    (envelope(SEARCH + "subscribe", {}, fields=None), "DITTO-ENV-9", ("fields", "null")),
+    (envelope(STREAM + "created", {"subscriptionId": "0"}, path=None), "DITTO-ENV-5", ("path", "None")),
+    (envelope(STREAM + "created", {"subscriptionId": "0"}, status=None), "DITTO-ENV-6", ("status", "None")),
+    ('{"topic": null}', "DITTO-ENV-3", ("topic", "null")),
     # headers
     (envelope(STREAM + "created", {"subscriptionId": "0"}, headers={"correlation-id": "a", "Correlation-ID": "b"}),
      "DITTO-HDR-1", ("'correlation-id'", "'Correlation-ID'")),

@@ -78,7 +78,8 @@ def _reject_constant(name: str) -> Any:
 def parse_json(raw: str | bytes, limits: DittoLimits = DEFAULT_LIMITS) -> dict[str, Any]:
     """One JSON object from ``raw`` (DITTO-LINE-1, DITTO-ENV-1, DITTO-ENV-2)."""
     if len(raw) > limits.max_message:
-        raise violation("DITTO-LINE-1", f"message of {len(raw)} is over the limit {limits.max_message}")
+        unit = "characters" if isinstance(raw, str) else "bytes"
+        raise violation("DITTO-LINE-1", f"message of {len(raw)} {unit} is over the limit of {limits.max_message}")
     if isinstance(raw, (bytes, bytearray, memoryview)):
         try:
             raw = bytes(raw).decode("utf-8")
@@ -99,31 +100,32 @@ def parse_json(raw: str | bytes, limits: DittoLimits = DEFAULT_LIMITS) -> dict[s
 
 def decode_envelope(obj: Mapping[str, Any]) -> Envelope:
     """The generic envelope of a parsed message; the DITTO-ENV, DITTO-HDR and DITTO-TOPIC rules."""
-    topic_text = obj.get("topic")
-    if topic_text is None:
+    topic_text = obj.get("topic", MISSING)
+    if topic_text is MISSING:
         raise violation("DITTO-ENV-3", "envelope has no topic")
     if not isinstance(topic_text, str):
         raise violation("DITTO-ENV-3", f"topic is {with_article(json_kind(topic_text))}, not a string")
     topic = parse_topic(topic_text)
-    headers = obj.get("headers", {})
+    headers = obj.get("headers", {})  # absent headers read as none (DECISIONS.md 1)
     if not isinstance(headers, dict):
         raise violation("DITTO-ENV-4", f"{topic}: headers is {with_article(json_kind(headers))}, not an object")
     _check_headers(topic, headers)
-    path = obj.get("path")
-    if path is not None and (not isinstance(path, str) or not _JSON_POINTER.fullmatch(path)):
+    # An explicit null is not an absent member: it is judged (and rejected) like any other wrong type.
+    path = obj.get("path", MISSING)
+    if path is not MISSING and (not isinstance(path, str) or not _JSON_POINTER.fullmatch(path)):
         raise violation("DITTO-ENV-5", f"{topic}: path {path!r} is not a JSON Pointer string")
-    status = obj.get("status")
-    if status is not None and (type(status) is not int or not 100 <= status <= 599):
+    status = obj.get("status", MISSING)
+    if status is not MISSING and (type(status) is not int or not 100 <= status <= 599):
         raise violation("DITTO-ENV-6", f"{topic}: status {status!r} is not an HTTP status code")
-    fields = obj.get("fields")
-    if fields is not None and not isinstance(fields, str):
+    fields = obj.get("fields", MISSING)
+    if fields is not MISSING and not isinstance(fields, str):
         raise violation("DITTO-ENV-9", f"{topic}: fields is {with_article(json_kind(fields))}, not a string")
     return Envelope(
         topic=topic,
         headers=headers,
-        path=path,
+        path=None if path is MISSING else path,
         value=obj.get("value", MISSING),
-        status=status,
+        status=None if status is MISSING else status,
         other={k: v for k, v in obj.items() if k not in _ENVELOPE_MEMBERS and k != "status"},
     )
 
@@ -342,8 +344,20 @@ def to_json_object(message: Decoded) -> dict[str, Any]:
 
 
 def encode_message(message: Decoded) -> str:
-    """One compact JSON text (no newline in it: JSON escapes control characters inside strings)."""
+    """One compact JSON text (no newline in it: JSON escapes control characters inside strings).
+
+    Non-ASCII text is written as itself, as Ditto does; a string holding a lone
+    surrogate (which JSON's ``\\ud800`` escape can carry but UTF-8 cannot) makes
+    the whole text ASCII with escapes, so that it stays UTF-8-encodable.
+    """
     try:
-        return json.dumps(to_json_object(message), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        obj = to_json_object(message)
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                text = json.dumps(obj, separators=(",", ":"), allow_nan=False)
+        return text
     except (TypeError, ValueError) as exc:
         raise ValueError(f"cannot encode {message.topic}: {exc}") from None
