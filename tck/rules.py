@@ -186,6 +186,8 @@ _RULES: tuple[Rule, ...] = (
          title="A name the target does not serve, or a malformed parameter, is answered onSubscribe then onError."),
     Rule(id="TCK-8", level=M, binds="target", source="rsio-v0 §8",
          title="Elements of variable-size test publishers are MessagePack-encoded values, whatever the codec."),
+    Rule(id="TCK-9", level=S, binds="target", source="rsio-v0 §8; MessagePack specification: serializers SHOULD use the shortest format",
+         title="The integer elements of tck/range, tck/infinite and tck/error use the shortest MessagePack encoding."),
 )
 
 RULES: dict[str, Rule] = {rule.id: rule for rule in _RULES}

@@ -54,6 +54,15 @@ CASES: list[tuple[str, Side, list[Step], list[Step]]] = [
       part(1, 1, large_bytes(1, 0, 1)), last(1, 1, large_bytes(1, 1, 2)), done(1)],
      [*hello(), sub(1, 5, "tck/large?size=3&count=2"), onsub(1), nxt(1, large_bytes(0, 0, 3)),
       part(1, 1, large_bytes(1, 0, 1)), last(1, 1, large_bytes(1, 1, 1))]),
+    # A wider legal MessagePack integer is the right value: a TCK-9 warning, never a TCK-1 failure;
+    # a wide encoding of the wrong value is still TCK-1.
+    ("TCK-9", S,
+     [*hello(), sub(1, 5, "tck/range?start=7&count=2"), onsub(1), nxt(1, p(7)), nxt(1, p(8)), done(1)],
+     [*hello(), sub(1, 5, "tck/range?start=7&count=2"), onsub(1), nxt(1, b"\xd3" + (7).to_bytes(8, "big")),
+      nxt(1, b"\xcd\x00\x08"), done(1)]),
+    ("TCK-1", S,
+     [*hello(), sub(1, 5, "tck/range?start=7&count=1"), onsub(1), nxt(1, p(7)), done(1)],
+     [*hello(), sub(1, 5, "tck/range?start=7&count=1"), onsub(1), nxt(1, b"\xcc\x08"), done(1)]),
     ("TCK-5", S,
      [*hello(), sub(1, 5, "tck/error?after=2&message=no%20way"), onsub(1), nxt(1, p(0)), nxt(1, p(1)),
       err(1, "no way")],
