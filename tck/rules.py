@@ -24,6 +24,10 @@ class Rule:
     binds: str  # client, server, both, publisher, subscriber, target
     title: str
     source: str  # Reactive Streams rule or draft/rsio-v0 section it comes from
+    # Why no scenario can make a target exercise the rule (SPEC.md says "Untested against a
+    # target"); empty for the others.  A passing scenario citing such a rule is no evidence
+    # that the target follows it, so the report never counts it as a pass (a failure counts).
+    untested_on_target: str = ""
 
     @property
     def area(self) -> str:
@@ -107,8 +111,9 @@ _RULES: tuple[Rule, ...] = (
          title="subscribe for an Id that is still active is a protocol error for its receiver (goodbye and close)."),
     Rule(id="ID-3", level=M, binds="publisher", source="rsio-v0 §4",
          title="A subscribe reusing a finished Id starts a new subscription with fresh demand and its own onSubscribe."),
-    Rule(id="ID-4", level=M, binds="subscriber", source="rsio-v0 §4",
-         title="A subscriber reusing an Id drops frames for it between its cancel and the new onSubscribe."),
+    Rule(id="ID-4", level=M, binds="subscriber", source="rsio-v0 §4; drafts: Id reuse",
+         title="A subscriber reusing an Id drops frames for it between its cancel and the new onSubscribe.",
+         untested_on_target="a target picks the Ids of its subscribe-back, and the kit cannot make it reuse one"),
     # Fixed-size and packed
     Rule(id="PACK-1", level=M, binds="publisher", source="rsio-v0 §5; drafts: fixed-size mode",
          title="In fixed-size mode every onNext carries exactly elementSize raw bytes."),
@@ -139,7 +144,8 @@ _RULES: tuple[Rule, ...] = (
     Rule(id="BYE-2", level=M, binds="both", source="rsio-v0 §7; drafts: 'wait for acknowledgement'",
          title="The receiver of a goodbye answers with its own goodbye (unless it already sent one) and closes."),
     Rule(id="BYE-3", level=M, binds="both", source="rsio-v0 §7",
-         title="The initiator of an orderly goodbye waits for the peer's goodbye before it closes."),
+         title="The initiator of an orderly goodbye waits for the peer's goodbye before it closes.",
+         untested_on_target="only a target that starts an orderly goodbye on its own can break it"),
     Rule(id="BYE-4", level=M, binds="both", source="rsio-v0 §7",
          title="Simultaneous goodbyes serve as each other's acknowledgement."),
     Rule(id="BYE-5", level=M, binds="both", source="rsio-v0 §7; drafts: 'implicitly closes all open streams'",
@@ -191,6 +197,10 @@ _RULES: tuple[Rule, ...] = (
 )
 
 RULES: dict[str, Rule] = {rule.id: rule for rule in _RULES}
+
+# The phrase SPEC.md puts in a rule's Observed bullet when no scenario can make a target
+# exercise it (``tests/test_spec_catalogue.py`` checks it against ``untested_on_target``).
+UNTESTED_ON_TARGET = "Untested against a target"
 
 
 def rule(rule_id: str) -> Rule:
