@@ -155,8 +155,8 @@ _RULES: tuple[Rule, ...] = (
     # Malformed input and protocol errors
     Rule(id="ERR-1", level=M, binds="both", source="rsio-v0 §7",
          title="On a protocol error the receiver sends goodbye and closes that connection."),
-    Rule(id="ERR-2", level=S, binds="both", source="rsio-v0 §7",
-         title="The goodbye sent for a protocol error carries a non-empty reason that names the problem."),
+    Rule(id="ERR-2", level=M, binds="both", source="rsio-v0 §3 ('sends goodbye with a reason'), §7",
+         title="The goodbye sent for a protocol error or a version refusal carries a non-empty reason."),
     Rule(id="ERR-3", level=M, binds="target", source="rsio-v0 §7",
          title="A protocol error or an abrupt close on one connection leaves the party's other connections unaffected."),
     Rule(id="ERR-4", level=M, binds="both", source="rsio-v0 §1",

@@ -188,6 +188,10 @@ async def step_expect_goodbye(ctx: StepContext, step: dict[str, Any]) -> None:
         event = await ctx.session.next_event(CONN, ctx.signal_timeout)
         if event is not None and event.kind == "serverHello":
             continue  # a loose handshake may put the hello first
+        if event is not None and event.kind == "goodbye" and not _event_matches("goodbye", fields, event, ctx.variables):
+            # The goodbye came; only its reason is wrong, which is ERR-2's business, not the
+            # obligation to say goodbye at all (the step's rule).
+            raise StepFailed("ERR-2", describe_pattern("goodbye", fields), describe_event(event, ctx.signal_timeout))
         if event is None or not _event_matches("goodbye", fields, event, ctx.variables):
             raise StepFailed(rule, describe_pattern("goodbye", fields), describe_event(event, ctx.signal_timeout))
         return
