@@ -327,6 +327,13 @@ async def oversize_subscribe_back(r: Run) -> bool:
     return bool(p.goodbye() or p.eof)
 
 
+async def oversize_cancelled(r: Run) -> bool:
+    """A split element beyond the peer's reassembly limit: does the peer cancel it?"""
+    p = await subscribe_back(f"kit/seq?n=1&size={2 * REASSEMBLY_LIMIT}&split=65536", "all")(r)
+    # The kit publisher has finished by the time the cancel arrives, so it comes as Ignored.
+    return any(isinstance(getattr(e, "frame", e), Cancel) for e in p.events)
+
+
 def subscribe_back(inner: str, strategy: str) -> Callable[[Run], Awaitable[Probe]]:
     encoded = inner.replace("%", "%25").replace("?", "%3F").replace("&", "%26").replace("=", "%3D")
     return stream(f"tck/subscribe?to={encoded}&request={strategy}")
@@ -396,6 +403,7 @@ PROBES: dict[str, tuple[Script, str | None]] = {
     "sub-join-per-connection": (interleaved_subscribe_backs, None),
     "sub-oversize-ends-connection": (oversize_subscribe_back, None),
     "sub-deliver-cut-element": (cut_element, "TCK-6"),
+    "sub-no-reassembly-limit": (oversize_cancelled, None),
     "tck-range-off-by-one": (stream("tck/range?count=3"), "TCK-1"),
     "tck-infinite-ignores-start": (first("tck/infinite?start=5", 3, 3), "TCK-2"),
     "tck-fixed-little-endian": (stream("tck/fixed?size=4&count=3"), "TCK-3"),

@@ -278,7 +278,8 @@ class Probe:
                 if (side is None or f.side is side) and f.rule not in DELIBERATE_WARNINGS]
 
     def rules(self, side: Side | None = Side.SERVER) -> set[str]:
-        return {f.rule for f in self.monitor.findings if side is None or f.side is side}
+        return {f.rule for f in self.monitor.findings
+                if (side is None or f.side is side) and f.rule not in DELIBERATE_WARNINGS}
 
     # -- the kit's publishers (for tck/subscribe) -------------------------------------------
 

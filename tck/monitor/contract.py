@@ -111,6 +111,7 @@ class Inner:
     elements: int = 0  # elements the kit sent
     reported_elements: int = 0  # of those, how many the target must report
     joined: bytearray = field(default_factory=bytearray)  # parts of a split element the kit sends
+    oversize: bool = False  # that element outgrew MAX_REPORT: its parts are no longer held
     cancelled: bool = False
 
 
@@ -233,7 +234,10 @@ class ContractJudge:
             return  # nothing more is expected of its reports
         kind = type(frame)
         if kind is OnNextPart:
-            inner.joined += frame.data  # type: ignore[union-attr]
+            if len(inner.joined) + len(frame.data) > MAX_REPORT:  # type: ignore[union-attr]
+                inner.oversize = True  # its report could not be a report: not held, not expected
+            else:
+                inner.joined += frame.data  # type: ignore[union-attr]
             return
         if isinstance(frame, OnNext):
             batch, rule = [frame.element], "TCK-6"
@@ -241,6 +245,8 @@ class ContractJudge:
             batch, rule = list(frame.elements()), "PACK-4"  # type: ignore[union-attr]
         elif kind is OnNextLastPart:
             batch, rule = [bytes(inner.joined + frame.data)], "SPLIT-1"  # type: ignore[union-attr]
+            if inner.oversize:
+                batch, inner.oversize = [], False
             inner.joined.clear()
         else:
             batch, rule = [], "TCK-6"

@@ -14,12 +14,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..wire import FRAME_BY_NAME, Frame
-from ..wire.frames import Cancel, Request
+from ..wire.frames import Cancel, OnNextPart, Request
 from .session import CONN, SUBSCRIBES, Event, Key, KitSession
 from .values import matches, resolve, show
 
 SNAKE = {"initialDemand": "initial_demand", "elementSize": "element_size"}
 MAX_DRAIN = 10_000_000
+# What ``feed_parts`` sends at most before it concludes the target has no reassembly limit:
+# twice the default limit of the kit and the reference peer (SPEC.md Decision n).
+FEED_MAX = 128 * 1024 * 1024
 
 
 class StepFailed(Exception):
@@ -304,6 +307,37 @@ async def step_repeat(ctx: StepContext, step: dict[str, Any]) -> None:
         await run_steps(ctx, spec["steps"])
 
 
+async def step_feed_parts(ctx: StepContext, step: dict[str, Any]) -> None:
+    """Send parts of one split element on the target's Id until the target cancels it.
+
+    The cancel is left in the inbox for the next step.  The target fails the step's rule
+    if it takes ``max`` bytes without a cancel, or ends the connection instead.
+    """
+    spec = step["feed_parts"]
+    rule = step.get("rule", ctx.default_rule)
+    session = ctx.session
+    sid = resolve(spec["subscriber"], ctx.variables)
+    element = int(resolve(spec.get("element", 1), ctx.variables))
+    size = int(resolve(spec.get("part", 1 << 20), ctx.variables))
+    most = int(resolve(spec.get("max", FEED_MAX), ctx.variables))
+    data = bytes(size)
+    sent = 0
+
+    def cancelled() -> bool:
+        return any(event.kind == "cancel" for event in session.inbox.get(("target", sid), ()))
+
+    while not cancelled():
+        if session.goodbye is not None or session.eof:
+            raise StepFailed(rule, f"cancel for Id {sid} once the split element is over the target's limit",
+                             f"{'goodbye' if session.goodbye is not None else 'close'} after {sent} bytes of parts")
+        if sent >= most:
+            raise StepFailed(rule, f"cancel for Id {sid} within {most} bytes of one split element",
+                             f"{sent} bytes of parts taken without a cancel")
+        await session.send_frames([OnNextPart(subscriber=sid, element=element, data=data)])
+        sent += size
+        await asyncio.sleep(0)  # let the reader sort what has arrived
+
+
 async def step_set(ctx: StepContext, step: dict[str, Any]) -> None:
     for name, value in step["set"].items():
         ctx.variables[name] = resolve(value, ctx.variables)
@@ -324,6 +358,7 @@ STEPS: dict[str, Callable[[StepContext, dict[str, Any]], Awaitable[None]]] = {
     "expect_close": step_expect_close,
     "drain": step_drain,
     "consume": step_consume,
+    "feed_parts": step_feed_parts,
     "repeat": step_repeat,
     "liveness": step_liveness,
     "set": step_set,
