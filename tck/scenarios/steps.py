@@ -31,6 +31,10 @@ class StepFailed(Exception):
         self.rule, self.expectation, self.got = rule, expectation, got
 
 
+class StepSkipped(Exception):
+    """The scenario cannot judge this target (the message says why): it reports skip."""
+
+
 @dataclass
 class StepContext:
     session: KitSession
@@ -338,6 +342,17 @@ async def step_feed_parts(ctx: StepContext, step: dict[str, Any]) -> None:
         await asyncio.sleep(0)  # let the reader sort what has arrived
 
 
+async def step_skip_if_target_extensions(ctx: StepContext, step: dict[str, Any]) -> None:
+    """Skip the rest when the target's serverHello listed extension ids: the kit cannot tell
+    which extension-range codes they declare (SPEC.md Decision f)."""
+    from ..errors import Side
+
+    listed = ctx.session.monitor.model.parties[Side.SERVER].extensions
+    if listed:
+        raise StepSkipped(f"the target's serverHello lists extension ids {list(listed)[:8]}; version 0 maps no id "
+                          "to an extension-range code, so the kit cannot tell an undeclared code from a declared one")
+
+
 async def step_set(ctx: StepContext, step: dict[str, Any]) -> None:
     for name, value in step["set"].items():
         ctx.variables[name] = resolve(value, ctx.variables)
@@ -362,6 +377,7 @@ STEPS: dict[str, Callable[[StepContext, dict[str, Any]], Awaitable[None]]] = {
     "repeat": step_repeat,
     "liveness": step_liveness,
     "set": step_set,
+    "skip_if_target_extensions": step_skip_if_target_extensions,
     "close": step_close,
 }
 
