@@ -117,10 +117,6 @@ class Freedoms:
             count -= take
         return plan
 
-    def unsolicited_whole(self) -> bool:
-        """For an element no larger than part=P: send it as onNext rather than as one last part."""
-        return self.enabled and self.rng.random() < 0.5
-
     def widen_ints(self, first: int, elements: list[bytes]) -> list[bytes]:
         """Integer elements ``first, first+1, ...`` (shortest-encoded) in the widths this connection writes."""
         if self.int_width == "widest":

@@ -89,6 +89,8 @@ _RULES: tuple[Rule, ...] = (
          title="request or cancel for an unknown, cancelled or terminated Id is ignored: no reply, no error."),
     Rule(id="STR-8", level=M, binds="subscriber", source="RS 3.12; rsio-v0 §8 cancel:N",
          title="A subscriber that has cancelled drops the elements that still arrive for that subscription."),
+    Rule(id="STR-9", level=M, binds="publisher", source="rsio-v0 §4 (request/cancel name the sender's subscriptions); drafts: the subscriber Id identifies the recipient",
+         title="A request or cancel applies to the subscription its sender opened with that Id, never to one of the receiver's own."),
     # Demand
     Rule(id="DEM-1", level=M, binds="publisher", source="RS 1.1; rsio-v0 §4",
          title="Elements delivered (onNext, each packed element, each split element) never exceed the total demand."),

@@ -49,6 +49,11 @@ CASES: list[tuple[str, Side, list[Step], list[Step]]] = [
       part(1, 0, large_bytes(0, 0, 4)), part(1, 0, large_bytes(0, 4, 4)), last(1, 0, large_bytes(0, 8, 2)),
       part(1, 9, large_bytes(1, 0, 3)), part(1, 9, large_bytes(1, 3, 4)), last(1, 9, large_bytes(1, 7, 3)), done(1)],
      [*hello(), sub(1, 5, "tck/large?size=10&count=2&part=4"), onsub(1), part(1, 0, large_bytes(0, 0, 5))]),
+    # With part=P even an element of at most P bytes comes as parts: here one lone last part.
+    ("TCK-4", S,
+     [*hello(), sub(1, 5, "tck/large?size=3&count=2&part=3"), onsub(1), last(1, 4, large_bytes(0, 0, 3)),
+      part(1, 4, large_bytes(1, 0, 2)), last(1, 4, large_bytes(1, 2, 1)), done(1)],
+     [*hello(), sub(1, 5, "tck/large?size=3&count=2&part=3"), onsub(1), nxt(1, large_bytes(0, 0, 3))]),
     ("TCK-4", S,
      [*hello(), sub(1, 5, "tck/large?size=3&count=2"), onsub(1), nxt(1, large_bytes(0, 0, 3)),
       part(1, 1, large_bytes(1, 0, 1)), last(1, 1, large_bytes(1, 1, 2)), done(1)],

@@ -324,8 +324,11 @@ class ContractJudge:
                     return
             return
         if isinstance(frame, OnNext):
-            if isinstance(spec, Large) and spec.part is not None and len(frame.element) > spec.part:
-                self._diverged(c, "TCK-4", f"element of {len(frame.element)} bytes not split with part={spec.part}", found)
+            if isinstance(spec, Large) and spec.part is not None:
+                # rsio-v0 §8: with part=P the target splits each element; one of at most P bytes
+                # is a single onNextLastPart (Decision m).
+                self._diverged(c, "TCK-4", f"element of {len(frame.element)} bytes sent whole; part={spec.part} "
+                               "asks for every element as parts", found)
                 return
             self._element(c, spec, rule, frame.element, found)
             return
