@@ -38,7 +38,6 @@ from ..testpubs import (
     count_of,
     element,
 )
-from ..wire.msgpack_ints import MAX_INT_BYTES, read_int
 from ..wire.frames import (
     Cancel,
     Frame,
@@ -52,6 +51,7 @@ from ..wire.frames import (
     Request,
     Subscribe,
 )
+from ..wire.msgpack_ints import MAX_INT_BYTES, read_int
 
 UNBOUNDED = 2**63 - 1
 MAX_REPORT = 64 << 20  # reports are joined within the default reassembly limit
