@@ -43,8 +43,11 @@ def fuzz_command(
     if target is None:
         peer = EmbeddedPeer(codec=codec, faults=fault)
         target = peer.start()
+    from ..reference_peer.freedoms import DELIBERATE_WARNINGS
+
     config = FuzzConfig(target=target, codec=codec, examples=examples, seed=seed, time_budget=time_budget,
-                        stop_at_first=stop_at_first, signal_timeout=signal_timeout)
+                        stop_at_first=stop_at_first, signal_timeout=signal_timeout,
+                        tolerated=DELIBERATE_WARNINGS if peer is not None else frozenset())
     ident = run_id()
     directory = report_dir / ident
     try:
