@@ -52,6 +52,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--fault", action="append", default=[], metavar="NAME", help="switch on a fault (repeatable)")
     p.add_argument("--seed", type=int, default=0, help="seed of the freedoms' choices (default 0)")
     p.add_argument("--no-freedoms", action="store_true", help="one fixed habit instead of seeded freedoms")
+    p.add_argument("--wide-ints", action="store_true",
+                   help="write every integer element of the test publishers in its widest MessagePack form")
     p.add_argument("--port-file", type=Path, help="write the bound TCP/TLS port to this file")
     p.add_argument("--cert", type=Path, help="TLS certificate (PEM) for a tls:// listener")
     p.add_argument("--key", type=Path, help="TLS private key (PEM) for a tls:// listener")
@@ -77,7 +79,7 @@ def config_from(args: argparse.Namespace) -> PeerConfig:
                      max_reassembly=args.max_reassembly)
     return PeerConfig(codec=args.codec, limits=limits, max_subscriptions=args.max_subscriptions,
                       write_high=args.write_buffer, write_low=args.write_buffer // 4, freedoms=not args.no_freedoms,
-                      seed=args.seed, faults=tuple(args.fault))
+                      seed=args.seed, wide_ints=args.wide_ints, faults=tuple(args.fault))
 
 
 def write_port(path: Path, port: int) -> None:

@@ -33,6 +33,9 @@ class PeerConfig:
     # Freedoms of rsio-v0 exercised at random, reproducibly from ``seed`` (see policy.Freedoms).
     freedoms: bool = True
     seed: int = 0
+    # Every integer element of tck/range, tck/infinite and tck/error in its widest MessagePack
+    # form (legal; the kit warns under TCK-9), whether or not the freedoms are on.
+    wide_ints: bool = False
     faults: tuple[str, ...] = ()
     # Seconds: a client must say hello within ``handshake_timeout``; an initiated goodbye
     # waits ``goodbye_timeout`` for its acknowledgement; after the last goodbye the peer

@@ -165,12 +165,13 @@ def emit_fixed(s: PeerSession, flow: Outflow, data: bytes) -> None:
 
 
 def begin_large(s: PeerSession, flow: Outflow, source: LargeSource) -> None:
-    """The next tck/large element: split when part= asks (or it is long), else whole."""
+    """The next tck/large element: split when part= asks (every element, even a short one,
+    which goes as one onNextLastPart: rsio-v0 §8, Decision m) or when it is long, else whole."""
     index = source.begin()
     flow.take_demand(1)
     size = source.size
     limit = source.part if source.part is not None else s.config.split_threshold
-    if size <= limit and (source.part is None or s.freedoms.unsolicited_whole()):
+    if size <= limit and source.part is None:
         emit_small(s, flow, [source.read(index, 0, size)])
         return
     begin_split(s, flow, size, lambda off, n: source.read(index, off, n), limit)

@@ -9,7 +9,15 @@ reproducible with ``--seed``:
   mix onNext and onNextPacked of random counts instead of packing maximally;
   chunk writes at arbitrary byte boundaries; split small variable-size elements
   nobody asked to be split;
-- per batch or part: which element is split and where, part lengths, element Ids.
+- per batch or part: which element is split and where, part lengths, element Ids;
+  which integer element of tck/range, tck/infinite or tck/error is written in a
+  wider legal MessagePack format than its shortest (a freedom the MessagePack
+  specification grants; the kit warns under TCK-9 and must not fail it).
+
+The integer-width choices come from a second generator of their own, so adding
+them left every other choice of a seed as it was.  ``wide_ints=True``
+(``--wide-ints``) writes every integer element in its widest form, freedoms or
+not: the habit of encoders that always write fixed-width integers.
 
 Streams complete without waiting for demand (the last element and onComplete
 leave together).  ``enabled=False`` (``--no-freedoms``) gives one fixed habit:
@@ -21,11 +29,17 @@ from __future__ import annotations
 
 import random
 
+from rsio_tck.wire.msgpack_ints import forms
+
 ID_SPACE = 2**63
+# SHOULD rules the peer departs from on purpose, as a freedom: the kit warns, and the
+# self-check accepts exactly these warnings from the correct peer.
+DELIBERATE_WARNINGS = frozenset({"TCK-9"})
+WIDEN_RATE = 0.25  # share of batches of a widening connection with one element widened
 
 
 class Freedoms:
-    def __init__(self, enabled: bool, seed: int, connection: int) -> None:
+    def __init__(self, enabled: bool, seed: int, connection: int, *, wide_ints: bool = False) -> None:
         self.enabled = enabled
         self.rng = rng = random.Random(f"rsio-peer/{seed}/{connection}")
         self.early_hello = enabled and rng.random() < 0.5
@@ -34,14 +48,18 @@ class Freedoms:
         self.chunk_writes = enabled and rng.random() < 0.5
         self.split_rate = 0.05 if enabled and rng.random() < 0.5 else 0.0
         self._element_ids = 0
+        self._ints = random.Random(f"rsio-peer/{seed}/{connection}/ints")
+        self.int_width = "widest" if wide_ints else "some" if enabled and self._ints.random() < 0.5 else "shortest"
 
     def describe(self) -> str:
         if not self.enabled:
-            return "freedoms off"
+            return "freedoms off" + (", every integer element widest" if self.int_width == "widest" else "")
         chosen = [name for name, on in (("early-hello", self.early_hello), ("reuse-ids", self.reuse_ids),
                                          ("mixed-packing", self.mixed_packing), ("chunked-writes", self.chunk_writes),
-                                         ("unsolicited-split", self.split_rate > 0)) if on]
-        return "freedoms: " + (", ".join(chosen) or "none this connection")
+                                         ("unsolicited-split", self.split_rate > 0),
+                                         ("wide-ints", self.int_width == "some")) if on]
+        return "freedoms: " + (", ".join(chosen) or "none this connection") + (
+            ", every integer element widest" if self.int_width == "widest" else "")
 
     def chunks(self, data: bytes) -> list[bytes] | None:
         """Cut ``data`` at random boundaries for separate writes, or None to write it whole."""
@@ -99,6 +117,14 @@ class Freedoms:
             count -= take
         return plan
 
-    def unsolicited_whole(self) -> bool:
-        """For an element no larger than part=P: send it as onNext rather than as one last part."""
-        return self.enabled and self.rng.random() < 0.5
+    def widen_ints(self, first: int, elements: list[bytes]) -> list[bytes]:
+        """Integer elements ``first, first+1, ...`` (shortest-encoded) in the widths this connection writes."""
+        if self.int_width == "widest":
+            return [forms(first + i)[-1] for i in range(len(elements))]
+        if self.int_width == "shortest" or not elements or self._ints.random() >= WIDEN_RATE:
+            return elements
+        index = self._ints.randrange(len(elements))
+        out = list(elements)
+        choices = forms(first + index)
+        out[index] = choices[self._ints.randrange(1, len(choices))] if len(choices) > 1 else choices[0]
+        return out

@@ -54,7 +54,7 @@ from .flows import Outflow
 from .freedoms import Freedoms
 from .inflows import Subscriptions
 from .registry import Rejected
-from .sources import End
+from .sources import End, RangeSource
 
 if TYPE_CHECKING:
     from .registry import Registry
@@ -84,7 +84,7 @@ class PeerSession(asyncio.Protocol):
         self.number = number
         self.label = label
         self.policy = build_policy(config.faults)
-        self.freedoms = Freedoms(config.freedoms, config.seed, number)
+        self.freedoms = Freedoms(config.freedoms, config.seed, number, wide_ints=config.wide_ints)
         self.conn = Connection(role, config.codec, config.limits, tolerate=self.policy.tolerate)
         self.checked = not config.faults  # a correct peer checks every frame it sends
         self.outflows: dict[int, Outflow] = {}
@@ -252,6 +252,8 @@ class PeerSession(asyncio.Protocol):
         if isinstance(opened, Rejected):
             policy.reject(self, sid, opened)
             return
+        if isinstance(opened.source, RangeSource) and self.freedoms.int_width != "shortest":
+            opened.source.widen = self.freedoms.widen_ints
         if len(self.outflows) >= self.config.max_subscriptions:
             opened.source.stop()
             policy.reject(self, sid, Rejected(f"more than {self.config.max_subscriptions} concurrent subscriptions "

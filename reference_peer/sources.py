@@ -63,6 +63,8 @@ class RangeSource(Source):
         self.left = count  # None: without end
         self.final = end
         self._pack = msgpack.Packer().pack
+        # Rewrites a batch (first value, shortest encodings) in the widths the session writes.
+        self.widen: Callable[[int, list[bytes]], list[bytes]] | None = None
 
     def available(self) -> int:
         return INFINITE if self.left is None else self.left
@@ -72,7 +74,8 @@ class RangeSource(Source):
         self.next = first + n
         if self.left is not None:
             self.left -= n
-        return [pack(i) for i in range(first, first + n)]
+        out = [pack(i) for i in range(first, first + n)]
+        return out if self.widen is None else self.widen(first, out)
 
     def end(self) -> End | None:
         return self.final if self.left == 0 else None

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from rsio_tck.cli import app
 from rsio_tck.embedded import EmbeddedPeer
 from rsio_tck.fuzz import FuzzConfig, fuzz, write_findings
+from rsio_tck.reference_peer.freedoms import DELIBERATE_WARNINGS
 from rsio_tck.scenarios.loader import load_file
 
 # One fault from each of five areas; each is found within a few seconds.
@@ -26,8 +27,8 @@ QUICK_FAULTS = {
 @pytest.mark.parametrize("fault", sorted(QUICK_FAULTS))
 def test_a_fault_is_found_within_seconds(fault: str) -> None:
     with EmbeddedPeer(faults=[fault]) as url:
-        outcome = fuzz(FuzzConfig(target=url, examples=400, seed=0, time_budget=20, shrink_budget=3,
-                                  stop_at_first=True))
+        outcome = fuzz(FuzzConfig(target=url, tolerated=DELIBERATE_WARNINGS, examples=400, seed=0, time_budget=20,
+                                  shrink_budget=3, stop_at_first=True))
     assert [f.rule for f in outcome.findings if f.count] == [QUICK_FAULTS[fault]]
     assert outcome.elapsed < 25
 
@@ -35,14 +36,16 @@ def test_a_fault_is_found_within_seconds(fault: str) -> None:
 @pytest.mark.parametrize("codec", ["msgpack", "varint"])
 def test_a_conforming_target_yields_no_findings(codec: str) -> None:
     with EmbeddedPeer(codec=codec) as url:
-        outcome = fuzz(FuzzConfig(target=url, codec=codec, examples=40, seed=7, time_budget=30))
+        outcome = fuzz(FuzzConfig(target=url, tolerated=DELIBERATE_WARNINGS, codec=codec, examples=40, seed=7,
+                                  time_budget=30))
     assert outcome.examples == 40
     assert [f.message for f in outcome.findings if f.count] == []
 
 
 def test_a_finding_file_reproduces_the_failure_with_rsio_tck_run(tmp_path: Path) -> None:
     with EmbeddedPeer(faults=["dem-beyond-demand"]) as url:
-        config = FuzzConfig(target=url, examples=400, seed=0, time_budget=30, shrink_budget=5, stop_at_first=True)
+        config = FuzzConfig(target=url, tolerated=DELIBERATE_WARNINGS, examples=400, seed=0, time_budget=30,
+                            shrink_budget=5, stop_at_first=True)
         outcome = fuzz(config)
         assert outcome.findings and outcome.findings[0].rule == "DEM-1"
         run_dir = tmp_path / "run"

@@ -327,6 +327,28 @@ async def oversize_subscribe_back(r: Run) -> bool:
     return bool(p.goodbye() or p.eof)
 
 
+async def oversize_cancelled(r: Run) -> bool:
+    """A split element beyond the peer's reassembly limit: does the peer cancel it?"""
+    p = await subscribe_back(f"kit/seq?n=1&size={2 * REASSEMBLY_LIMIT}&split=65536", "all")(r)
+    # The kit publisher has finished by the time the cancel arrives, so it comes as Ignored.
+    return any(isinstance(getattr(e, "frame", e), Cancel) for e in p.events)
+
+
+async def cancel_same_number(r: Run) -> bool:
+    """The kit cancels its subscription whose Id equals the peer's own inner one: does the peer
+    cancel its own too?  (Its inner subscription stays open: the outer demand of 1 holds it.)"""
+    p = await r.subscribe(
+        "tck/subscribe?to=kit%2Fseq%3Fn%3D100000&request=one", demand=1, sid=1000)
+    await r.settle(p, lambda: p.frames(Subscribe))
+    inner = p.frames(Subscribe)[0].subscriber
+    p.send(Subscribe(publisher="tck/infinite", subscriber=inner, initial_demand=1))
+    await r.settle(p, lambda: p.elements(inner))
+    p.send(Cancel(subscriber=inner))
+    await p.quiet(0.2)
+    return any(isinstance(getattr(e, "frame", e), Cancel) and getattr(e, "frame", e).subscriber == inner
+               for e in p.events)
+
+
 def subscribe_back(inner: str, strategy: str) -> Callable[[Run], Awaitable[Probe]]:
     encoded = inner.replace("%", "%25").replace("?", "%3F").replace("&", "%26").replace("=", "%3D")
     return stream(f"tck/subscribe?to={encoded}&request={strategy}")
@@ -396,6 +418,8 @@ PROBES: dict[str, tuple[Script, str | None]] = {
     "sub-join-per-connection": (interleaved_subscribe_backs, None),
     "sub-oversize-ends-connection": (oversize_subscribe_back, None),
     "sub-deliver-cut-element": (cut_element, "TCK-6"),
+    "sub-no-reassembly-limit": (oversize_cancelled, None),
+    "str-cancel-in-own-space": (cancel_same_number, None),
     "tck-range-off-by-one": (stream("tck/range?count=3"), "TCK-1"),
     "tck-infinite-ignores-start": (first("tck/infinite?start=5", 3, 3), "TCK-2"),
     "tck-fixed-little-endian": (stream("tck/fixed?size=4&count=3"), "TCK-3"),

@@ -25,7 +25,8 @@ BULLET = re.compile(r"^- (?P<name>Source|Observed|Binds): ?(?P<text>.*)$")
 VERSION_LINE = re.compile(r"^SPEC version: (?P<version>.*)$")
 RS_SECTION = "## Reactive Streams rules"
 RS_STATUSES = frozenset({"tested on the wire", "not observable on the wire", "not applicable"})
-RULE_ID = re.compile(r"\b(?:" + "|".join(sorted(AREAS, key=len, reverse=True)) + r")-\d+\b")
+# Rule numbers have one or two digits; scenario ids (STR-018) have three, and may be named too.
+RULE_ID = re.compile(r"\b(?:" + "|".join(sorted(AREAS, key=len, reverse=True)) + r")-\d{1,2}\b")
 EXPECTED_RS_RULES = (
     [f"1.{n}" for n in range(1, 12)]
     + [f"2.{n}" for n in range(1, 14)]

@@ -214,7 +214,7 @@ def test_too_many_fixed_size_streams(codec: str) -> None:
         OnSubscribe(subscriber=2, element_size=4)
     )
     violation = violation_of(codec, data, eof=False, limits=Limits(max_streams=1))
-    assert violation.rule == "ERR-8"
+    assert violation.rule == "STR-4"  # not a length over a limit (SPEC.md Decision s)
     assert violation.offset == 3
 
 

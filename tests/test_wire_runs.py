@@ -337,3 +337,26 @@ def test_a_connection_takes_the_frames_before_bad_bytes_however_the_reads_fall(c
     kinds = [type(event).__name__ for event in events]
     assert kinds == ["ClientHello", "Subscribe", "ProtocolError"]
     assert isinstance(events[-1], ProtocolError) and events[-1].violation.rule == "ERR-7"
+
+
+@pytest.mark.parametrize("width", ["shortest", "widest", "mixed"])
+def test_wide_integer_elements_are_judged_alike_by_runs_and_frames(width: str) -> None:
+    # Wider integer encodings inside elements are element bytes, not frame headers: a burst of
+    # them still forms a run, and both paths judge them as values (TCK-9 warns, nothing fails).
+    from rsio_tck.wire.msgpack_ints import forms
+
+    enc = {side: get_codec("msgpack").encoder() for side in Side}
+    elements = [forms(i)[0 if width == "shortest" or (width == "mixed" and i % 3) else -1] for i in range(40)]
+    steps = [
+        (Side.CLIENT, enc[Side.CLIENT].encode(ClientHello(version=0))),
+        (Side.SERVER, enc[Side.SERVER].encode(ServerHello(version=0))),
+        (Side.CLIENT, enc[Side.CLIENT].encode(Subscribe(publisher="tck/range?count=40", subscriber=1, initial_demand=50))),
+        (Side.SERVER, enc[Side.SERVER].encode(OnSubscribe(subscriber=1, element_size=0))),
+        (Side.SERVER, b"".join(enc[Side.SERVER].encode(OnNext(subscriber=1, element=e)) for e in elements)
+         + enc[Side.SERVER].encode(OnComplete(subscriber=1))),
+    ]
+    burst = get_codec("msgpack").decoder().feed_runs(b"".join(data for side, data in steps if side is Side.SERVER))
+    assert any(isinstance(item, VariableRun) for item in burst)
+    with_runs = _findings("msgpack", steps, runs=True)
+    assert with_runs == _findings("msgpack", steps, runs=False)
+    assert [f["rule"] for f in with_runs[0]] == ([] if width == "shortest" else ["TCK-9"])  # type: ignore[index]

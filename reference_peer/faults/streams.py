@@ -80,6 +80,16 @@ def _ignore_cancel(p: Policy, base: Base, s: PeerSession, flow: Outflow) -> None
     pass
 
 
+own_space = fault("str-cancel-in-own-space", "STR-9",
+                  "reads a cancel in its own Id space too: it also cancels its own subscription with that number")
+
+
+@own_space.on("on_cancel")
+def _own_space(p: Policy, base: Base, s: PeerSession, flow: Outflow) -> None:
+    base(s, flow)
+    s.subscriptions.cancel(flow.sid)  # the wrong space: this peer's own subscription, if any
+
+
 # -- demand (DEM) ----------------------------------------------------------------------------
 
 answer_stale = fault("str-answer-stale", "STR-7",

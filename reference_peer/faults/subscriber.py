@@ -245,3 +245,39 @@ def _unknown_completes(p: Policy, base: Base, s: PeerSession, name: str) -> Open
     if isinstance(opened, Rejected) and name.startswith("tck/"):
         return Opened(RangeSource(0, 0))
     return opened
+
+
+class _Unbounded(_Wrapped):
+    """Takes a split element of any size without a cancel: past the limit it silently
+    discards the element, so the peer's memory stays bounded while the wire shows no limit."""
+
+    def __init__(self, inner: SplitAssembler) -> None:
+        super().__init__(inner)
+        self.discarding: set[int] = set()
+
+    def add(self, subscriber: int, data: bytes, last: bool) -> bytes | None:
+        if subscriber in self.discarding:
+            if last:
+                self.discarding.discard(subscriber)
+            return None
+        try:
+            return self.inner.add(subscriber, data, last)
+        except ReassemblyLimitExceeded:
+            self.inner.drop(subscriber)
+            if not last:
+                self.discarding.add(subscriber)
+            return None
+
+    def drop(self, subscriber: int) -> None:
+        self.discarding.discard(subscriber)
+        self.inner.drop(subscriber)
+
+
+no_limit = fault("sub-no-reassembly-limit", "SPLIT-5",
+                 "never cancels a split element over its reassembly limit (it takes any size, silently)")
+
+
+@no_limit.on("on_connection_made")
+def _no_limit(p: Policy, base: Base, s: PeerSession) -> None:
+    s.conn.assembler = _Unbounded(s.conn.assembler)
+    base(s)

@@ -68,8 +68,11 @@ def fuzz_command(
             except EmbeddedPeerError as exc:
                 raise GateError(f"the embedded reference peer did not start: {one_line(exc)[:300]}",
                                 ExitCode.UNRUNNABLE) from None
+    from ..reference_peer.freedoms import DELIBERATE_WARNINGS
+
     config = FuzzConfig(target=target, codec=codec, examples=examples, seed=seed, time_budget=time_budget,
-                        stop_at_first=stop_at_first, signal_timeout=signal_timeout)
+                        stop_at_first=stop_at_first, signal_timeout=signal_timeout,
+                        tolerated=DELIBERATE_WARNINGS if peer is not None else frozenset())
     ident = run_id()
     directory = report_dir / ident
     try:

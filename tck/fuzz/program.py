@@ -235,7 +235,8 @@ def _illegal_ending(draw: Draw, state: ProgramState) -> tuple[list[dict[str, Any
     else:
         sent = [{"send": {"clientHello": {"version": 0, "extensions": []}}}]
         violated = ["HS-3"]
-    return sent + [{"expect_goodbye": {"reason": {"nonempty": True}}, "rule": "ERR-2"},
+    # A missing goodbye is ERR-1; the step reports an empty reason as ERR-2 on its own.
+    return sent + [{"expect_goodbye": {"reason": {"nonempty": True}}, "rule": "ERR-1"},
                    {"expect_close": {}, "rule": "ERR-1"}, {"liveness": {}}], violated
 
 

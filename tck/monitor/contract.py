@@ -51,6 +51,7 @@ from ..wire.frames import (
     Request,
     Subscribe,
 )
+from ..wire.msgpack_ints import MAX_INT_BYTES, read_int
 
 UNBOUNDED = 2**63 - 1
 MAX_REPORT = 64 << 20  # reports are joined within the default reassembly limit
@@ -87,10 +88,12 @@ class Contract:
     offset: int = 0  # bytes of the split element in progress matched so far
     on_subscribed: bool = False
     finished: bool = False  # a divergence was reported, or the stream ended
+    widened: bool = False  # a non-shortest integer element was reported (TCK-9, once per stream)
     bad_request: bool = False  # the subscriber asked for demand <= 0: onError is due
+    # tck/subscribe: a report split into parts; tck/range, tck/infinite, tck/error: a split integer
+    joined: bytearray = field(default_factory=bytearray)
     # tck/subscribe only
     reports: deque[Expected] = field(default_factory=deque)
-    joined: bytearray = field(default_factory=bytearray)
     inner_ended: bool = False
     # The target cancelled its inner subscription on its own (its reassembly limit, say):
     # rsio-v0 section 8 does not fix what it then reports, so the rest goes unjudged.
@@ -108,6 +111,7 @@ class Inner:
     elements: int = 0  # elements the kit sent
     reported_elements: int = 0  # of those, how many the target must report
     joined: bytearray = field(default_factory=bytearray)  # parts of a split element the kit sends
+    oversize: bool = False  # that element outgrew MAX_REPORT: its parts are no longer held
     cancelled: bool = False
 
 
@@ -230,7 +234,10 @@ class ContractJudge:
             return  # nothing more is expected of its reports
         kind = type(frame)
         if kind is OnNextPart:
-            inner.joined += frame.data  # type: ignore[union-attr]
+            if len(inner.joined) + len(frame.data) > MAX_REPORT:  # type: ignore[union-attr]
+                inner.oversize = True  # its report could not be a report: not held, not expected
+            else:
+                inner.joined += frame.data  # type: ignore[union-attr]
             return
         if isinstance(frame, OnNext):
             batch, rule = [frame.element], "TCK-6"
@@ -238,6 +245,8 @@ class ContractJudge:
             batch, rule = list(frame.elements()), "PACK-4"  # type: ignore[union-attr]
         elif kind is OnNextLastPart:
             batch, rule = [bytes(inner.joined + frame.data)], "SPLIT-1"  # type: ignore[union-attr]
+            if inner.oversize:
+                batch, inner.oversize = [], False
             inner.joined.clear()
         else:
             batch, rule = [], "TCK-6"
@@ -315,8 +324,11 @@ class ContractJudge:
                     return
             return
         if isinstance(frame, OnNext):
-            if isinstance(spec, Large) and spec.part is not None and len(frame.element) > spec.part:
-                self._diverged(c, "TCK-4", f"element of {len(frame.element)} bytes not split with part={spec.part}", found)
+            if isinstance(spec, Large) and spec.part is not None:
+                # rsio-v0 §8: with part=P the target splits each element; one of at most P bytes
+                # is a single onNextLastPart (Decision m).
+                self._diverged(c, "TCK-4", f"element of {len(frame.element)} bytes sent whole; part={spec.part} "
+                               "asks for every element as parts", found)
                 return
             self._element(c, spec, rule, frame.element, found)
             return
@@ -337,11 +349,20 @@ class ContractJudge:
         if want is None:
             return False
         if data != want:
-            if isinstance(spec, (Range, Infinite, Error)) and not _is_msgpack(data):
-                rule = "TCK-8"
-            self._diverged(c, rule, f"element {c.index} is {data[:16].hex()} ({len(data)} bytes), expected "
-                           f"{want[:16].hex()} ({len(want)} bytes)", found)
-            return False
+            # Integer elements are MessagePack values (rsio-v0 section 8): any legal width of the
+            # right integer is the right element, and only a SHOULD asks for the shortest (TCK-9).
+            value = read_int(data) if isinstance(spec, (Range, Infinite, Error)) else None
+            if value is None or value != read_int(want):
+                if isinstance(spec, (Range, Infinite, Error)) and not _is_msgpack(data):
+                    rule = "TCK-8"
+                self._diverged(c, rule, f"element {c.index} is {data[:16].hex()} ({len(data)} bytes), expected "
+                               f"{_describe(spec, want)}", found)
+                return False
+            if not c.widened:
+                c.widened = True
+                found.append(self._fail("TCK-9", c.publisher, f"{c.name}: element {c.index} is the integer {value} "
+                                        f"written as {data.hex()} ({len(data)} bytes), not in its shortest "
+                                        f"encoding {want.hex()} (reported once per stream)"))
         c.index += 1
         return True
 
@@ -349,6 +370,17 @@ class ContractJudge:
               found: list[ProtocolViolation]) -> None:
         if isinstance(spec, Large) and spec.part is not None and len(data) > spec.part:
             self._diverged(c, "TCK-4", f"part of {len(data)} bytes, over part={spec.part}", found)
+            return
+        if isinstance(spec, (Range, Infinite, Error)):
+            # A split integer is judged as a value once whole; it is at most 9 bytes.
+            c.joined += data
+            if len(c.joined) > MAX_INT_BYTES:
+                self._diverged(c, rule, f"split element {c.index} is over {MAX_INT_BYTES} bytes, longer than "
+                               "any MessagePack integer", found)
+            elif last:
+                joined = bytes(c.joined)
+                c.joined.clear()
+                self._element(c, spec, rule, joined, found)
             return
         want = self._expected(c, spec, rule, found)
         if want is None:
@@ -404,6 +436,12 @@ class ContractJudge:
                            f"{want.as_report()!r:.80}", found)
         elif not c.inner_ended and not any(i.outer is c and i.cancelled for i in self.inners.values()):
             self._diverged(c, "TCK-6", "onComplete before its inner subscription ended", found)
+
+
+def _describe(spec: TestPublisher, want: bytes) -> str:
+    if isinstance(spec, (Range, Infinite, Error)):
+        return f"the integer {read_int(want)} (shortest encoding {want.hex()}, any width accepted)"
+    return f"{want[:16].hex()} ({len(want)} bytes)"
 
 
 def _is_msgpack(data: bytes) -> bool:

@@ -96,6 +96,8 @@ class Monitor:
         self.findings: list[Finding] = []
         self.frame_count = 0
         self.bytes_ignored = {side: 0 for side in Side}
+        # Extension-range codes the monitor could not judge (Decision f), by sender.
+        self.undeclared_unknown: dict[Side, str] = {}
         self.keep_frames = keep_frames
         self.frames: list[ObservedFrame] = []
         # Judges the test-publisher contract (rsio-v0 section 8) where names say what to expect.
@@ -117,6 +119,8 @@ class Monitor:
             # they come before the wire error in the sender's order.
             self.judge(sender, decoder.salvaged, t)
             self._dead[sender] = True
+            if self._maybe_declared(sender, violation):
+                return self.findings[before:]
             self.findings.append(
                 Finding.of(self.model.wire_error(sender, violation), index=self.frame_count, t=t, frame=None)
             )
@@ -124,9 +128,21 @@ class Monitor:
         self.judge(sender, frames, t)
         return self.findings[before:]
 
-    def observe_error(self, sender: Side, violation: ProtocolViolation, t: float = 0.0) -> Finding:
-        """``sender``'s bytes failed to decode in a decoder the caller owns."""
+    def _maybe_declared(self, sender: Side, violation: ProtocolViolation) -> bool:
+        """An extension-range code from ``sender`` after its peer's hello listed extension ids:
+        version 0 maps no id to a code, so it may be declared (Decision f).  The monitor cannot
+        parse it either way; it stops reading that direction and reports nothing."""
+        if violation.rule != "EXT-2" or not self.model.parties[sender.peer].extensions:
+            return False
+        self.undeclared_unknown[sender] = str(violation)
+        return True
+
+    def observe_error(self, sender: Side, violation: ProtocolViolation, t: float = 0.0) -> Finding | None:
+        """``sender``'s bytes failed to decode in a decoder the caller owns (None: no finding,
+        the code may belong to an extension the peer's hello declared)."""
         self._dead[sender] = True
+        if self._maybe_declared(sender, violation):
+            return None
         finding = Finding.of(self.model.wire_error(sender, violation), index=self.frame_count, t=t, frame=None)
         self.findings.append(finding)
         return finding

@@ -6,7 +6,10 @@ once under each rule it cites, with its verdict.  A monitor violation of a rule
 the scenario does not cite still counts against that rule (as fail for a MUST,
 warn for a SHOULD), so a rule is never shown passing while some connection
 broke it.  A rule's overall outcome is the worst of its counts in the order of
-``OUTCOMES``; a rule with no count is ``untested``.
+``OUTCOMES``; a rule with no count is ``untested``.  A rule that SPEC.md marks
+untested against a target (``Rule.untested_on_target``) never counts a pass:
+no scenario can make a target exercise it, so it shows as untested unless a
+connection actually broke it.
 """
 
 from __future__ import annotations
@@ -43,8 +46,10 @@ def _rule_counts(results: list[dict[str, Any]]) -> tuple[dict[str, Counter[str]]
         cited = set(result["rules"])
         for rule in result["rules"]:
             if rule in counts:
-                counts[rule][result["verdict"]] += 1
                 scenarios[rule].append(result["id"])
+                if result["verdict"] == "pass" and RULES[rule].untested_on_target:
+                    continue  # no scenario makes a target exercise the rule: a pass proves nothing
+                counts[rule][result["verdict"]] += 1
         if result["verdict"] in ("skip", "xfail"):
             continue
         for rule in {v["rule"] for v in result.get("violations", []) if v.get("source") == "monitor"} - cited:

@@ -23,7 +23,7 @@ from ..wire.frames import ClientHello, Goodbye
 from .loader import Scenario
 from .result import Failure, ScenarioResult, Verdict
 from .session import CONN, KitSession
-from .steps import StepContext, StepFailed, describe_event, run_steps
+from .steps import StepContext, StepFailed, StepSkipped, describe_event, run_steps
 
 # Obligations the kit cannot meet once the target misbehaved first (it then
 # owes a goodbye it may never get the chance to send): not kit bugs.
@@ -144,6 +144,8 @@ async def run_scenario(scenario: Scenario, config: RunConfig) -> ScenarioResult:
             await _goodbye(ctx)
     except StepFailed as failed:
         result.failures.append(Failure(failed.rule, failed.expectation, failed.got, ctx.index))
+    except StepSkipped as skipped:
+        result.reason = str(skipped)
     except (OSError, RuntimeError) as exc:
         result.failures.append(Failure(scenario.rules[0], "a working connection", f"{type(exc).__name__}: {exc}"))
     finally:
@@ -161,6 +163,9 @@ async def run_scenario(scenario: Scenario, config: RunConfig) -> ScenarioResult:
         result.transcript.insert(len(result.transcript) // 2, f"... {session.transcript_dropped} lines omitted ...")
     if config.keep_trace:
         result.trace = session.trace
+    if result.reason and not result.failures:
+        result.verdict = Verdict.SKIP  # a step found the scenario cannot judge this target
+        return result
     _verdict(scenario, result, config)
     return result
 

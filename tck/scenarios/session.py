@@ -256,8 +256,9 @@ class KitSession:
                     index += 1
                 if bad is not None:
                     finding = self.monitor.observe_error(TARGET, bad, t)
-                    self._line("target->kit", f"undecodable: {finding.message}", data[-32:], None)
-                    self.error = f"target sent bytes the kit cannot decode: {finding.message}"
+                    message = finding.message if finding is not None else f"{bad} (maybe declared: Decision f)"
+                    self._line("target->kit", f"undecodable: {message}", data[-32:], None)
+                    self.error = f"target sent bytes the kit cannot decode: {message}"
                     self._on_eof(t, judged=False)
                     return
                 self._arrival.set()

@@ -14,18 +14,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..wire import FRAME_BY_NAME, Frame
-from ..wire.frames import Cancel, Request
+from ..wire.frames import Cancel, OnNextPart, Request
 from .session import CONN, SUBSCRIBES, Event, Key, KitSession
 from .values import matches, resolve, show
 
 SNAKE = {"initialDemand": "initial_demand", "elementSize": "element_size"}
 MAX_DRAIN = 10_000_000
+# What ``feed_parts`` sends at most before it concludes the target has no reassembly limit:
+# twice the default limit of the kit and the reference peer (SPEC.md Decision n).
+FEED_MAX = 128 * 1024 * 1024
 
 
 class StepFailed(Exception):
     def __init__(self, rule: str, expectation: str, got: str) -> None:
         super().__init__(f"[{rule}] expected {expectation}; got {got}")
         self.rule, self.expectation, self.got = rule, expectation, got
+
+
+class StepSkipped(Exception):
+    """The scenario cannot judge this target (the message says why): it reports skip."""
 
 
 @dataclass
@@ -188,6 +195,10 @@ async def step_expect_goodbye(ctx: StepContext, step: dict[str, Any]) -> None:
         event = await ctx.session.next_event(CONN, ctx.signal_timeout)
         if event is not None and event.kind == "serverHello":
             continue  # a loose handshake may put the hello first
+        if event is not None and event.kind == "goodbye" and not _event_matches("goodbye", fields, event, ctx.variables):
+            # The goodbye came; only its reason is wrong, which is ERR-2's business, not the
+            # obligation to say goodbye at all (the step's rule).
+            raise StepFailed("ERR-2", describe_pattern("goodbye", fields), describe_event(event, ctx.signal_timeout))
         if event is None or not _event_matches("goodbye", fields, event, ctx.variables):
             raise StepFailed(rule, describe_pattern("goodbye", fields), describe_event(event, ctx.signal_timeout))
         return
@@ -300,6 +311,48 @@ async def step_repeat(ctx: StepContext, step: dict[str, Any]) -> None:
         await run_steps(ctx, spec["steps"])
 
 
+async def step_feed_parts(ctx: StepContext, step: dict[str, Any]) -> None:
+    """Send parts of one split element on the target's Id until the target cancels it.
+
+    The cancel is left in the inbox for the next step.  The target fails the step's rule
+    if it takes ``max`` bytes without a cancel, or ends the connection instead.
+    """
+    spec = step["feed_parts"]
+    rule = step.get("rule", ctx.default_rule)
+    session = ctx.session
+    sid = resolve(spec["subscriber"], ctx.variables)
+    element = int(resolve(spec.get("element", 1), ctx.variables))
+    size = int(resolve(spec.get("part", 1 << 20), ctx.variables))
+    most = int(resolve(spec.get("max", FEED_MAX), ctx.variables))
+    data = bytes(size)
+    sent = 0
+
+    def cancelled() -> bool:
+        return any(event.kind == "cancel" for event in session.inbox.get(("target", sid), ()))
+
+    while not cancelled():
+        if session.goodbye is not None or session.eof:
+            raise StepFailed(rule, f"cancel for Id {sid} once the split element is over the target's limit",
+                             f"{'goodbye' if session.goodbye is not None else 'close'} after {sent} bytes of parts")
+        if sent >= most:
+            raise StepFailed(rule, f"cancel for Id {sid} within {most} bytes of one split element",
+                             f"{sent} bytes of parts taken without a cancel")
+        await session.send_frames([OnNextPart(subscriber=sid, element=element, data=data)])
+        sent += size
+        await asyncio.sleep(0)  # let the reader sort what has arrived
+
+
+async def step_skip_if_target_extensions(ctx: StepContext, step: dict[str, Any]) -> None:
+    """Skip the rest when the target's serverHello listed extension ids: the kit cannot tell
+    which extension-range codes they declare (SPEC.md Decision f)."""
+    from ..errors import Side
+
+    listed = ctx.session.monitor.model.parties[Side.SERVER].extensions
+    if listed:
+        raise StepSkipped(f"the target's serverHello lists extension ids {list(listed)[:8]}; version 0 maps no id "
+                          "to an extension-range code, so the kit cannot tell an undeclared code from a declared one")
+
+
 async def step_set(ctx: StepContext, step: dict[str, Any]) -> None:
     for name, value in step["set"].items():
         ctx.variables[name] = resolve(value, ctx.variables)
@@ -320,9 +373,11 @@ STEPS: dict[str, Callable[[StepContext, dict[str, Any]], Awaitable[None]]] = {
     "expect_close": step_expect_close,
     "drain": step_drain,
     "consume": step_consume,
+    "feed_parts": step_feed_parts,
     "repeat": step_repeat,
     "liveness": step_liveness,
     "set": step_set,
+    "skip_if_target_extensions": step_skip_if_target_extensions,
     "close": step_close,
 }
 

@@ -114,7 +114,8 @@ def matches(pattern: Any, value: Any, variables: dict[str, Any]) -> bool:
             and all(matches(p, v, variables) for p, v in zip(pattern, value))
         )
     return bool(pattern == value) and type(pattern) is type(value) or (
-        isinstance(pattern, int) and isinstance(value, int) and pattern == value
+        # An int pattern matches an int value, never a bool (True == 1 in Python).
+        isinstance(pattern, int) and isinstance(value, int) and not isinstance(value, bool) and pattern == value
     )
 
 

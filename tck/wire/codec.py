@@ -59,6 +59,12 @@ class ElementSizes:
 
     Only sizes > 0 are stored; a terminal signal forgets the Id, because nothing
     of that subscription follows it (and a reuse brings its own onSubscribe).
+
+    ``limit`` bounds this memory.  Every entry answers a subscribe of the receiver's
+    own, so a receiver sets it above the fixed-size subscriptions it ever opens
+    (the kit opens a few dozen, the reference peer at most its subscription cap);
+    more entries than that mean onSubscribes for Ids nobody subscribed, which is
+    the sender's STR-4, not a length over a limit (SPEC.md Decision s).
     """
 
     __slots__ = ("sizes", "limit")
@@ -72,9 +78,10 @@ class ElementSizes:
             if frame.element_size > 0:
                 if frame.subscriber not in self.sizes and len(self.sizes) >= self.limit:
                     raise ProtocolViolation(
-                        rule="ERR-8",
+                        rule="STR-4",
                         side=None,
-                        message=f"more than {self.limit} fixed-size streams at once",
+                        message=f"more than {self.limit} fixed-size streams at once: more than the receiver "
+                                "ever subscribed, so some onSubscribe answers no subscribe",
                     )
                 self.sizes[frame.subscriber] = frame.element_size
             else:

@@ -17,7 +17,8 @@ class Limits:
     max_element_size: int = 1024 * 1024
     # A whole frame; bounds onNextPacked (count * elementSize).
     max_frame: int = 64 * 1024 * 1024
-    # Fixed-size streams whose elementSize a decoder remembers at once.
+    # Fixed-size streams whose elementSize a decoder remembers at once: above the fixed-size
+    # subscriptions the receiver opens itself, so passing it is the sender's STR-4 (Decision s).
     max_streams: int = 65536
     # Bytes a subscriber reassembles for one split element (rsio-v0 section 6).
     max_reassembly: int = 64 * 1024 * 1024
