@@ -103,3 +103,22 @@ def test_fuzz_findings_are_deduplicated_across_runs() -> None:
     assert (shared["runs"], shared["examples"], shared["targets"]) == (2, 4, ["alpha", "gamma"])
     assert shared["reproducer"].endswith("fuzz-findings/err7.yaml")
     assert rows[("DEM-1", "DEM-1: more")]["examples"] == 5
+
+
+def test_a_rule_untested_on_a_target_never_shows_pass_in_the_matrix() -> None:
+    """As in the run's own report: a passing scenario citing ID-4 or BYE-3 does not make the rule pass."""
+    from pipeline_spark import session
+
+    from rsio_tck.pipeline.derive import UNTESTED_ON_TARGET, matrix_history
+    from rsio_tck.rules import RULES
+
+    assert set(UNTESTED_ON_TARGET) == {r for r, rule in RULES.items() if rule.untested_on_target} and UNTESTED_ON_TARGET
+    spark = session()
+    untested = UNTESTED_ON_TARGET[0]
+    runs = spark.createDataFrame([("r1", "t", "1", "k", 1.0)], "run_id string, target string, target_version string, "
+                                 "kit_version string, started double")
+    results = spark.createDataFrame([("r1", "S-1", "pass", ["DEM-1", untested]), ("r1", "S-2", "fail", [untested, "DEM-2"])],
+                                    "run_id string, scenario string, verdict string, rules array<string>")
+    violations = spark.createDataFrame([], "run_id string, rule string, side string, source string")
+    verdicts = {row["rule"]: row["verdict"] for row in matrix_history(runs, results, violations).collect()}
+    assert verdicts == {"DEM-1": "pass", "DEM-2": "fail", untested: "fail"}  # a real failure still counts

@@ -11,6 +11,9 @@ regression, not a flake.
 Offline violations count against a target only when the target committed
 them (``TARGET_SIDE``): the kit's own violations in the same traffic, most of
 them deliberate (a scenario's ``kit_violations``), say nothing of the target.
+A rule SPEC.md marks untested against a target (``Rule.untested_on_target``)
+never gets a pass from a passing scenario, as in the run's own report: no
+scenario can make a target exercise it.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from ..rules import RULES
 from .framing import ELEMENT_TYPES, EOF, PART_TYPES, UNDECODABLE
 
 VERDICT_ORDER = ("fail", "error", "xpass", "warn", "xfail", "pass", "skip")
@@ -26,6 +30,7 @@ PERCENTILES = (0.5, 0.9, 0.99)
 # The kit dials the target and plays the client, in scenarios and fuzzing alike: in every connection
 # it records, its own direction is the client side and the target's the server side.
 TARGET_SIDE = "server"
+UNTESTED_ON_TARGET = tuple(sorted(rule_id for rule_id, rule in RULES.items() if rule.untested_on_target))
 
 
 def _by_target(violations: DataFrame) -> DataFrame:
@@ -51,6 +56,7 @@ def matrix_history(runs: DataFrame, results: DataFrame, violations: DataFrame) -
     """One row per run and rule: the rule's verdict in that run, and the evidence counts."""
     per_rule = (
         results.select("run_id", "scenario", "verdict", F.explode("rules").alias("rule"))
+        .filter(~((F.col("verdict") == "pass") & F.col("rule").isin(*UNTESTED_ON_TARGET)))
         .groupBy("run_id", "rule")
         .agg(F.min(_rank(F.col("verdict"))).alias("rank"), F.count("*").alias("scenarios"),
              F.sum(F.col("verdict").isin(*FAILING).cast("int")).alias("failed"))
