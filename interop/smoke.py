@@ -140,6 +140,19 @@ def probe_demand(conn: Connection) -> Probe:
     return Probe("demand (range 10, N=3, then 7)", ok, f"3 then {len(rest)} elements, {terminal}", shown + more)
 
 
+def probe_error(conn: Connection) -> Probe:
+    """tck/error?after=2 with N=1: element 0, nothing more until REQUEST_N(1), then element 1 and the ERROR."""
+    name = "error (tck/error?after=2, N=1, then 1)"
+    conn.send(RequestStream(stream_id=7, initial_request_n=1, data=b"tck/error?after=2"))
+    first, terminal, shown = collect(conn, 7, 1)
+    if first != [b"0"] or terminal is not None:
+        return Probe(name, False, f"for N=1: elements {[e.decode(errors='replace') for e in first]}, {terminal}", shown)
+    conn.send(RequestN(stream_id=7, request_n=1))
+    rest, terminal, more = collect(conn, 7, 1)
+    ok = rest == [b"1"] and terminal == "error APPLICATION_ERROR: b'failed'"
+    return Probe(name, ok, f"0, then {[e.decode(errors='replace') for e in rest]}, {terminal}", shown + more)
+
+
 def probe_unknown(conn: Connection) -> Probe:
     conn.send(RequestStream(stream_id=5, initial_request_n=1, data=b"tck/no-such-publisher"))
     elements, terminal, shown = collect(conn, 5, 0)
@@ -147,7 +160,7 @@ def probe_unknown(conn: Connection) -> Probe:
     return Probe("unknown name", ok, f"{len(elements)} elements, {terminal}", shown)
 
 
-PROBES = (probe_range, probe_demand, probe_unknown)
+PROBES = (probe_range, probe_demand, probe_error, probe_unknown)
 
 
 def free_port() -> int:
