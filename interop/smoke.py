@@ -74,7 +74,7 @@ class Connection:
             self.sock.settimeout(left)
             try:
                 data = self.sock.recv(65536)
-            except socket.timeout:
+            except TimeoutError:
                 return None
             if not data:
                 raise ConnectionError("the server closed the connection")

@@ -1,6 +1,6 @@
 module rsio.interop/rsocket-go
 
-go 1.21
+go 1.22
 
 require github.com/rsocket/rsocket-go v0.8.16
 

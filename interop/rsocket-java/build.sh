@@ -6,6 +6,7 @@ cd "$(dirname "$0")"
 if [ -f target/classpath.txt ] && [ -z "$(find pom.xml src -newer target/classpath.txt)" ]; then
   echo "rsocket-java: up to date"; exit 0
 fi
-goals="compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt"
+goals="compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt -Dstyle.color=never"
 # shellcheck disable=SC2086
 nice timeout 600 mvn -B -q -o $goals || nice timeout 900 mvn -B -q $goals
+touch target/classpath.txt

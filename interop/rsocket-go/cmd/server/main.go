@@ -6,16 +6,19 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log"
+	"math"
 	"net/url"
 	"os"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rsocket/rsocket-go"
 	"github.com/rsocket/rsocket-go/payload"
@@ -28,51 +31,36 @@ var params = map[string][]string{
 	"tck/large": {"size", "count", "part"}, "tck/fnf": {"key"}, "tck/fnf-count": {"key"}, "tck/echo": {},
 }
 
-var fnfCounts = map[string]int64{} // fire-and-forget calls per key, for the whole server
-var fnfLock sync.Mutex
+var fnfCounts sync.Map // key -> *atomic.Int64: fire-and-forget calls per key, for the whole server
 
-// parseName: "tck/range?start=1&count=2" -> ("tck/range", {start: 1, count: 2}); an error if not served.
-func parseName(text string) (string, map[string]string, error) {
+func fnfCount(key string) *atomic.Int64 {
+	count, _ := fnfCounts.LoadOrStore(key, new(atomic.Int64))
+	return count.(*atomic.Int64)
+}
+
+// parseName: "tck/range?start=1&count=2" -> ("tck/range", {start: [1], count: [2]}); an error if not served.
+func parseName(text string) (string, url.Values, error) {
 	path, query, _ := strings.Cut(text, "?")
 	allowed, ok := params[path]
 	if !ok {
 		return "", nil, fmt.Errorf("no test publisher '%s'", path)
 	}
-	values := map[string]string{}
-	for _, pair := range strings.Split(query, "&") {
-		if query == "" {
-			break
+	values, err := url.ParseQuery(query)
+	for key, value := range values {
+		if len(value) != 1 || !slices.Contains(allowed, key) {
+			err = fmt.Errorf("bad parameter '%s' for %s", key, path)
 		}
-		key, value, eq := strings.Cut(pair, "=")
-		decoded, err := url.QueryUnescape(value)
-		if _, dup := values[key]; !eq || dup || err != nil || !contains(allowed, key) {
-			return "", nil, fmt.Errorf("bad parameter '%s' for %s", pair, path)
-		}
-		values[key] = decoded
 	}
-	return path, values, nil
+	return path, values, err
 }
 
-func contains(list []string, s string) bool {
-	for _, item := range list {
-		if item == s {
-			return true
-		}
-	}
-	return false
-}
-
-var integer = regexp.MustCompile(`^-?\d+$`)
-
-func number(p map[string]string, key, fallback string) (int64, error) {
-	value, ok := p[key]
-	if !ok {
-		value = fallback
-	}
-	if !integer.MatchString(value) {
+func number(p url.Values, key, fallback string) (int64, error) {
+	value := cmp.Or(p.Get(key), fallback)
+	n, err := strconv.ParseInt(value, 10, 64)
+	if err != nil {
 		return 0, fmt.Errorf("parameter %s=%s is not an integer", key, value)
 	}
-	return strconv.ParseInt(value, 10, 64)
+	return n, nil
 }
 
 // largeElement: tck/large element index, byte j is (index + j) mod 256.
@@ -88,23 +76,20 @@ func largeElement(index int64, size int64) []byte {
 type generator func(emit func([]byte) bool) error
 
 // elements checks the name's parameters and returns its generator.
-func elements(path string, p map[string]string) (generator, error) {
+func elements(path string, p url.Values) (generator, error) {
 	text := func(i int64) []byte { return []byte(strconv.FormatInt(i, 10)) }
 	start, err1 := number(p, "start", "0")
 	count, err2 := number(p, "count", "0")
 	switch path {
-	case "tck/range":
+	case "tck/range", "tck/infinite":
+		if path == "tck/infinite" {
+			count, err2 = math.MaxInt64-start, nil
+		}
 		return func(emit func([]byte) bool) error {
-			for i := start; i < start+count && emit(text(i)); i++ {
+			for i := start; i-start < count && emit(text(i)); i++ {
 			}
 			return nil
 		}, errors.Join(err1, err2)
-	case "tck/infinite":
-		return func(emit func([]byte) bool) error {
-			for i := start; emit(text(i)); i++ {
-			}
-			return nil
-		}, err1
 	case "tck/large":
 		size, err := number(p, "size", "")
 		return func(emit func([]byte) bool) error {
@@ -114,10 +99,7 @@ func elements(path string, p map[string]string) (generator, error) {
 		}, errors.Join(err, err2)
 	case "tck/error":
 		after, err := number(p, "after", "0")
-		message := p["message"]
-		if message == "" {
-			message = "failed"
-		}
+		message := cmp.Or(p.Get("message"), "failed")
 		return func(emit func([]byte) bool) error {
 			for i := int64(0); i < after; i++ {
 				if !emit(text(i)) {
@@ -132,22 +114,17 @@ func elements(path string, p map[string]string) (generator, error) {
 
 func requestStream(request payload.Payload) flux.Flux {
 	path, p, err := parseName(request.DataUTF8())
-	var gen generator
-	if err == nil {
-		gen, err = elements(path, p)
-	}
-	if err != nil {
+	gen, err2 := elements(path, p)
+	if err := cmp.Or(err, err2); err != nil {
 		return flux.Error(err)
 	}
 	return flux.Create(func(ctx context.Context, sink flux.Sink) {
 		err := gen(func(data []byte) bool {
-			select {
-			case <-ctx.Done(): // cancelled: stop producing
+			if ctx.Err() != nil { // cancelled: stop producing
 				return false
-			default:
-				sink.Next(payload.New(data, nil))
-				return true
 			}
+			sink.Next(payload.New(data, nil))
+			return true
 		})
 		if err != nil {
 			sink.Error(err)
@@ -158,17 +135,12 @@ func requestStream(request payload.Payload) flux.Flux {
 }
 
 func requestResponse(request payload.Payload) mono.Mono {
+	if path, p, err := parseName(request.DataUTF8()); err == nil && path == "tck/fnf-count" {
+		return mono.Just(payload.New([]byte(strconv.FormatInt(fnfCount(p.Get("key")).Load(), 10)), nil))
+	}
 	path, p, err := parseName(request.DataUTF8())
-	if err == nil && path == "tck/fnf-count" {
-		fnfLock.Lock()
-		defer fnfLock.Unlock()
-		return mono.Just(payload.New([]byte(strconv.FormatInt(fnfCounts[p["key"]], 10)), nil))
-	}
-	var gen generator
-	if err == nil {
-		gen, err = elements(path, p)
-	}
-	if err != nil {
+	gen, err2 := elements(path, p)
+	if err := cmp.Or(err, err2); err != nil {
 		return mono.Error(err)
 	}
 	var first []byte
@@ -183,9 +155,7 @@ func requestResponse(request payload.Payload) mono.Mono {
 
 func fireAndForget(request payload.Payload) {
 	if path, p, err := parseName(request.DataUTF8()); err == nil && path == "tck/fnf" {
-		fnfLock.Lock()
-		defer fnfLock.Unlock()
-		fnfCounts[p["key"]]++
+		fnfCount(p.Get("key")).Add(1)
 	}
 }
 
@@ -205,11 +175,8 @@ func requestChannel(requests flux.Flux) flux.Flux {
 }
 
 func main() {
-	portText := os.Getenv("RSIO_PORT")
-	if len(os.Args) > 1 {
-		portText = os.Args[1]
-	}
-	port, err := strconv.Atoi(portText)
+	os.Args = append(os.Args, os.Getenv("RSIO_PORT")) // the port: argument 1, else RSIO_PORT
+	port, err := strconv.Atoi(os.Args[1])
 	if err != nil {
 		log.Fatalf("usage: server PORT (or RSIO_PORT): %v", err)
 	}
