@@ -37,6 +37,7 @@ HERE = Path(__file__).resolve().parent
 START_TIMEOUT = float(os.environ.get("RSIO_SMOKE_START_TIMEOUT", "60"))  # the JVM and first runs are slow
 FRAME_TIMEOUT = 5.0  # for a frame the server owes us
 QUIET = 1.0  # how long "nothing more" is watched for after the demand is used up
+MAX_EXTRA = 100  # frames read past the demand before giving up on a server that ignores it
 
 
 @dataclass
@@ -93,7 +94,7 @@ def collect(conn: Connection, stream_id: int, want_elements: int) -> tuple[list[
     elements: list[bytes] = []
     terminal: object = None
     shown: list[str] = []
-    while terminal is None:
+    while terminal is None and len(shown) < want_elements + MAX_EXTRA:
         timeout = QUIET if len(elements) >= want_elements else FRAME_TIMEOUT
         frame = conn.receive(stream_id, timeout)
         if frame is None:

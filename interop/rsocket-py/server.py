@@ -101,6 +101,7 @@ class EchoSubscriber(Subscriber):
     def __init__(self):
         self.queue = asyncio.Queue()
         self.subscription = None
+        self.inbound_done = False
 
     def on_subscribe(self, subscription):
         self.subscription = subscription
@@ -109,18 +110,20 @@ class EchoSubscriber(Subscriber):
     def on_next(self, value, is_complete=False):
         self.queue.put_nowait(value)
         if is_complete:
-            self.queue.put_nowait(None)
+            self.on_complete()
 
     def on_error(self, exception):
-        self.queue.put_nowait(None)
+        self.on_complete()
 
     def on_complete(self):
+        self.inbound_done = True
         self.queue.put_nowait(None)
 
     async def echoed(self):
         while (payload := await self.queue.get()) is not None:
             yield Payload(payload.data), False
-            self.subscription.request(1)
+            if not self.inbound_done:
+                self.subscription.request(1)
         yield None, True
 
 
@@ -141,8 +144,8 @@ class Handler(BaseRequestHandler):
             first = next(elements(path, params), None)
         except (PublisherError, UnicodeDecodeError) as exc:
             return create_error_future(PublisherError(str(exc)))
-        # rsocket-py has no empty completion for request-response: None is not accepted,
-        # so an empty publisher answers an empty element (recorded in NOTES.md).
+        # rsocket-py's request-response has no empty completion (None is not accepted): an empty
+        # publisher answers an empty Payload, which rsocket-py sends as PAYLOAD[C] without N (NOTES.md).
         return create_future(Payload(first if first is not None else b""))
 
     async def request_fire_and_forget(self, payload):
