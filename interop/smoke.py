@@ -183,10 +183,10 @@ def wait_listening(port: int, server: subprocess.Popen) -> None:
     raise TimeoutError(f"server did not listen on {port} within {START_TIMEOUT:.0f} s")
 
 
-def smoke(name: str) -> list[Probe]:
-    """Start interop/NAME/server, run every probe on one connection, stop the server."""
+def smoke(name: str, log_path: Path | None = None) -> list[Probe]:
+    """Start interop/NAME/server (its output to ``log_path``, default NAME/server.log), run every probe, stop it."""
     port = free_port()
-    log = open(HERE / name / "server.log", "wb")  # noqa: SIM115 - closed in finally
+    log = open(log_path or HERE / name / "server.log", "wb")  # noqa: SIM115 - closed in finally
     server = subprocess.Popen([str(HERE / name / "server"), str(port)], stdout=log, stderr=subprocess.STDOUT,
                               start_new_session=True)
     try:

@@ -76,11 +76,11 @@ def test_each_client_names_every_testcase(name):
     assert not missing, f"{name}'s client never mentions {missing}"
 
 
-def test_rsocket_py_server_smoke(monkeypatch):
+def test_rsocket_py_server_smoke(monkeypatch, tmp_path):
     pytest.importorskip("rsocket", reason="rsocket (rsocket-py) is in the dev extra")
     monkeypatch.setenv("RSIO_PYTHON", sys.executable)
     smoke = load_smoke()
-    probes = {probe.name: probe for probe in smoke.smoke("rsocket-py")}
+    probes = {probe.name: probe for probe in smoke.smoke("rsocket-py", tmp_path / "server.log")}
     failing = {name for name, probe in probes.items() if not probe.ok}
     assert failing == RSOCKET_PY_DEVIATIONS, {name: probes[name].detail for name in failing}
     assert probes["range-5 (N=5)"].detail == "elements ['0', '1', '2', '3', '4'], complete"
