@@ -67,3 +67,15 @@ typecheck: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+
+# Interop fixtures (interop/NOTES.md): build every implementation's server and client from its registry,
+# cached (a build.sh skips when its output is newer than its lock file); prints the build time of each.
+INTEROP_IMPLS = rsocket-py rsocket-js-0 rsocket-java rsocket-go rsocket-js-1 rsocket-rust
+.PHONY: interop-build
+interop-build:
+	@failed=""; for impl in $(INTEROP_IMPLS); do \
+		start=$$(date +%s); \
+		if interop/$$impl/build.sh; then status=built; else status=FAILED; failed="$$failed $$impl"; fi; \
+		echo "interop-build: $$impl $$status in $$(( $$(date +%s) - start )) s"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "interop-build: failed:$$failed"; exit 1; fi

@@ -1,0 +1,149 @@
+//! rsocket-rust 0.7.5 performing the client test cases of interop/testcases.json.
+//! Usage: RSIO_URL=tcp://127.0.0.1:PORT RSIO_TESTCASE=NAME client
+//! Prints one line per signal ("next TEXT", "complete", "error TEXT"); exits 0 when the test case went as
+//! expected, 1 when not, 127 for a test case it does not support.
+//! rsocket-rust's Flux is a futures Stream with no request(n): the test cases that ask for a demand
+//! pattern consume the stream as the library allows, and the kit judges the request N it puts on the wire.
+use std::time::Duration;
+
+use rsocket_rust::error::RSocketError;
+use rsocket_rust::prelude::*;
+use rsocket_rust::{Client, Result};
+use rsocket_rust_transport_tcp::TcpClientTransport;
+
+const TIMEOUT: Duration = Duration::from_secs(10); // for a whole test case
+
+fn payload(text: &str) -> Payload {
+    Payload::builder().set_data_utf8(text).build()
+}
+
+fn bytes(p: &Payload) -> Vec<u8> {
+    p.data().map(|b| b.to_vec()).unwrap_or_default()
+}
+
+fn show(data: &[u8]) -> String {
+    if data.len() > 64 {
+        format!("next {} bytes", data.len())
+    } else {
+        format!("next {}", String::from_utf8_lossy(data))
+    }
+}
+
+/// The data of an RSocket ERROR frame (rsocket-rust's Display prefixes the error code).
+fn message(e: &anyhow::Error) -> String {
+    match e.downcast_ref::<RSocketError>() {
+        Some(RSocketError::ApplicationException(text)) => text.clone(),
+        _ => e.to_string(),
+    }
+}
+
+fn large_check(index: usize, data: &[u8]) -> String {
+    let good = data.iter().enumerate().all(|(j, b)| *b == ((index + j) % 256) as u8);
+    format!("next {} bytes {}", data.len(), if good { "ok" } else { "BAD" })
+}
+
+/// Reads the stream to its end, or only `take` elements (then drops it, which cancels).
+async fn consume(mut flux: Flux<Result<Payload>>, take: Option<usize>, check: bool) -> Vec<String> {
+    let mut lines = Vec::new();
+    while let Some(item) = flux.next().await {
+        match item {
+            Ok(p) if check => lines.push(large_check(lines.len(), &bytes(&p))),
+            Ok(p) => lines.push(show(&bytes(&p))),
+            Err(e) => {
+                lines.push(format!("error {}", message(&e)));
+                return lines;
+            }
+        }
+        if take == Some(lines.len()) {
+            drop(flux);
+            tokio::time::sleep(Duration::from_millis(500)).await; // the kit judges what follows the cancel
+            return lines;
+        }
+    }
+    lines.push("complete".to_string());
+    lines
+}
+
+async fn response(client: &Client, name: &str) -> Vec<String> {
+    match client.request_response(payload(name)).await {
+        Ok(Some(p)) => vec![show(&bytes(&p))],
+        Ok(None) => vec!["complete".to_string()],
+        Err(e) => vec![format!("error {}", message(&e))],
+    }
+}
+
+async fn perform(client: &Client, testcase: &str) -> Option<Vec<String>> {
+    Some(match testcase {
+        "stream-range" => consume(client.request_stream(payload("tck/range?count=10")), None, false).await,
+        "request-response" => response(client, "tck/range?start=7&count=1").await,
+        "fnf" => {
+            for _ in 0..3 {
+                if let Err(e) = client.fire_and_forget(payload("tck/fnf?key=interop")).await {
+                    return Some(vec![format!("error {}", e)]);
+                }
+            }
+            response(client, "tck/fnf-count?key=interop").await
+        }
+        "channel-echo" => {
+            let out: Flux<Result<Payload>> =
+                Box::pin(futures::stream::iter(["tck/echo", "a", "b", "c"].map(|t| Ok(payload(t)))));
+            consume(client.request_channel(out), None, false).await
+        }
+        "cancel-infinite" => consume(client.request_stream(payload("tck/infinite")), Some(5), false).await,
+        "large-fragmented" => {
+            consume(client.request_stream(payload("tck/large?size=100000&count=3")), None, true).await
+        }
+        "error" => consume(client.request_stream(payload("tck/error?after=2")), None, false).await,
+        "metadata-push" => {
+            let push = Payload::builder().set_metadata_utf8("tck").build();
+            if let Err(e) = client.metadata_push(push).await {
+                return Some(vec![format!("error {}", e)]);
+            }
+            response(client, "tck/range?count=1").await
+        }
+        _ => return None,
+    })
+}
+
+fn expected(testcase: &str) -> Vec<String> {
+    let numbered = |n: usize| (0..n).map(|i| format!("next {}", i)).collect::<Vec<_>>();
+    let lines = |items: &[&str]| items.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    match testcase {
+        "stream-range" => [numbered(10), lines(&["complete"])].concat(),
+        "request-response" => lines(&["next 7"]),
+        "fnf" => lines(&["next 3"]),
+        "channel-echo" => lines(&["next a", "next b", "next c", "complete"]),
+        "cancel-infinite" => numbered(5),
+        "large-fragmented" => [vec!["next 100000 bytes ok".to_string(); 3], lines(&["complete"])].concat(),
+        "error" => lines(&["next 0", "next 1", "error failed"]),
+        _ => lines(&["next 0"]),
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let testcase = std::env::var("RSIO_TESTCASE").unwrap_or_default();
+    let url = std::env::var("RSIO_URL").unwrap_or_default();
+    let address = url.trim_start_matches("tcp://").trim_end_matches('/').to_string();
+    let run = async {
+        let client = RSocketFactory::connect()
+            .transport(TcpClientTransport::from(address.as_str()))
+            .mime_type("application/octet-stream", "text/plain")
+            .keepalive(Duration::from_secs(30), Duration::from_secs(90), 1)
+            .start()
+            .await?;
+        let lines = perform(&client, &testcase).await;
+        Ok::<_, anyhow::Error>(lines)
+    };
+    let lines = match tokio::time::timeout(TIMEOUT, run).await {
+        Ok(Ok(Some(lines))) => lines,
+        Ok(Ok(None)) => {
+            eprintln!("unsupported test case '{}'", testcase);
+            std::process::exit(127);
+        }
+        Ok(Err(e)) => vec![format!("error {}", e)],
+        Err(_) => vec!["timeout".to_string()],
+    };
+    println!("{}", lines.join("\n"));
+    std::process::exit(if lines == expected(&testcase) { 0 } else { 1 });
+}

@@ -1,0 +1,234 @@
+"""Smoke-test the interop servers with the kit's RSocket codec over a plain socket.
+
+Usage: python interop/smoke.py [NAME ...]   (default: every interop/*/server that is built)
+
+For each implementation: start ``interop/NAME/server PORT`` on a free loopback
+port, open one TCP connection, send SETUP, then run the probes below on
+successive streams and print what the server sent.  This is not the kit's
+judgement (that is the RSocket binding, wired in later): it checks that the
+fixture serves the test publishers, and shows deviations plainly so they can be
+recorded in NOTES.md rather than worked around.  Every wait has a timeout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rsio_tck.bindings.rsocket import get_profile
+from rsio_tck.bindings.rsocket.frames import (
+    ERROR_CODE_NAMES,
+    Error,
+    Keepalive,
+    Payload,
+    RequestN,
+    RequestStream,
+    Setup,
+)
+
+HERE = Path(__file__).resolve().parent
+START_TIMEOUT = float(os.environ.get("RSIO_SMOKE_START_TIMEOUT", "60"))  # the JVM and first runs are slow
+FRAME_TIMEOUT = 5.0  # for a frame the server owes us
+QUIET = 1.0  # how long "nothing more" is watched for after the demand is used up
+MAX_EXTRA = 100  # frames read past the demand before giving up on a server that ignores it
+
+
+@dataclass
+class Probe:
+    name: str
+    ok: bool
+    detail: str
+    frames: list[str] = field(default_factory=list)
+
+
+class Connection:
+    """One RSocket connection with the kit's codec; answers KEEPALIVE(R) as bindings.md says."""
+
+    def __init__(self, port: int) -> None:
+        profile = get_profile("rsocket-1.0")
+        self.encoder, self.decoder = profile.encoder(), profile.decoder()
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=FRAME_TIMEOUT)
+        self.pending: list = []
+        self.send(Setup(keepalive_interval=30_000, max_lifetime=90_000,
+                        metadata_mime=b"application/octet-stream", data_mime=b"text/plain"))
+
+    def send(self, frame) -> None:
+        self.sock.sendall(self.encoder.encode(frame))
+
+    def receive(self, stream_id: int, timeout: float):
+        """The next frame on ``stream_id``, or None when ``timeout`` passes without one."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for i, frame in enumerate(self.pending):
+                if frame.stream_id == stream_id:
+                    return self.pending.pop(i)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            self.sock.settimeout(left)
+            try:
+                data = self.sock.recv(65536)
+            except TimeoutError:
+                return None
+            if not data:
+                raise ConnectionError("the server closed the connection")
+            for frame in self.decoder.feed(data):
+                if isinstance(frame, Keepalive) and frame.respond:
+                    self.send(Keepalive(respond=False, data=frame.data))
+                elif frame.stream_id != 0 or isinstance(frame, Error):
+                    self.pending.append(frame)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def collect(conn: Connection, stream_id: int, want_elements: int) -> tuple[list[bytes], object, list[str]]:
+    """Elements until ``want_elements`` arrived or a terminal signal; then whatever comes within QUIET."""
+    elements: list[bytes] = []
+    terminal: object = None
+    shown: list[str] = []
+    while terminal is None and len(shown) < want_elements + MAX_EXTRA:
+        timeout = QUIET if len(elements) >= want_elements else FRAME_TIMEOUT
+        frame = conn.receive(stream_id, timeout)
+        if frame is None:
+            break
+        shown.append(describe_short(frame))
+        if isinstance(frame, Payload):
+            if frame.next:
+                elements.append(frame.data)
+            if frame.complete:
+                terminal = "complete"
+        elif isinstance(frame, Error):
+            terminal = f"error {ERROR_CODE_NAMES.get(frame.error_code, hex(frame.error_code))}: {frame.data!r}"
+        else:
+            terminal = f"unexpected {frame.wire_name}"
+    return elements, terminal, shown
+
+
+def describe_short(frame) -> str:
+    if isinstance(frame, Payload):
+        flags = "".join(f for f, on in (("N", frame.next), ("C", frame.complete), ("F", frame.follows)) if on)
+        return f"PAYLOAD[{flags}] {frame.data[:16]!r}"
+    if isinstance(frame, Error):
+        return f"ERROR[{ERROR_CODE_NAMES.get(frame.error_code, hex(frame.error_code))}] {frame.data!r}"
+    return frame.wire_name
+
+
+def probe_range(conn: Connection) -> Probe:
+    conn.send(RequestStream(stream_id=1, initial_request_n=5, data=b"tck/range?count=5"))
+    elements, terminal, shown = collect(conn, 1, 5)
+    ok = elements == [b"0", b"1", b"2", b"3", b"4"] and terminal == "complete"
+    return Probe("range-5 (N=5)", ok, f"elements {[e.decode(errors='replace') for e in elements]}, {terminal}", shown)
+
+
+def probe_demand(conn: Connection) -> Probe:
+    conn.send(RequestStream(stream_id=3, initial_request_n=3, data=b"tck/range?count=10"))
+    first, terminal, shown = collect(conn, 3, 3)
+    if len(first) != 3 or terminal is not None:
+        return Probe("demand (range 10, N=3, then 7)", False,
+                     f"{len(first)} elements for N=3 (more than demanded)" if len(first) > 3
+                     else f"{len(first)} elements, {terminal}", shown)
+    conn.send(RequestN(stream_id=3, request_n=7))
+    rest, terminal, more = collect(conn, 3, 7)
+    ok = [e.decode() for e in first + rest] == [str(i) for i in range(10)] and terminal == "complete"
+    return Probe("demand (range 10, N=3, then 7)", ok, f"3 then {len(rest)} elements, {terminal}", shown + more)
+
+
+def probe_error(conn: Connection) -> Probe:
+    """tck/error?after=2 with N=1: element 0, nothing more until REQUEST_N(1), then element 1 and the ERROR."""
+    name = "error (tck/error?after=2, N=1, then 1)"
+    conn.send(RequestStream(stream_id=7, initial_request_n=1, data=b"tck/error?after=2"))
+    first, terminal, shown = collect(conn, 7, 1)
+    if first != [b"0"] or terminal is not None:
+        return Probe(name, False, f"for N=1: elements {[e.decode(errors='replace') for e in first]}, {terminal}", shown)
+    conn.send(RequestN(stream_id=7, request_n=1))
+    rest, terminal, more = collect(conn, 7, 1)
+    ok = rest == [b"1"] and terminal == "error APPLICATION_ERROR: b'failed'"
+    return Probe(name, ok, f"0, then {[e.decode(errors='replace') for e in rest]}, {terminal}", shown + more)
+
+
+def probe_unknown(conn: Connection) -> Probe:
+    conn.send(RequestStream(stream_id=5, initial_request_n=1, data=b"tck/no-such-publisher"))
+    elements, terminal, shown = collect(conn, 5, 0)
+    ok = not elements and isinstance(terminal, str) and terminal.startswith("error APPLICATION_ERROR")
+    return Probe("unknown name", ok, f"{len(elements)} elements, {terminal}", shown)
+
+
+PROBES = (probe_range, probe_demand, probe_error, probe_unknown)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_listening(port: int, server: subprocess.Popen) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"server exited with {server.returncode} before listening")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.1)  # polling a port that is not open yet; no event to wait on
+    raise TimeoutError(f"server did not listen on {port} within {START_TIMEOUT:.0f} s")
+
+
+def smoke(name: str, log_path: Path | None = None) -> list[Probe]:
+    """Start interop/NAME/server (its output to ``log_path``, default NAME/server.log), run every probe, stop it."""
+    port = free_port()
+    log = open(log_path or HERE / name / "server.log", "wb")  # noqa: SIM115 - closed in finally
+    server = subprocess.Popen([str(HERE / name / "server"), str(port)], stdout=log, stderr=subprocess.STDOUT,
+                              start_new_session=True)
+    try:
+        wait_listening(port, server)
+        conn = Connection(port)
+        try:
+            return [probe(conn) for probe in PROBES]
+        finally:
+            conn.close()
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(timeout=10)
+        log.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help="implementations (directories under interop/)")
+    args = parser.parse_args()
+    names = args.names or sorted(p.parent.name for p in HERE.glob("*/server"))
+    failed = 0
+    for name in names:
+        if not (HERE / name / "server").exists():
+            print(f"{name}: no interop/{name}/server")
+            failed += 1
+            continue
+        try:
+            probes = smoke(name)
+        except (OSError, RuntimeError, TimeoutError) as exc:
+            print(f"{name}: {exc} (see interop/{name}/server.log)")
+            failed += 1
+            continue
+        for probe in probes:
+            print(f"{name}: {'ok  ' if probe.ok else 'FAIL'} {probe.name}: {probe.detail}")
+            print(f"{'':>{len(name)}}  frames: {'; '.join(probe.frames) or '(none)'}")
+            failed += not probe.ok
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
