@@ -13,6 +13,10 @@ for subscriber Id 1 as fast as the socket takes them, never reading again:
 The loop stops by itself: each connection writes at most ``--max-bytes`` and the
 whole process lives at most ``--max-seconds``, so a test that forgets it cannot
 leave it running.
+
+Imported (by ``tests/test_flood.py`` and ``benchmarks/bench_flood.py``), it also
+gives ``FloodTarget`` (the script as a child process) and ``measure`` (run a
+command, sampling its peak RSS with psutil).
 """
 
 from __future__ import annotations
@@ -20,9 +24,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import re
+import subprocess
 import sys
+import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from a checkout
 
@@ -40,7 +49,7 @@ def flood_batch(mode: str, codec: str, start: int) -> bytes:
         frame = encoder.encode(OnNext(subscriber=1, element=b"\x2a" * 16))
         return frame * (BATCH // len(frame))
     if mode == "split":
-        frame = encoder.encode(OnNextPart(subscriber=1, data=b"\x2a" * 1024))
+        frame = encoder.encode(OnNextPart(subscriber=1, element=1, data=b"\x2a" * 1024))
         return frame * (BATCH // len(frame))
     out = bytearray()
     sid = start
@@ -86,6 +95,76 @@ async def main_async(args: argparse.Namespace) -> None:
     deadline = time.monotonic() + args.max_seconds
     async with server:
         await asyncio.sleep(max(0.0, deadline - time.monotonic()))  # the process's own time cap
+
+
+class FloodTarget:
+    """``with FloodTarget("whole") as url:`` the flooding target as a child process."""
+
+    def __init__(self, mode: str = "whole", codec: str = "msgpack", max_bytes: int = 1 << 30,
+                 max_seconds: float = 300.0) -> None:
+        self.command = [sys.executable, str(Path(__file__).resolve()), "--mode", mode, "--codec", codec,
+                        "--max-bytes", str(max_bytes), "--max-seconds", str(max_seconds)]
+        self.process: subprocess.Popen[str] | None = None
+
+    def __enter__(self) -> str:
+        self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, text=True)
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()  # the first line, printed once listening (or EOF if it died)
+        found = re.search(r"listening on (tcp://\S+)", line)
+        if found is None:
+            self.__exit__(None, None, None)
+            raise RuntimeError(f"flood target did not start: {line!r}")
+        return found.group(1)
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+
+
+@dataclass
+class Measured:
+    returncode: int | None  # None: killed at the time limit
+    wall: float  # seconds
+    peak_rss: int  # bytes, the command's own process
+    peak_tree_rss: int  # bytes, the command and its children together (pcap workers, a spawned peer)
+    output: str
+
+
+def measure(command: list[str], limit: float, interval: float = 0.02, cwd: Path | None = None) -> Measured:
+    """Run ``command`` (killed after ``limit`` seconds), sampling its RSS every ``interval`` seconds."""
+    import psutil
+
+    started = time.monotonic()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd)
+    chunks: list[str] = []
+    assert process.stdout is not None
+    reader = threading.Thread(target=lambda: chunks.append(process.stdout.read()), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    watched = psutil.Process(process.pid)
+    peak = peak_tree = 0
+    while process.poll() is None and time.monotonic() - started < limit:
+        try:
+            own = watched.memory_info().rss
+            children = 0
+            for child in watched.children(recursive=True):
+                with contextlib.suppress(psutil.Error):
+                    children += child.memory_info().rss
+        except psutil.Error:
+            break  # it ended between poll() and the sample
+        peak, peak_tree = max(peak, own), max(peak_tree, own + children)
+        time.sleep(interval)  # the sampling period, not synchronisation
+    killed = process.poll() is None
+    if killed:
+        for child in watched.children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                child.kill()
+        process.kill()
+    process.wait(30)
+    wall = time.monotonic() - started
+    reader.join(10)
+    return Measured(None if killed else process.returncode, wall, peak, peak_tree, "".join(chunks))
 
 
 def main() -> None:

@@ -155,7 +155,7 @@ async def run_scenario(scenario: Scenario, config: RunConfig) -> ScenarioResult:
     except TargetError as exc:
         result.verdict, result.reason = Verdict.ERROR, str(exc)
         return result
-    session = KitSession(reader, writer, config.codec, config.limits)
+    session = KitSession(reader, writer, config.codec, config.limits, end_when_certain=True)
     session.start()
     ctx = StepContext(session, scenario.rules[0], config.signal_timeout, config.silence_window,
                       target=config.target, codec=config.codec)
@@ -170,7 +170,10 @@ async def run_scenario(scenario: Scenario, config: RunConfig) -> ScenarioResult:
             result.failures.append(Failure(scenario.rules[0], "a target the kit can follow", session.error))
         await session.close("write")
         # Give the target a moment to close so its last obligations are judged, then stop.
-        if not session.verdict_certain.is_set():  # else nothing the target does can change the verdict
+        if session.verdict_certain.is_set():  # the read loop reads a last few bytes, then stops
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(session.reading_done.wait(), config.silence_window)
+        else:
             await session.next_event(("eof", None), config.silence_window if not session.eof else 0)
         await session.shutdown()
     result.duration = time.monotonic() - started
