@@ -72,14 +72,14 @@ TRACE_MAX_BYTES = 4 * 1024 * 1024  # bytes of both directions a connection's tra
 # Bytes of split elements the kit joins at once, all Ids of a connection together (and per element
 # at most Limits.max_reassembly).  The suite asks for elements of at most 70 KB.
 REASSEMBLY_MAX_BYTES = 8 * 1024 * 1024
-POST_VERDICT_BYTES = 4096  # read once the verdict is certain (a goodbye and close), then stop reading
+POST_VERDICT_BYTES = 2048  # read once the verdict is certain (a goodbye and close), then stop reading
 MAX_TRANSCRIPT = 400  # transcript lines kept: the first and the last half
 # Bytes per read: the first read after a pause in traffic is small, and each full read doubles
 # the next up to READ_SIZE.  A target that floods from the start is judged (and found out)
 # on a few KiB; legal heavy traffic reaches full-size reads after a handful.  READ_SIZE also
 # bounds how far one read can overshoot the inbox caps.
 READ_SIZE = 64 * 1024
-FIRST_READ_SIZE = 4 * 1024
+FIRST_READ_SIZE = 2 * 1024
 
 
 
@@ -300,6 +300,8 @@ class KitSession:
             while True:
                 if not self._room.is_set():
                     await self._wait_for_room()
+                if after_verdict >= 0:
+                    size = min(size, POST_VERDICT_BYTES - after_verdict)
                 data = await self.reader.read(size)
                 size = min(size * 2, READ_SIZE) if len(data) == size else max(size // 2, FIRST_READ_SIZE)
                 t = self.now()
@@ -329,7 +331,7 @@ class KitSession:
                     # Read on a little, so a target that answers with goodbye and close is seen doing
                     # so; a target that goes on sending is not judged further.
                     after_verdict = 0 if after_verdict < 0 else after_verdict + len(data)
-                    if after_verdict > POST_VERDICT_BYTES:
+                    if after_verdict >= POST_VERDICT_BYTES:
                         self._line("target->kit", "(kit stops reading: the target broke a MUST rule, the verdict "
                                    "is certain)", b"", None)
                         return
