@@ -137,7 +137,8 @@ async def _until_verdict_certain(script: Coroutine[Any, Any, None], session: Kit
     if steps.cancelled() or isinstance(steps.exception(), VerdictCertain):
         broken = next((f for f in session.monitor.findings if f.side is Side.SERVER and f.level is Level.MUST), None)
         rule = broken.rule if broken is not None else "a MUST rule"
-        result.truncated["steps"] = f"ended at step {ctx.index}: the target broke {rule}, so the verdict was certain"
+        where = f"at step {ctx.index}" if ctx.index else "in the handshake"
+        result.truncated["steps"] = f"ended {where}: the target broke {rule}, so the verdict was certain"
         return
     steps.result()  # a step's failure (StepFailed), as if awaited directly
 
@@ -170,11 +171,13 @@ async def run_scenario(scenario: Scenario, config: RunConfig) -> ScenarioResult:
             result.failures.append(Failure(scenario.rules[0], "a target the kit can follow", session.error))
         await session.close("write")
         # Give the target a moment to close so its last obligations are judged, then stop.
-        if session.verdict_certain.is_set():  # the read loop reads a last few bytes, then stops
-            with contextlib.suppress(TimeoutError):
+        # (Once the verdict is certain the read loop reads a last few bytes, then stops; the
+        # target's close itself can make it certain, which ends this wait too.)
+        with contextlib.suppress(TimeoutError, VerdictCertain):
+            if session.verdict_certain.is_set():
                 await asyncio.wait_for(session.reading_done.wait(), config.silence_window)
-        else:
-            await session.next_event(("eof", None), config.silence_window if not session.eof else 0)
+            else:
+                await session.next_event(("eof", None), config.silence_window if not session.eof else 0)
         await session.shutdown()
     result.duration = time.monotonic() - started
     result.findings = list(session.monitor.findings)
@@ -186,8 +189,9 @@ async def run_scenario(scenario: Scenario, config: RunConfig) -> ScenarioResult:
                                           f"{MAX_TRANSCRIPT // 2} (MAX_TRANSCRIPT = {MAX_TRANSCRIPT})")
     dropped = session.monitor.findings_dropped
     if dropped:
+        counts = ", ".join(f"{rule} x{count}" for rule, count in dropped.most_common())
         result.truncated["findings"] = (f"{sum(dropped.values())} more findings counted, not kept (at most "
-                                        f"{MAX_FINDINGS}, {MAX_FINDINGS_PER_RULE} per rule): " + ", ".join(f"{r} x{n}" for r, n in dropped.most_common()))
+                                        f"{MAX_FINDINGS}, {MAX_FINDINGS_PER_RULE} per rule): {counts}")
     if config.keep_trace:
         result.trace = session.trace
     _verdict(scenario, result, config)
