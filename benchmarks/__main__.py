@@ -14,6 +14,7 @@ BENCHES = [
     ("fuzzer fault detection (issue 5)", "benchmarks.bench_fuzz"),
     ("Spark pipeline: judge + aggregate frame rows (issue 7)", "benchmarks.bench_pipeline"),
     ("RSocket decode against a bare length-prefix split (issue 14)", "benchmarks.bench_rsocket"),
+    ("kit peak RSS and wall time under a flooding target (issue 15)", "benchmarks.bench_flood"),
 ]
 
 

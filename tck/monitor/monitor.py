@@ -19,6 +19,15 @@ frame, so findings never depend on how the bytes were grouped.
 The same code runs online (the scenario runner feeds it as frames cross) and
 offline (``check_trace`` over a recorded trace).  It holds no clock: times are
 given with the data.
+
+Bounds: a connection's findings are kept up to ``MAX_FINDINGS``, and at most
+``MAX_FINDINGS_PER_RULE`` of one rule; past that they are only counted, per
+rule, in ``findings_dropped`` (a flood where every frame breaks a rule would
+otherwise keep one finding per frame), while
+``must_seen`` counts every MUST violation per side, kept or not, so a caller
+can tell at once that a verdict is certain.  Kept frames (``keep_frames``, for
+tools that show them) stop at ``MAX_KEPT_FRAMES``.  A trace's truncation
+marker ends a replay: what follows it was never recorded.
 """
 
 from __future__ import annotations
@@ -39,6 +48,10 @@ from ..wire.frames import OnNext, OnNextPacked, Subscribe
 from ..wire.runs import ElementRun, StridedRun, VariableRun
 from .contract import ContractJudge
 from .trace import TraceRecord, read_trace
+
+MAX_FINDINGS = 200  # findings kept per connection; the rest are counted per rule
+MAX_FINDINGS_PER_RULE = 20  # findings of one rule kept per connection
+MAX_KEPT_FRAMES = 100_000  # frames kept with keep_frames=True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -94,6 +107,9 @@ class Monitor:
         self._decoders = {side: chosen.decoder(limits) for side in Side}
         self._dead: dict[Side, bool] = {side: False for side in Side}
         self.findings: list[Finding] = []
+        self.findings_dropped: Counter[str] = Counter()  # per rule, past MAX_FINDINGS(_PER_RULE)
+        self._kept_per_rule: Counter[str] = Counter()
+        self.must_seen: dict[Side, int] = {side: 0 for side in Side}  # MUST violations, kept or dropped
         self.frame_count = 0
         self.bytes_ignored = {side: 0 for side in Side}
         # Extension-range codes the monitor could not judge (Decision f), by sender.
@@ -121,9 +137,7 @@ class Monitor:
             self._dead[sender] = True
             if self._maybe_declared(sender, violation):
                 return self.findings[before:]
-            self.findings.append(
-                Finding.of(self.model.wire_error(sender, violation), index=self.frame_count, t=t, frame=None)
-            )
+            self._found(self.model.wire_error(sender, violation), self.frame_count, t, None, keep=True)
             return self.findings[before:]
         self.judge(sender, frames, t)
         return self.findings[before:]
@@ -143,7 +157,21 @@ class Monitor:
         self._dead[sender] = True
         if self._maybe_declared(sender, violation):
             return None
-        finding = Finding.of(self.model.wire_error(sender, violation), index=self.frame_count, t=t, frame=None)
+        finding = self._found(self.model.wire_error(sender, violation), self.frame_count, t, None, keep=True)
+        assert finding is not None
+        return finding
+
+    def _found(self, violation: ProtocolViolation, index: int | None, t: float, frame: Frame | None,
+               *, keep: bool = False) -> Finding | None:
+        """Record a finding; past ``MAX_FINDINGS`` (unless ``keep``) only count it."""
+        if violation.side is not None and RULES[violation.rule].level is Level.MUST:
+            self.must_seen[violation.side] += 1
+        rule = violation.rule
+        if not keep and (len(self.findings) >= MAX_FINDINGS or self._kept_per_rule[rule] >= MAX_FINDINGS_PER_RULE):
+            self.findings_dropped[rule] += 1
+            return None
+        self._kept_per_rule[rule] += 1
+        finding = Finding.of(violation, index=index, t=t, frame=frame)
         self.findings.append(finding)
         return finding
 
@@ -156,7 +184,7 @@ class Monitor:
         findings (and their frame indices) are those of the frames.
         """
         model = self.model
-        findings = self.findings
+        found = self._found
         index = self.frame_count
         keep = self.keep_frames
         contract = self.contract
@@ -183,12 +211,12 @@ class Monitor:
                 index = self.frame_count
                 continue
             frame: Frame = item  # type: ignore[assignment]
-            if keep:
+            if keep and len(self.frames) < MAX_KEPT_FRAMES:
                 self.frames.append(ObservedFrame(index, sender, t, frame))
             index += 1
             if contract is not None and (contract.active or kind is Subscribe):
                 for violation in contract.observe(sender, frame):
-                    findings.append(Finding.of(violation, index=index - 1, t=t, frame=frame))
+                    found(violation, index - 1, t, frame)
             if kind is OnNext or kind is OnNextPacked:
                 rec = space.get(frame.subscriber)  # type: ignore[union-attr]
                 # ACTIVE, or CANCELLED with elements still in flight (within demand):
@@ -204,29 +232,30 @@ class Monitor:
             try:
                 apply_frame(model, sender, frame)
             except ProtocolViolation as violation:
-                findings.append(Finding.of(violation, index=index - 1, t=t, frame=frame))
+                found(violation, index - 1, t, frame)
             if model.warnings:
                 for warning in model.warnings:
-                    findings.append(Finding.of(warning, index=index - 1, t=t, frame=frame))
+                    found(warning, index - 1, t, frame)
                 model.warnings.clear()
         self.frame_count = index
 
     def close(self, sender: Side, t: float = 0.0) -> list[Finding]:
         """``sender``'s direction ended (the observer read end-of-file from it)."""
-        found: list[Finding] = []
+        found: list[Finding | None] = []
         if not self._dead[sender]:
             try:
                 self._decoders[sender].eof()
             except ProtocolViolation as violation:
                 self._dead[sender] = True
-                found.append(Finding.of(self.model.wire_error(sender, violation), index=self.frame_count, t=t, frame=None))
+                found.append(self._found(self.model.wire_error(sender, violation), self.frame_count, t, None))
         for broken in self.model.close(sender):
-            found.append(Finding.of(broken, index=self.frame_count, t=t, frame=None))
-        self.findings.extend(found)
-        return found
+            found.append(self._found(broken, self.frame_count, t, None))
+        return [f for f in found if f is not None]
 
     def replay(self, records: Iterable[TraceRecord]) -> list[Finding]:
         for record in records:
+            if record.truncated:
+                break  # the rest of the connection was not recorded
             if record.data is None:
                 self.close(record.sender, record.t)
             else:

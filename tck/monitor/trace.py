@@ -5,6 +5,12 @@ A trace file is a MessagePack stream of maps, one per record:
 ``{"t": ..., "dir": ..., "eof": true}`` when that direction ended.  The bytes are
 exactly what was written or read (frames, parts of frames, or garbage), so the
 monitor re-decodes them: a trace of malformed input replays as it happened.
+
+A recorder that bounds its trace (the kit keeps ``TRACE_MAX_BYTES`` per
+connection) ends it with a truncation marker, ``{"t": ..., "dir": ...,
+"truncated": true}``: nothing after that instant was recorded.  ``read_trace``
+stops before the marker (``markers=True`` yields it), so every reader judges a
+cut trace up to the cut and never takes the cut for an end of stream.
 """
 
 from __future__ import annotations
@@ -27,11 +33,14 @@ MAX_RECORD = 64 * 1024 * 1024
 class TraceRecord:
     t: float
     sender: Side
-    data: bytes | None  # None: the sender's direction ended (eof)
+    data: bytes | None  # None: the sender's direction ended (eof), or the trace was cut here
+    truncated: bool = False  # the truncation marker: nothing after it was recorded
 
     def to_map(self) -> dict[str, object]:
         out: dict[str, object] = {"t": self.t, "dir": DIRECTIONS[self.sender]}
-        if self.data is None:
+        if self.truncated:
+            out["truncated"] = True
+        elif self.data is None:
             out["eof"] = True
         else:
             out["bytes"] = self.data
@@ -51,10 +60,19 @@ class TraceFormatError(ValueError):
     """A trace file that is not a valid RS-IO trace; the message says where."""
 
 
-def read_trace(source: Path | BinaryIO) -> Iterator[TraceRecord]:
+def until_truncation(records: Iterable[TraceRecord]) -> Iterator[TraceRecord]:
+    """The records before a truncation marker (all of them when there is none)."""
+    for record in records:
+        if record.truncated:
+            return
+        yield record
+
+
+def read_trace(source: Path | BinaryIO, *, markers: bool = False) -> Iterator[TraceRecord]:
+    """The records of a trace file, up to its truncation marker (with it, if ``markers``)."""
     if isinstance(source, Path):
         with source.open("rb") as stream:
-            yield from read_trace(stream)
+            yield from read_trace(stream, markers=markers)
         return
     unpacker = msgpack.Unpacker(source, raw=False, max_bin_len=MAX_RECORD, max_buffer_size=2 * MAX_RECORD)
     index = 0
@@ -72,6 +90,10 @@ def read_trace(source: Path | BinaryIO) -> Iterator[TraceRecord]:
         if not isinstance(direction, str) or direction not in SENDERS or not isinstance(item.get("t"), (int, float)):
             raise TraceFormatError(f"trace record {index} is not a {{t, dir, bytes|eof}} map: {item!r:.80}")
         sender = SENDERS[item["dir"]]
+        if item.get("truncated"):
+            if markers:
+                yield TraceRecord(t=float(item["t"]), sender=sender, data=None, truncated=True)
+            return
         if item.get("eof"):
             yield TraceRecord(t=float(item["t"]), sender=sender, data=None)
         elif isinstance(item.get("bytes"), bytes):

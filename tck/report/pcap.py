@@ -6,7 +6,11 @@ explicit Ethernet addresses, a SYN / SYN-ACK / ACK handshake, every record's
 bytes as segments of at most ``MSS`` bytes with correct sequence and
 acknowledgement numbers, a FIN where a direction ended and the last ACKs.
 Packet times are ``base + t``.  Scapy builds and writes the packets; nothing is
-ever sent or sniffed.
+ever sent or sniffed.  ``write_pcap`` streams packets to the file as they are
+built and stops after ``PCAP_MAX_PACKETS`` (a truncated capture ends with a RST
+from the kit, so tools see it end); a trace's truncation marker ends the
+capture the same way.  Scapy takes about a millisecond per packet, so the cap
+bounds both the memory and the time a capture costs.
 
 Reading (``connections``): any capture (ours, or tcpdump between two
 implementations).  Packets are taken in capture order; each TCP connection is
@@ -35,6 +39,7 @@ KIT_IP, TARGET_IP = "192.0.2.1", "192.0.2.2"  # TEST-NET-1: documentation addres
 DEFAULT_PORT = 7878
 MSS = 1460
 SEQ_MOD = 2**32
+PCAP_MAX_PACKETS = 8192  # packets one capture holds at most (about 11 MiB of payload)
 
 
 def _scapy() -> Any:
@@ -80,14 +85,24 @@ class _Sender:
 
 
 def trace_packets(records: Iterable[TraceRecord], *, server_port: int = DEFAULT_PORT, client_port: int = 40000,
-                  base: float = 0.0, isn: tuple[int, int] = (1000, 5000000)) -> list[Any]:
+                  base: float = 0.0, isn: tuple[int, int] = (1000, 5000000),
+                  max_packets: int = PCAP_MAX_PACKETS) -> list[Any]:
     """The packets of one connection carrying ``records``: handshake, data both ways, FINs."""
+    return list(iter_trace_packets(records, server_port=server_port, client_port=client_port, base=base, isn=isn,
+                                   max_packets=max_packets))
+
+
+def iter_trace_packets(records: Iterable[TraceRecord], *, server_port: int = DEFAULT_PORT, client_port: int = 40000,
+                       base: float = 0.0, isn: tuple[int, int] = (1000, 5000000),
+                       max_packets: int = PCAP_MAX_PACKETS) -> Iterator[Any]:
+    """As ``trace_packets``, one packet at a time; at most ``max_packets`` (then a RST ends the capture)."""
     Ether, IP, _IPv6, TCP, _rd, _wr = _scapy()
     ends = {Side.CLIENT: _Sender(KIT_MAC, KIT_IP, client_port, isn[0]),
             Side.SERVER: _Sender(TARGET_MAC, TARGET_IP, server_port, isn[1])}
-    packets: list[Any] = []
+    emitted = 0
 
-    def emit(sender: Side, flags: str, t: float, payload: bytes = b"", *, ack: bool = True) -> None:
+    def packet(sender: Side, flags: str, t: float, payload: bytes = b"", *, ack: bool = True) -> Any:
+        nonlocal emitted
         me, peer = ends[sender], ends[Side.SERVER if sender is Side.CLIENT else Side.CLIENT]
         tcp = TCP(sport=me.port, dport=peer.port, flags=flags, seq=me.seq % SEQ_MOD,
                   ack=peer.seq % SEQ_MOD if ack else 0, window=65535)
@@ -95,39 +110,57 @@ def trace_packets(records: Iterable[TraceRecord], *, server_port: int = DEFAULT_
             tcp.add_payload(payload)  # add_payload, not "/": "/" copies every layer (slow for big traces)
         ip = IP(src=me.ip, dst=peer.ip)
         ip.add_payload(tcp)
-        packet = Ether(src=me.mac, dst=peer.mac)
-        packet.add_payload(ip)
-        packet.time = base + t
-        packets.append(packet)
+        built = Ether(src=me.mac, dst=peer.mac)
+        built.add_payload(ip)
+        built.time = base + t
         me.seq += len(payload) + (1 if "S" in flags or "F" in flags else 0)
+        emitted += 1
+        return built
 
-    records = list(records)
-    t0 = records[0].t if records else 0.0
-    emit(Side.CLIENT, "S", t0, ack=False)
-    emit(Side.SERVER, "SA", t0)
-    emit(Side.CLIENT, "A", t0)
+    stream = iter(records)
+    first = next(stream, None)
+    t0 = first.t if first is not None else 0.0
+    yield packet(Side.CLIENT, "S", t0, ack=False)
+    yield packet(Side.SERVER, "SA", t0)
+    yield packet(Side.CLIENT, "A", t0)
     t = t0
-    for record in records:
+    for record in _chain([first] if first is not None else [], stream):
         t = max(record.t, t)
         end = ends[record.sender]
+        if record.truncated:
+            yield packet(Side.CLIENT, "RA", t)  # the trace was cut here: the kit's RST ends it for every tool
+            return
         if end.fin:
             continue
         if record.data is None:
-            emit(record.sender, "FA", t)
+            yield packet(record.sender, "FA", t)
             end.fin = True
             continue
         for start in range(0, len(record.data), MSS):
-            emit(record.sender, "PA", t, record.data[start : start + MSS])
+            if emitted >= max_packets - 1:
+                yield packet(Side.CLIENT, "RA", t)  # the capture's own cap: cut the same way
+                return
+            yield packet(record.sender, "PA", t, record.data[start : start + MSS])
     for side in (Side.CLIENT, Side.SERVER):  # acknowledge the FINs: the receiver's last word
         if ends[side].fin:
-            emit(Side.SERVER if side is Side.CLIENT else Side.CLIENT, "A", t)
-    return packets
+            yield packet(Side.SERVER if side is Side.CLIENT else Side.CLIENT, "A", t)
+
+
+def _chain(first: list[TraceRecord], rest: Iterator[TraceRecord]) -> Iterator[TraceRecord]:
+    yield from first
+    yield from rest
 
 
 def write_pcap(path: Path, records: Iterable[TraceRecord], **kwargs: Any) -> int:
-    packets = trace_packets(records, **kwargs)
-    _scapy()[5](str(path), packets)
-    return len(packets)
+    """Write the capture packet by packet (never the whole list in memory); returns the packet count."""
+    from scapy.utils import PcapWriter
+
+    count = 0
+    with PcapWriter(str(path), sync=False) as writer:
+        for built in iter_trace_packets(records, **kwargs):
+            writer.write(built)
+            count += 1
+    return count
 
 
 # -- reading -------------------------------------------------------------------------------

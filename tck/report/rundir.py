@@ -7,6 +7,12 @@ judged.  ``finish`` writes ``run.json`` with the target's fingerprint: its
 serverHello, taken from the first trace that holds one (no extra connection),
 and the capabilities it claims.  ``RunFiles`` reads a directory back; the
 report is built from it alone.  The layout is in ``notes/rundir.md``.
+
+Bounds: what is written is what the session kept, so a trace file holds at
+most ``session.TRACE_MAX_BYTES`` (then a truncation marker), a transcript at
+most ``session.MAX_TRANSCRIPT`` lines, and a pcap at most
+``pcap.PCAP_MAX_PACKETS`` packets; a results.jsonl line carries ``truncated``
+(store -> where it was cut) when any of them, or the monitor's findings, was cut.
 """
 
 from __future__ import annotations

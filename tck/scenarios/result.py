@@ -47,6 +47,9 @@ class ScenarioResult:
     codec: str = ""
     kit_version: str = ""
     trace: list[Any] = field(default_factory=list)
+    # Where a bounded record was cut, per store (trace, transcript, findings, inbox, reassembly,
+    # steps): empty when nothing was.
+    truncated: dict[str, str] = field(default_factory=dict)
 
     @property
     def violations(self) -> list[dict[str, Any]]:
@@ -68,6 +71,7 @@ class ScenarioResult:
             "target": self.target,
             "codec": self.codec,
             "kit_version": self.kit_version,
+            **({"truncated": dict(self.truncated)} if self.truncated else {}),
         }
 
     def explain(self) -> str:
@@ -77,6 +81,8 @@ class ScenarioResult:
             lines.append(f"  {self.reason}")
         for failure in self.failures:
             lines.append(f"  {failure.render()}")
+        for store, where in self.truncated.items():
+            lines.append(f"  truncated {store}: {where}")
         for finding in self.findings:
             if finding.side is not None and str(finding.side) == "server":
                 lines.append(f"  monitor: {finding.message} ({finding.level.value}, frame #{finding.frame_index})")

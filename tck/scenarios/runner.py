@@ -3,18 +3,28 @@
 A scenario's verdict joins two judges: its own steps (what it scripted) and
 the conformance monitor (every rule on every frame, so a violation nobody
 scripted still fails the scenario, under its own rule ID).
+
+Once the target has broken a MUST rule the verdict is certain (fail, or xfail
+against a baseline; the kit's own later findings cannot turn it into an error),
+so the steps are cancelled at once and the connection closed: a flooding or
+otherwise runaway target costs a scenario milliseconds, not its timeouts.  The
+session's caps (see ``session``) and the monitor's are copied into the
+result's ``truncated`` map wherever they cut a record.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from .. import __version__
 from ..capabilities import Capabilities
 from ..errors import Side
+from ..monitor.monitor import MAX_FINDINGS, MAX_FINDINGS_PER_RULE
 from ..rules import RULES, Level
 from ..semantics.handshake import PartyState
 from ..transport import TargetError, open_target
@@ -22,7 +32,7 @@ from ..wire import Limits
 from ..wire.frames import ClientHello, Goodbye
 from .loader import Scenario
 from .result import Failure, ScenarioResult, Verdict
-from .session import CONN, KitSession
+from .session import CONN, MAX_TRANSCRIPT, KitSession, VerdictCertain
 from .steps import StepContext, StepFailed, StepSkipped, describe_event, run_steps
 
 # Obligations the kit cannot meet once the target misbehaved first (it then
@@ -119,6 +129,36 @@ def _verdict(scenario: Scenario, result: ScenarioResult, config: RunConfig) -> N
             result.verdict = Verdict.XPASS
 
 
+async def _script(ctx: StepContext, scenario: Scenario) -> None:
+    if scenario.handshake == "auto":
+        await _handshake(ctx)
+    await run_steps(ctx, scenario.steps)
+    if scenario.goodbye == "auto":
+        await _goodbye(ctx)
+
+
+async def _until_verdict_certain(script: Coroutine[Any, Any, None], session: KitSession, ctx: StepContext,
+                                 result: ScenarioResult) -> None:
+    """Run the scenario's steps, but no longer than until the target has broken a MUST rule."""
+    steps = asyncio.ensure_future(script)
+    certain = asyncio.ensure_future(session.verdict_certain.wait())
+    try:
+        await asyncio.wait({steps, certain}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        certain.cancel()
+        if not steps.done():
+            steps.cancel()
+            with contextlib.suppress(asyncio.CancelledError, VerdictCertain):
+                await steps
+    if steps.cancelled() or isinstance(steps.exception(), VerdictCertain):
+        broken = next((f for f in session.monitor.findings if f.side is Side.SERVER and f.level is Level.MUST), None)
+        rule = broken.rule if broken is not None else "a MUST rule"
+        where = f"at step {ctx.index}" if ctx.index else "in the handshake"
+        result.truncated["steps"] = f"ended {where}: the target broke {rule}, so the verdict was certain"
+        return
+    steps.result()  # a step's failure (StepFailed), as if awaited directly
+
+
 async def run_scenario(scenario: Scenario, config: RunConfig) -> ScenarioResult:
     result = ScenarioResult(id=scenario.id, title=scenario.title, rules=scenario.rules, level=scenario.level,
                             verdict=Verdict.PASS, target=config.target, codec=config.codec, kit_version=__version__)
@@ -132,16 +172,12 @@ async def run_scenario(scenario: Scenario, config: RunConfig) -> ScenarioResult:
     except TargetError as exc:
         result.verdict, result.reason = Verdict.ERROR, str(exc)
         return result
-    session = KitSession(reader, writer, config.codec, config.limits)
+    session = KitSession(reader, writer, config.codec, config.limits, end_when_certain=True)
     session.start()
     ctx = StepContext(session, scenario.rules[0], config.signal_timeout, config.silence_window,
                       target=config.target, codec=config.codec)
     try:
-        if scenario.handshake == "auto":
-            await _handshake(ctx)
-        await run_steps(ctx, scenario.steps)
-        if scenario.goodbye == "auto":
-            await _goodbye(ctx)
+        await _until_verdict_certain(_script(ctx, scenario), session, ctx, result)
     except StepFailed as failed:
         result.failures.append(Failure(failed.rule, failed.expectation, failed.got, ctx.index))
     except StepSkipped as skipped:
@@ -154,13 +190,27 @@ async def run_scenario(scenario: Scenario, config: RunConfig) -> ScenarioResult:
         await _answer_goodbye(session)
         await session.close("write")
         # Give the target a moment to close so its last obligations are judged, then stop.
-        await session.next_event(("eof", None), config.silence_window if not session.eof else 0)
+        # (Once the verdict is certain the read loop reads a last few bytes, then stops; the
+        # target's close itself can make it certain, which ends this wait too.)
+        with contextlib.suppress(TimeoutError, VerdictCertain):
+            if session.verdict_certain.is_set():
+                await asyncio.wait_for(session.reading_done.wait(), config.silence_window)
+            else:
+                await session.next_event(("eof", None), config.silence_window if not session.eof else 0)
         await session.shutdown()
     result.duration = time.monotonic() - started
     result.findings = list(session.monitor.findings)
     result.transcript = [line.render() for line in session.transcript]
+    result.truncated.update(session.truncated)
     if session.transcript_dropped:
         result.transcript.insert(len(result.transcript) // 2, f"... {session.transcript_dropped} lines omitted ...")
+        result.truncated["transcript"] = (f"{session.transcript_dropped} lines omitted after the first "
+                                          f"{MAX_TRANSCRIPT // 2} (MAX_TRANSCRIPT = {MAX_TRANSCRIPT})")
+    dropped = session.monitor.findings_dropped
+    if dropped:
+        counts = ", ".join(f"{rule} x{count}" for rule, count in dropped.most_common())
+        result.truncated["findings"] = (f"{sum(dropped.values())} more findings counted, not kept (at most "
+                                        f"{MAX_FINDINGS}, {MAX_FINDINGS_PER_RULE} per rule): {counts}")
     if config.keep_trace:
         result.trace = session.trace
     if result.reason and not result.failures:

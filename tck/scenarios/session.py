@@ -7,8 +7,32 @@ sound order.  Received frames are sorted into per-key inboxes that the scenario
 steps wait on: the connection (hellos, goodbye, close), target-initiated
 subscribes, the kit's subscriptions (elements joined from parts and unpacked
 from packed frames), and the target's subscriptions (request, cancel).  Every
-wait has a deadline; a target that floods the kit past its inbox bound is
-disconnected with a clear error instead of eating memory.
+wait has a deadline.
+
+Bounds (per connection; a flooding target gets the same memory as a polite one):
+
+- inbox: reading follows consumption.  Past ``INBOX_MAX_EVENTS`` events or
+  ``INBOX_MAX_BYTES`` of element bytes not yet taken by a step, the read loop
+  stops calling ``read`` (also in the middle of one read's frames, and of one
+  packed frame's elements) until steps have taken it below half; the
+  StreamReader's buffer then fills, asyncio pauses the transport, the kernel's
+  small receive buffer (``transport.KIT_RECEIVE_BUFFER``) fills, and TCP makes
+  the target wait.  The transcript says when the kit paused.
+- trace: ``TRACE_MAX_BYTES`` of both directions; then one truncation marker
+  ends it (``TraceRecord.truncated``) and nothing more is recorded.
+- transcript: the first and last ``MAX_TRANSCRIPT // 2`` lines; the middle is
+  counted and shown as one "... N lines omitted ..." line.
+- reassembly: ``REASSEMBLY_MAX_BYTES`` for the split elements in progress, all
+  Ids together (and ``Limits.max_reassembly`` for one); past it the element is
+  dropped and the scenario fails, saying so.
+- decoder: one partial frame, within ``Limits.max_frame`` (checked before allocating).
+- monitor findings: ``monitor.MAX_FINDINGS``, then counted per rule.
+
+``truncated`` collects, per store, where and why its record was cut; the runner
+copies it into the result.  ``verdict_certain`` is set as soon as the target
+has broken a MUST rule: the scenario fails whatever comes later, so the runner
+ends it at once, and the read loop stops after ``POST_VERDICT_BYTES`` more
+(enough to see a goodbye and close, too little for a flood to cost anything).
 """
 
 from __future__ import annotations
@@ -38,12 +62,34 @@ from ..wire.frames import (
     ServerHello,
     Subscribe,
 )
+from ..wire.limits import DEFAULT_LIMITS
 from ..wire.runs import expand
 
 KIT, TARGET = Side.CLIENT, Side.SERVER
-MAX_INBOX = 200_000  # events buffered before the kit stops reading a flooding target
-MAX_TRANSCRIPT = 4000
-READ_SIZE = 256 * 1024
+INBOX_MAX_EVENTS = 16_384  # events not yet taken by a step before the kit stops reading
+INBOX_MAX_BYTES = 8 * 1024 * 1024  # element bytes not yet taken by a step before the kit stops reading
+TRACE_MAX_BYTES = 4 * 1024 * 1024  # bytes of both directions a connection's trace records
+# Bytes of split elements the kit joins at once, all Ids of a connection together (and per element
+# at most Limits.max_reassembly).  The suite asks for elements of at most 70 KB.
+REASSEMBLY_MAX_BYTES = 8 * 1024 * 1024
+POST_VERDICT_BYTES = 2048  # read once the verdict is certain (a goodbye and close), then stop reading
+MAX_TRANSCRIPT = 400  # transcript lines kept: the first and the last half
+# Bytes per read: the first read after a pause in traffic is small, and each full read doubles
+# the next up to READ_SIZE.  A target that floods from the start is judged (and found out)
+# on a few KiB; legal heavy traffic reaches full-size reads after a handful.  READ_SIZE also
+# bounds how far one read can overshoot the inbox caps.
+READ_SIZE = 64 * 1024
+FIRST_READ_SIZE = 2 * 1024
+
+
+
+class VerdictCertain(Exception):
+    """Raised to a step waiting on the session once the target has broken a MUST rule.
+
+    The runner also cancels the steps; this covers a cancellation that asyncio's
+    ``wait_for`` swallows when the awaited event fires at the same moment (Python 3.11).
+    """
+
 
 Key = tuple[str, int | None]
 CONN: Key = ("conn", None)
@@ -56,6 +102,7 @@ class Event:
     fields: dict[str, Any]
     index: int  # frame index in the connection (both directions)
     via: str = ""  # onNext, onNextPacked or split, for elements
+    size: int = 0  # element bytes held (what the inbox's byte cap counts)
 
 
 @dataclass(slots=True)
@@ -100,6 +147,9 @@ class KitSession:
     codec: str = "msgpack"
     limits: Limits | None = None
     t0: float = field(default_factory=time.monotonic)
+    # The scenario runner's session: once the target broke a MUST rule, stop reading and raise
+    # VerdictCertain to waiting steps.  Side connections (a bystander, a liveness probe) keep going.
+    end_when_certain: bool = False
 
     def __post_init__(self) -> None:
         chosen = get_codec(self.codec)
@@ -107,18 +157,27 @@ class KitSession:
         self.encoder = chosen.encoder(self.limits)
         self.decoder = chosen.decoder(self.limits)
         self.trace: list[TraceRecord] = []
+        self.trace_bytes = 0
+        self.truncated: dict[str, str] = {}  # store -> where and why its record was cut
         # The first and the last lines of a long transcript are kept; the middle is counted.
         self._transcript_head: list[TranscriptLine] = []
         self._transcript_tail: deque[TranscriptLine] = deque(maxlen=MAX_TRANSCRIPT // 2)
         self.transcript_dropped = 0
         self.inbox: dict[Key, deque[Event]] = {}
         self.inbox_size = 0
+        self.inbox_bytes = 0
+        self._room = asyncio.Event()  # set while the inbox is under its caps
+        self._room.set()
+        self.read_pauses = 0
+        self.verdict_certain = asyncio.Event()  # the target broke a MUST rule: the scenario fails, whatever follows
+        self.reading_done = asyncio.Event()  # the read loop ended (end of stream, an error, or it stopped)
         self.signals = 0  # events other than hellos: what "silence" means
         self.eof = False
         self.error: str | None = None  # why reading stopped abnormally
         self.goodbye: Event | None = None
         self._arrival = asyncio.Event()
         self._parts: dict[int, bytearray] = {}
+        self._parts_bytes = 0
         self._reader_task: asyncio.Task[None] | None = None
         self.kit_closed = False
         self.kit_aborted = False
@@ -127,6 +186,19 @@ class KitSession:
 
     def now(self) -> float:
         return time.monotonic() - self.t0
+
+    def _record(self, t: float, sender: Side, data: bytes | None) -> None:
+        """Append to the trace within ``TRACE_MAX_BYTES``; past it, one truncation marker ends the trace."""
+        if "trace" in self.truncated:
+            return
+        size = len(data) if data is not None else 0
+        if self.trace_bytes + size > TRACE_MAX_BYTES:
+            self.trace.append(TraceRecord(t=t, sender=sender, data=None, truncated=True))
+            self.truncated["trace"] = (f"cut after {self.trace_bytes} bytes at {t:.3f} s "
+                                       f"(TRACE_MAX_BYTES = {TRACE_MAX_BYTES}); nothing later was recorded")
+            return
+        self.trace_bytes += size
+        self.trace.append(TraceRecord(t=t, sender=sender, data=data))
 
     def _line(self, direction: str, text: str | Frame, data: bytes | None, index: int | None) -> None:
         line = TranscriptLine(self.now(), direction, text, data, index, self.encoder)
@@ -173,7 +245,7 @@ class KitSession:
         pieces = [data] if chunk <= 0 else [data[i : i + chunk] for i in range(0, len(data), chunk)]
         for piece in pieces:
             t = self.now()
-            self.trace.append(TraceRecord(t=t, sender=KIT, data=piece))
+            self._record(t, KIT, piece)
             self.monitor.observe(KIT, piece, t)  # recorded before it is written
             if self.kit_closed or self.writer.is_closing():
                 return
@@ -190,7 +262,7 @@ class KitSession:
         self.kit_closed = True
         self.kit_aborted = mode == "abort"
         t = self.now()
-        self.trace.append(TraceRecord(t=t, sender=KIT, data=None))
+        self._record(t, KIT, None)
         self.monitor.close(KIT, t)
         self._line("kit->target", "(kit closes)" if mode == "write" else "(kit aborts)", b"", None)
         try:
@@ -222,14 +294,21 @@ class KitSession:
         self._reader_task = asyncio.get_running_loop().create_task(self._read_loop())
 
     async def _read_loop(self) -> None:
+        size = FIRST_READ_SIZE
+        after_verdict = -1  # bytes read since the verdict became certain (the read that made it not counted)
         try:
             while True:
-                data = await self.reader.read(READ_SIZE)
+                if not self._room.is_set():
+                    await self._wait_for_room()
+                if after_verdict >= 0:
+                    size = min(size, POST_VERDICT_BYTES - after_verdict)
+                data = await self.reader.read(size)
+                size = min(size * 2, READ_SIZE) if len(data) == size else max(size // 2, FIRST_READ_SIZE)
                 t = self.now()
                 if not data:
                     self._on_eof(t)
                     return
-                self.trace.append(TraceRecord(t=t, sender=TARGET, data=data))
+                self._record(t, TARGET, data)
                 try:
                     frames = self.decoder.feed(data)
                 except ProtocolViolation as violation:
@@ -240,20 +319,7 @@ class KitSession:
                 index = self.monitor.frame_count
                 self.monitor.judge(TARGET, frames, t)
                 self._received_lines(frames, index, t)
-                sort, inbox = self._sort, self.inbox
-                for frame in frames:
-                    if type(frame) is OnNext and frame.subscriber not in self._parts:
-                        # Whole elements dominate floods: their inbox entry, inlined.
-                        sid = frame.subscriber
-                        queue = inbox.get(("kit", sid))
-                        if queue is None:
-                            queue = inbox[("kit", sid)] = deque()
-                        queue.append(Event("onNext", {"subscriber": sid, "element": frame.element}, index, "onNext"))
-                        self.inbox_size += 1
-                        self.signals += 1
-                    else:
-                        sort(frame, index)
-                    index += 1
+                await self._sort_all(frames, index)
                 if bad is not None:
                     finding = self.monitor.observe_error(TARGET, bad, t)
                     message = finding.message if finding is not None else f"{bad} (maybe declared: Decision f)"
@@ -262,13 +328,73 @@ class KitSession:
                     self._on_eof(t, judged=False)
                     return
                 self._arrival.set()
-                if self.inbox_size > MAX_INBOX:
-                    self.error = f"target sent more than {MAX_INBOX} signals the scenario did not consume"
-                    self._on_eof(t, judged=False)
-                    return
+                if self._check_verdict() and self.end_when_certain:
+                    # Read on a little, so a target that answers with goodbye and close is seen doing
+                    # so; a target that goes on sending is not judged further.
+                    after_verdict = 0 if after_verdict < 0 else after_verdict + len(data)
+                    if after_verdict >= POST_VERDICT_BYTES:
+                        self._line("target->kit", "(kit stops reading: the target broke a MUST rule, the verdict "
+                                   "is certain)", b"", None)
+                        return
         except (ConnectionError, OSError) as exc:
             self.error = f"connection failed: {exc}"
             self._on_eof(self.now())
+        finally:
+            self.reading_done.set()
+
+    async def _sort_all(self, frames: list[Frame], index: int) -> None:
+        """Sort one read's frames into the inboxes, pausing whenever the inbox is over its caps."""
+        sort, inbox, room = self._sort, self.inbox, self._room
+        for frame in frames:
+            kind = type(frame)
+            if kind is OnNext and frame.subscriber not in self._parts:  # type: ignore[union-attr]
+                # Whole elements dominate floods: their inbox entry, inlined.
+                sid = frame.subscriber  # type: ignore[union-attr]
+                element: bytes = frame.element  # type: ignore[union-attr,assignment]
+                queue = inbox.get(("kit", sid))
+                if queue is None:
+                    queue = inbox[("kit", sid)] = deque()
+                queue.append(Event("onNext", {"subscriber": sid, "element": element}, index, "onNext", len(element)))
+                self.inbox_size += 1
+                self.inbox_bytes += len(element)
+                self.signals += 1
+                if self.inbox_size > INBOX_MAX_EVENTS or self.inbox_bytes > INBOX_MAX_BYTES:
+                    room.clear()
+            elif kind is OnNextPacked:
+                for element in frame.elements():  # type: ignore[union-attr]
+                    self._element(frame.subscriber, element, index, "onNextPacked")  # type: ignore[union-attr]
+                    if not room.is_set():
+                        await self._wait_for_room()  # one packed frame can hold a million elements
+            else:
+                sort(frame, index)
+            if not room.is_set():
+                await self._wait_for_room()
+            index += 1
+
+    async def _wait_for_room(self) -> None:
+        """Reading follows consumption: wait until steps have taken the inbox below half its caps."""
+        self.read_pauses += 1
+        if self.read_pauses == 1:
+            self._line("target->kit", f"(kit pauses reading: {self.inbox_size} signals, {self.inbox_bytes} element "
+                       "bytes not yet taken; TCP holds the rest)", b"", None)
+            self.truncated.setdefault("inbox", f"reading paused at {self.now():.3f} s: over {INBOX_MAX_EVENTS} "
+                                      f"events or {INBOX_MAX_BYTES} bytes not yet taken by a step")
+        self._arrival.set()  # wake a waiter: what it waits for may already be here
+        await self._room.wait()
+
+    def _taken(self, event: Event) -> None:
+        """``event`` left the inbox: account for it, and resume reading once under half the caps."""
+        self.inbox_size -= 1
+        self.inbox_bytes -= event.size
+        if (not self._room.is_set() and self.inbox_size <= INBOX_MAX_EVENTS // 2
+                and self.inbox_bytes <= INBOX_MAX_BYTES // 2):
+            self._room.set()
+
+    def _check_verdict(self) -> bool:
+        if self.monitor.must_seen[TARGET] and not self.verdict_certain.is_set():
+            self.verdict_certain.set()
+            self._arrival.set()
+        return self.verdict_certain.is_set()
 
     def _on_eof(self, t: float, judged: bool = True) -> None:
         self.eof = True
@@ -281,8 +407,9 @@ class KitSession:
                 self.decoder.eof()
             except ProtocolViolation as violation:
                 self.monitor.observe_error(TARGET, violation, t)
-            self.trace.append(TraceRecord(t=t, sender=TARGET, data=None))
+            self._record(t, TARGET, None)
             self.monitor.close(TARGET, t)
+            self._check_verdict()
         self._line("target->kit", "(target closed)" if judged else "(kit stopped reading)", b"", None)
         self._push(CONN, Event("close", {}, self.monitor.frame_count))
         self._arrival.set()
@@ -290,6 +417,9 @@ class KitSession:
     def _push(self, key: Key, event: Event) -> None:
         self.inbox.setdefault(key, deque()).append(event)
         self.inbox_size += 1
+        self.inbox_bytes += event.size
+        if self.inbox_size > INBOX_MAX_EVENTS or self.inbox_bytes > INBOX_MAX_BYTES:
+            self._room.clear()
         if event.kind not in ("serverHello", "clientHello"):
             self.signals += 1
 
@@ -310,20 +440,32 @@ class KitSession:
             for element in frame.elements():  # type: ignore[union-attr]
                 self._element(frame.subscriber, element, index, "onNextPacked")  # type: ignore[union-attr]
         elif kind in (OnNextPart, OnNextLastPart):
-            joined = self._parts.setdefault(frame.subscriber, bytearray())  # type: ignore[union-attr]
+            sid = frame.subscriber  # type: ignore[union-attr]
+            joined = self._parts.setdefault(sid, bytearray())
             joined += frame.data  # type: ignore[union-attr]
-            if len(joined) > (self.limits.max_reassembly if self.limits else 64 << 20):
-                self.error = "target sent a split element over the kit's reassembly limit"
-                self._parts.pop(frame.subscriber, None)  # type: ignore[union-attr]
+            self._parts_bytes += len(frame.data)  # type: ignore[union-attr]
+            limit = min((self.limits or DEFAULT_LIMITS).max_reassembly, REASSEMBLY_MAX_BYTES)
+            if len(joined) > limit or self._parts_bytes > limit:
+                whose = "one split element" if len(joined) > limit else "the split elements in progress together"
+                self.error = f"target sent {whose} over the kit's reassembly limit ({limit} bytes)"
+                self.truncated.setdefault("reassembly", f"subscriber {sid}: {self.error}; the element was dropped")
+                self._drop_parts(sid)
             elif kind is OnNextLastPart:
-                self._element(frame.subscriber, bytes(self._parts.pop(frame.subscriber)), index, "split")  # type: ignore[union-attr]
+                self._drop_parts(sid)
+                self._element(sid, bytes(joined), index, "split")
         elif kind in (OnSubscribe, OnComplete, OnError):
             if kind is not OnSubscribe:
-                self._parts.pop(frame.subscriber, None)  # type: ignore[union-attr]
+                self._drop_parts(frame.subscriber)  # type: ignore[union-attr]
             self._push(("kit", frame.subscriber), Event(frame.wire_name, frame_fields(frame), index))  # type: ignore[union-attr]
 
+    def _drop_parts(self, subscriber: int) -> None:
+        joined = self._parts.pop(subscriber, None)
+        if joined is not None:
+            self._parts_bytes -= len(joined)
+
     def _element(self, subscriber: int, element: bytes, index: int, via: str) -> None:
-        self._push(("kit", subscriber), Event("onNext", {"subscriber": subscriber, "element": element}, index, via))
+        self._push(("kit", subscriber),
+                   Event("onNext", {"subscriber": subscriber, "element": element}, index, via, len(element)))
 
     # -- waiting --------------------------------------------------------------------------
 
@@ -332,10 +474,13 @@ class KitSession:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while True:
+            if self.end_when_certain and self.verdict_certain.is_set():
+                raise VerdictCertain
             queue = self.inbox.get(key)
             if queue:
-                self.inbox_size -= 1
-                return queue.popleft()
+                event = queue.popleft()
+                self._taken(event)
+                return event
             if self.eof:
                 return None
             if key != CONN and self.goodbye is not None and key[0] != "conn":
@@ -355,3 +500,18 @@ class KitSession:
     def peek(self, key: Key) -> Event | None:
         queue = self.inbox.get(key)
         return queue[0] if queue else None
+
+    def take_elements(self, key: Key) -> int:
+        """Take every element at the head of ``key``'s inbox at once (a drain); returns how many."""
+        queue = self.inbox.get(key)
+        taken = 0
+        while queue and queue[0].kind == "onNext":
+            self._taken(queue.popleft())
+            taken += 1
+        return taken
+
+    def put_back(self, key: Key, event: Event) -> None:
+        """Return an event a step took but leaves for the next step."""
+        self.inbox.setdefault(key, deque()).appendleft(event)
+        self.inbox_size += 1
+        self.inbox_bytes += event.size

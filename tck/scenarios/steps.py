@@ -8,7 +8,6 @@ checks, the expectation and what arrived instead.  Waiting is always bounded:
 from __future__ import annotations
 
 import asyncio
-from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -235,11 +234,8 @@ async def step_drain(ctx: StepContext, step: dict[str, Any]) -> None:
     while True:
         # Take what is already buffered in bulk: a flood in flight after cancel can be
         # hundreds of thousands of elements, and one await per element would dominate.
+        drained += session.take_elements(key)
         queue = session.inbox.get(key)
-        while queue and queue[0].kind == "onNext":
-            queue.popleft()
-            session.inbox_size -= 1
-            drained += 1
         if drained > limit or loop.time() > deadline:
             raise StepFailed(rule, f"delivery on subscriber {sid} to stop (at most {limit} more elements)",
                              f"{drained} elements and still sending")
@@ -249,8 +245,7 @@ async def step_drain(ctx: StepContext, step: dict[str, Any]) -> None:
         if event is None:
             break
         if event.kind != "onNext":
-            session.inbox.setdefault(key, deque()).appendleft(event)
-            session.inbox_size += 1
+            session.put_back(key, event)
             break
         drained += 1
     if "bind" in spec:
