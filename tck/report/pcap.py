@@ -77,6 +77,7 @@ class _Sender:
     port: int
     seq: int
     fin: bool = False
+    fin_acked: bool = False  # a later packet of the peer acknowledged our FIN
 
 
 def trace_packets(records: Iterable[TraceRecord], *, server_port: int = DEFAULT_PORT, client_port: int = 40000,
@@ -100,6 +101,7 @@ def trace_packets(records: Iterable[TraceRecord], *, server_port: int = DEFAULT_
         packet.time = base + t
         packets.append(packet)
         me.seq += len(payload) + (1 if "S" in flags or "F" in flags else 0)
+        peer.fin_acked = peer.fin_acked or (ack and peer.fin)
 
     records = list(records)
     t0 = records[0].t if records else 0.0
@@ -118,8 +120,10 @@ def trace_packets(records: Iterable[TraceRecord], *, server_port: int = DEFAULT_
             continue
         for start in range(0, len(record.data), MSS):
             emit(record.sender, "PA", t, record.data[start : start + MSS])
-    for side in (Side.CLIENT, Side.SERVER):  # acknowledge the FINs: the receiver's last word
-        if ends[side].fin:
+    # Acknowledge each FIN that no later packet of the receiver did (a FIN-ACK answering a FIN
+    # already acknowledges it: a second ACK would be a duplicate, which Wireshark flags).
+    for side in (Side.CLIENT, Side.SERVER):
+        if ends[side].fin and not ends[side].fin_acked:
             emit(Side.SERVER if side is Side.CLIENT else Side.CLIENT, "A", t)
     return packets
 
