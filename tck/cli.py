@@ -16,6 +16,7 @@ from rich.table import Table
 from .fuzz.cli import fuzz_command
 from .pipeline.cli import pipeline_command, publish_command
 from .report.cli import check_pcap_command, report_command
+from .wireshark.cli import wireshark_app
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="rsio-tck: conformance test kit for RS-IO.")
 console = Console(stderr=True)
@@ -142,6 +143,7 @@ app.command("check-pcap")(check_pcap_command)
 app.command("fuzz")(fuzz_command)
 app.command("pipeline")(pipeline_command)
 app.command("publish")(publish_command)
+app.add_typer(wireshark_app, name="wireshark")
 
 
 def main() -> None:
