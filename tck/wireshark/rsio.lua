@@ -26,9 +26,10 @@
 --
 -- Recognition: the TCP port preference (default 7878), Decode As, and a heuristic that accepts a
 -- TCP stream whose first bytes in a direction are a clientHello or serverHello (or the start of
--- one), then binds the conversation to this dissector.  Bytes a peer sent before the first hello
--- of its stream are seen only through the port preference or Decode As.  The codec preference is
--- auto (from the first hello of each stream; msgpack without one), msgpack or varint.
+-- one), then binds the conversation to this dissector.  In a single pass (tshark without -2),
+-- bytes a peer sent before the first hello of its stream are seen only through the port
+-- preference or Decode As.  The codec preference is auto (from the first hello of each stream,
+-- else from the first frames; see sniffed_codec), msgpack or varint.
 
 local rsio = Proto("rsio", "RS-IO (Reactive Streams IO)")
 
@@ -459,33 +460,55 @@ local function hello_codec(raw, limit)
         if ok then return codec.name end
         if type(result) ~= "table" then error(result, 0) end
         if result.kind == INCOMPLETE then waiting = true end
+        -- A hello announcing more extensions than the limit is still a hello (and malformed).
+        if result.rule == "ERR-8" then return codec.name end
     end
     if waiting then return nil end
     return false
 end
 
+-- The codec of a stream that starts with something else than a hello (a peer breaking the
+-- handshake, or a capture that starts late): the first codec that reads these bytes as whole
+-- frames without a malformed one (msgpack when both or neither do); nil when the first frame
+-- needs more bytes to tell.
+local function sniffed_codec(raw, limit)
+    local waiting = false
+    for _, codec in ipairs({ MSGPACK, VARINT }) do
+        local c = { raw = raw, p = 0, limit = limit }
+        local ok, result = pcall(parse_frames, c, codec, no_sizes, function() end)
+        if not ok and type(result) ~= "table" then error(result, 0) end
+        if ok or (result.kind == INCOMPLETE and c.frame_at > 0) then return codec.name end
+        if result.kind == INCOMPLETE then waiting = true end
+    end
+    if waiting then return nil end
+    return "msgpack"
+end
+
 -- State -----------------------------------------------------------------------------------------
 
-local f_tcp_stream = Field.new("tcp.stream")
-local f_tcp_seq = Field.new("tcp.seq")
-
+-- Streams are told apart by their endpoints.  (Not by tcp.stream: field values exist only when
+-- Wireshark builds a tree, and tshark -2 dissects its first pass without one.)
 local streams = {} -- per TCP stream: {codec = name or nil, dirs = {[sender] = {sizes = {}, dead = bool}}}
 local recorded = {} -- per place in the capture: what the first pass read there
+local heuristic_tried = {} -- senders whose first bytes the heuristic has judged
 
 function rsio.init()
-    streams, recorded = {}, {}
+    streams, recorded, heuristic_tried = {}, {}, {}
+end
+
+local function endpoints(pinfo)
+    local sender = tostring(pinfo.src) .. "/" .. pinfo.src_port
+    local receiver = tostring(pinfo.dst) .. "/" .. pinfo.dst_port
+    return sender, (sender < receiver) and (sender .. " " .. receiver) or (receiver .. " " .. sender)
 end
 
 local function stream_of(pinfo)
-    local field = f_tcp_stream()
-    local key = field and tostring(field.value)
-        or (tostring(pinfo.src) .. ":" .. pinfo.src_port .. "/" .. tostring(pinfo.dst) .. ":" .. pinfo.dst_port)
+    local sender, key = endpoints(pinfo)
     local stream = streams[key]
     if stream == nil then
         stream = { codec = nil, dirs = {} }
         streams[key] = stream
     end
-    local sender = tostring(pinfo.src) .. ":" .. pinfo.src_port
     local dir = stream.dirs[sender]
     if dir == nil then
         dir = { sizes = {}, dead = false }
@@ -607,6 +630,7 @@ local function dissect(tvb, pinfo, tree)
             stream.codec = CODEC_NAMES[preferred]
         else
             local found = hello_codec(raw, limit)
+            if found == false then found = sniffed_codec(raw, limit) end
             if found == nil and pinfo.can_desegment > 0 then
                 pinfo.desegment_offset, pinfo.desegment_len = 0, DESEGMENT_ONE_MORE_SEGMENT
                 return limit
@@ -686,10 +710,19 @@ local HEURISTIC_WINDOW = 4096 -- a hello longer than this (over a thousand exten
 local function heuristic(tvb, pinfo, tree)
     local limit = math.min(tvb:captured_len(), HEURISTIC_WINDOW)
     if limit == 0 then return false end
-    local seq = f_tcp_seq()
-    if seq == nil or seq.value > 1 then return false end -- only the first bytes of a direction
-    local found = hello_codec(tvb:raw(0, limit), limit)
-    if found == false or (found == nil and limit == HEURISTIC_WINDOW) then return false end
+    local accepted = "hello at " .. pinfo.number
+    if pinfo.visited then
+        if not recorded[accepted] then return false end
+    else
+        -- Only a sender's first bytes: TCP asks the heuristics about each segment of a stream
+        -- that no dissector has claimed yet, and a hello only ever starts a stream.
+        local sender = endpoints(pinfo)
+        if heuristic_tried[sender] then return false end
+        heuristic_tried[sender] = true
+        local found = hello_codec(tvb:raw(0, limit), limit)
+        if found == false or (found == nil and limit == HEURISTIC_WINDOW) then return false end
+        recorded[accepted] = true
+    end
     pinfo.conversation = rsio
     dissect(tvb, pinfo, tree) -- directly: through rsio.dissector, TCP reassembly would be off for this call
     return true

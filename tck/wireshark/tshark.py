@@ -31,7 +31,7 @@ from . import dissector_path
 _ROOT_WARNING = re.compile(r'^Running as user "root" and group "root"\. This could be dangerous\.$')
 _EXPERT_HEADER = re.compile(r"^(Errors|Warns|Notes|Chats|Comments) \((\d+)\)$")
 _EXPERT_ROW = re.compile(r"^\s+(\d+)\s+(\S+)\s+(\S+)\s+(.*)$")
-_FIELDS = ("frame.number", "tcp.stream", "tcp.srcport", "rsio.type", "rsio.length", "rsio.subscriber",
+_FIELDS = ("frame.number", "tcp.stream", "tcp.srcport", "tcp.dstport", "rsio.type", "rsio.length", "rsio.subscriber",
            "rsio.element.length", "rsio.data.length", "rsio.rule")
 _NO_SUBSCRIBER = {0x01, 0x02, 0x03}
 _DATA_TYPES = {0x0B, 0x0C, 0x0D}
@@ -46,6 +46,7 @@ class WireFrame:
     packet: int
     stream: int  # tcp.stream
     sender_port: int
+    receiver_port: int
     code: int
     length: int
     subscriber: int | None
@@ -57,6 +58,7 @@ class Malformed:
     packet: int
     stream: int
     sender_port: int
+    receiver_port: int
     rule: str
 
 
@@ -112,18 +114,18 @@ def _ints(text: str) -> list[int]:
 
 
 def _parse_packet(values: list[str], out: Decoded) -> None:
-    number, stream, port = int(values[0]), int(values[1] or -1), int(values[2] or 0)
-    types, lengths, subscribers = _ints(values[3]), _ints(values[4]), _ints(values[5])
-    elements, data = _ints(values[6]), _ints(values[7])
+    number, stream, port, peer = int(values[0]), int(values[1] or -1), int(values[2] or 0), int(values[3] or 0)
+    types, lengths, subscribers = _ints(values[4]), _ints(values[5]), _ints(values[6])
+    elements, data = _ints(values[7]), _ints(values[8])
     if len(types) != len(lengths):
         raise TsharkError(f"packet {number}: {len(types)} RS-IO types but {len(lengths)} lengths")
     for code, length in zip(types, lengths):
         subscriber = None if code in _NO_SUBSCRIBER else subscribers.pop(0)
         payload = elements.pop(0) if code == 0x08 else data.pop(0) if code in _DATA_TYPES else None
-        out.frames.append(WireFrame(packet=number, stream=stream, sender_port=port, code=code, length=length,
-                                    subscriber=subscriber, payload=payload))
-    for rule in filter(None, values[8].split(",")):
-        out.malformed.append(Malformed(packet=number, stream=stream, sender_port=port, rule=rule))
+        out.frames.append(WireFrame(packet=number, stream=stream, sender_port=port, receiver_port=peer, code=code,
+                                    length=length, subscriber=subscriber, payload=payload))
+    for rule in filter(None, values[9].split(",")):
+        out.malformed.append(Malformed(packet=number, stream=stream, sender_port=port, receiver_port=peer, rule=rule))
 
 
 def _parse_expert(lines: list[str]) -> list[ExpertEntry]:
