@@ -58,9 +58,13 @@ def _key(port: int, other: int) -> Key:
     return (port, other) if port < other else (other, port)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def tshark() -> None:
-    if tshark_binary() is None:
+TSHARK_FREE = {"test_dissector_limits_are_the_kits_default_limits",
+               "test_every_fin_is_acknowledged_once_and_no_ack_is_repeated"}
+
+
+@pytest.fixture(autouse=True)
+def tshark(request: pytest.FixtureRequest) -> None:
+    if tshark_binary() is None and request.function.__name__ not in TSHARK_FREE:
         message = "tshark is not installed (Debian: apt-get install tshark; `make install` does it)"
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(message + ", and CI=true: the Wireshark tests must run")
@@ -320,6 +324,31 @@ def test_no_pcap_of_a_full_run_draws_a_tcp_warning(full_run: FullRun) -> None:
     assert "Duplicate ACK" not in done.stdout and "Previous segment" not in done.stdout
     closes = re.search(r"^\s+(\d+)\s+Sequence\s+TCP\s+This frame initiates the connection closing$", done.stdout, re.M)
     assert closes is not None and int(closes[1]) >= full_run.pcaps - 5
+
+
+@pytest.mark.parametrize("closing", [(Side.CLIENT, Side.SERVER), (Side.SERVER, Side.CLIENT), (Side.CLIENT,)])
+def test_every_fin_is_acknowledged_once_and_no_ack_is_repeated(closing: tuple[Side, ...]) -> None:
+    """What Wireshark flags as a duplicate ACK: a pure ACK repeating its sender's previous ACK number."""
+    from scapy.layers.inet import TCP
+
+    records = [TraceRecord(t=0.0, sender=Side.CLIENT, data=HELLO["msgpack"]),
+               TraceRecord(t=0.1, sender=Side.SERVER, data=bytes.fromhex("020090"))]
+    records += [TraceRecord(t=0.2 + i / 10, sender=side, data=None) for i, side in enumerate(closing)]
+    packets = trace_packets(records, server_port=SERVER_PORT)
+    last_ack: dict[int, int] = {}
+    fins: dict[int, int] = {}  # sender port -> the sequence number acknowledging its FIN
+    acked: set[int] = set()
+    for packet in packets:
+        tcp = packet[TCP]
+        flags, payload = str(tcp.flags), bytes(tcp.payload)
+        if "A" in flags and not payload and "S" not in flags and "F" not in flags:
+            assert last_ack.get(tcp.sport) != tcp.ack, f"duplicate ACK from port {tcp.sport}"
+        if "A" in flags:
+            last_ack[tcp.sport] = tcp.ack
+            acked |= {port for port, seq in fins.items() if port != tcp.sport and tcp.ack == seq}
+        if "F" in flags:
+            fins[tcp.sport] = tcp.seq + 1
+    assert set(fins) == acked and len(fins) == len(closing)
 
 
 # -- the command line --------------------------------------------------------------------------

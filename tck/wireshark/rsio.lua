@@ -707,6 +707,23 @@ rsio.dissector = dissect
 
 local HEURISTIC_WINDOW = 4096 -- a hello longer than this (over a thousand extensions) is not guessed
 
+-- Whether bytes that start with a hello read as frames up to their end (the last may be cut off).
+-- A hello over the extension limit (ERR-8) is still taken for RS-IO.
+local function reads_as_frames(raw, limit, codec_name)
+    local sizes = {}
+    local function element_size(_, id) return sizes[id] or 0 end
+    local function track(frame)
+        if frame.code == 0x07 then
+            sizes[id_key(frame.subscriber)] = frame.element_size.n > 0 and frame.element_size.n or nil
+        end
+    end
+    local ok, failure = pcall(parse_frames, { raw = raw, p = 0, limit = limit },
+        codec_name == "varint" and VARINT or MSGPACK, element_size, track)
+    if ok then return true end
+    if type(failure) ~= "table" then error(failure, 0) end
+    return failure.kind == INCOMPLETE or failure.rule == "ERR-8"
+end
+
 local function heuristic(tvb, pinfo, tree)
     local limit = math.min(tvb:captured_len(), HEURISTIC_WINDOW)
     if limit == 0 then return false end
@@ -719,8 +736,10 @@ local function heuristic(tvb, pinfo, tree)
         local sender = endpoints(pinfo)
         if heuristic_tried[sender] then return false end
         heuristic_tried[sender] = true
-        local found = hello_codec(tvb:raw(0, limit), limit)
+        local raw = tvb:raw(0, limit)
+        local found = hello_codec(raw, limit)
         if found == false or (found == nil and limit == HEURISTIC_WINDOW) then return false end
+        if found and not reads_as_frames(raw, limit, found) then return false end
         recorded[accepted] = true
     end
     pinfo.conversation = rsio
