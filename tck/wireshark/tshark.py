@@ -120,8 +120,11 @@ def _parse_packet(values: list[str], out: Decoded) -> None:
     if len(types) != len(lengths):
         raise TsharkError(f"packet {number}: {len(types)} RS-IO types but {len(lengths)} lengths")
     for code, length in zip(types, lengths):
-        subscriber = None if code in _NO_SUBSCRIBER else subscribers.pop(0)
-        payload = elements.pop(0) if code == 0x08 else data.pop(0) if code in _DATA_TYPES else None
+        try:
+            subscriber = None if code in _NO_SUBSCRIBER else subscribers.pop(0)
+            payload = elements.pop(0) if code == 0x08 else data.pop(0) if code in _DATA_TYPES else None
+        except IndexError:
+            raise TsharkError(f"packet {number}: a frame of type 0x{code:02x} lacks a field tshark should list") from None
         out.frames.append(WireFrame(packet=number, stream=stream, sender_port=port, receiver_port=peer, code=code,
                                     length=length, subscriber=subscriber, payload=payload))
     for rule in filter(None, values[9].split(",")):
