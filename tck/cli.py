@@ -19,6 +19,7 @@ from .fuzz.cli import fuzz_command
 from .gate import EXIT_CODES_HELP, ExitCode, GateError, guard
 from .pipeline.cli import pipeline_command, publish_command
 from .report.cli import check_pcap_command, report_command
+from .wireshark.cli import wireshark_app
 
 if TYPE_CHECKING:
     from .capabilities import Capabilities
@@ -231,6 +232,7 @@ app.command("check-pcap", epilog=EXIT_CODES_HELP, cls=gate.plain_help_command())
 app.command("fuzz", epilog=EXIT_CODES_HELP, cls=gate.plain_help_command())(fuzz_command)
 app.command("pipeline", epilog=EXIT_CODES_HELP, cls=gate.plain_help_command())(pipeline_command)
 app.command("publish", epilog=EXIT_CODES_HELP, cls=gate.plain_help_command())(publish_command)
+app.add_typer(wireshark_app, name="wireshark")
 
 
 def main() -> None:

@@ -82,6 +82,7 @@ class _Sender:
     port: int
     seq: int
     fin: bool = False
+    fin_acked: bool = False  # a later packet of the peer acknowledged our FIN
 
 
 def trace_packets(records: Iterable[TraceRecord], *, server_port: int = DEFAULT_PORT, client_port: int = 40000,
@@ -114,6 +115,7 @@ def iter_trace_packets(records: Iterable[TraceRecord], *, server_port: int = DEF
         built.add_payload(ip)
         built.time = base + t
         me.seq += len(payload) + (1 if "S" in flags or "F" in flags else 0)
+        peer.fin_acked = peer.fin_acked or (ack and peer.fin)
         emitted += 1
         return built
 
@@ -141,8 +143,10 @@ def iter_trace_packets(records: Iterable[TraceRecord], *, server_port: int = DEF
                 yield packet(Side.CLIENT, "RA", t)  # the capture's own cap: cut the same way
                 return
             yield packet(record.sender, "PA", t, record.data[start : start + MSS])
-    for side in (Side.CLIENT, Side.SERVER):  # acknowledge the FINs: the receiver's last word
-        if ends[side].fin:
+    # Acknowledge each FIN that no later packet of the receiver did (a FIN-ACK answering a FIN
+    # already acknowledges it: a second ACK would be a duplicate, which Wireshark flags).
+    for side in (Side.CLIENT, Side.SERVER):
+        if ends[side].fin and not ends[side].fin_acked:
             yield packet(Side.SERVER if side is Side.CLIENT else Side.CLIENT, "A", t)
 
 
