@@ -43,7 +43,7 @@ from rsio_tck.wire import get_codec
 from rsio_tck.wire.frames import Frame
 from rsio_tck.wire.limits import DEFAULT_LIMITS
 from rsio_tck.wireshark import DISSECTORS, PLUGIN_DIR_ENV, dissector_path
-from rsio_tck.wireshark.tshark import Decoded, decode, run_tshark, tshark_binary
+from rsio_tck.wireshark.tshark import FOREIGN_HEURISTICS, Decoded, decode, run_tshark, tshark_binary
 
 CODECS = ("msgpack", "varint")
 SERVER_PORT = 7878  # the dissector's default port
@@ -319,7 +319,8 @@ def test_the_heuristic_recognises_every_stream_of_a_full_run_that_has_a_hello(fu
 @pytest.mark.timeout(900)
 def test_no_pcap_of_a_full_run_draws_a_tcp_warning(full_run: FullRun) -> None:
     """Wireshark alone (no dissector): not a warning, not an error, not a duplicate ACK."""
-    done = run_tshark(["-r", str(full_run.capture), "-q", "-z", "expert"], timeout=300)
+    done = run_tshark([*(a for h in FOREIGN_HEURISTICS for a in ("--disable-heuristic", h)),
+                       "-r", str(full_run.capture), "-q", "-z", "expert"], timeout=300)
     assert not re.search(r"^(Errors|Warns) \(", done.stdout, re.M), done.stdout
     assert "Duplicate ACK" not in done.stdout and "Previous segment" not in done.stdout
     closes = re.search(r"^\s+(\d+)\s+Sequence\s+TCP\s+This frame initiates the connection closing$", done.stdout, re.M)

@@ -87,6 +87,12 @@ class Decoded:
         return [entry for entry in self.expert if entry.summary.startswith("Lua Error")]
 
 
+# Wireshark's classic-STUN heuristic (RFC 3489 has no magic cookie) claims any TCP stream whose first
+# bytes happen to look like a STUN header, before a Lua heuristic gets to see it; a varint RS-IO stream
+# sometimes does.  The kit's own comparisons switch it off; the README tells users the same.
+FOREIGN_HEURISTICS = ("classicstun_tcp",)
+
+
 def tshark_binary() -> str | None:
     return shutil.which("tshark")
 
@@ -150,6 +156,8 @@ def decode(capture: Path, *, bindings: Iterable[str] = ("rsio",), prefs: Mapping
            two_pass: bool = False, timeout: float = 120.0) -> Decoded:
     """What tshark, with the kit's dissectors, decodes in ``capture``."""
     args = [f"-Xlua_script:{dissector_path(binding)}" for binding in bindings]
+    for heuristic in FOREIGN_HEURISTICS:
+        args += ["--disable-heuristic", heuristic]
     for name, value in (prefs or {}).items():
         args += ["-o", f"{name}:{value}"]
     args += ["-r", str(capture), "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=,", "-z", "expert"]
