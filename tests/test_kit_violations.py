@@ -50,6 +50,6 @@ def test_the_kit_commits_only_the_violations_its_scenarios_declare(codec: str) -
                     undeclared.append(f"{result.id} ({judge} judge): {finding.message}")
     assert judged > 100
     assert declared > 0  # the deliberate ones are seen, so the judges did look at the kit's side
-    assert undeclared == []
+    assert undeclared == [], "\n".join(undeclared)
     # An undeclared MUST violation by the kit would have made the scenario's verdict error.
     assert not [r.id for r in results if r.verdict is Verdict.ERROR]

@@ -131,7 +131,9 @@ def test_a_failing_scenario_page_highlights_the_offending_frame(chromium: str, r
     assert "DEM-001" in text(dom.xpath("//h1")[0])
     assert dom.xpath('//p/span[contains(@class, "v-fail")]')
     judged = [text(li) for li in dom.xpath('//h2[starts-with(., "Monitor")]/following-sibling::ul[1]/li')]
-    assert judged and all(re.search(r"DEM-1 \(MUST, server\) frame #\d+", line) for line in judged)
+    # The fault's DEM-1, and perhaps the TCK-9 warnings the peer's integer-width freedom earns on purpose.
+    assert any(re.search(r"DEM-1 \(MUST, server\) frame #\d+", line) for line in judged)
+    assert all(re.search(r"(DEM-1 \(MUST|TCK-9 \(SHOULD), server\) frame #\d+", line) for line in judged), judged
     frames = {int(re.search(r"frame #(\d+)", line).group(1)) for line in judged}  # type: ignore[union-attr]
 
     # In the transcript exactly the cited frames (and the lines stating the violation) are highlighted.
