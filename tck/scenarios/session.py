@@ -317,8 +317,9 @@ class KitSession:
             elif kind is OnNextLastPart:
                 self._element(frame.subscriber, bytes(self._parts.pop(frame.subscriber)), index, "split")  # type: ignore[union-attr]
         elif kind in (OnSubscribe, OnComplete, OnError):
-            if kind is not OnSubscribe:
-                self._parts.pop(frame.subscriber, None)  # type: ignore[union-attr]
+            # A terminal signal ends the element in progress; so does the onSubscribe of a reused
+            # Id: parts joined before it belong to the cancelled subscription (ID-4).
+            self._parts.pop(frame.subscriber, None)  # type: ignore[union-attr]
             self._push(("kit", frame.subscriber), Event(frame.wire_name, frame_fields(frame), index))  # type: ignore[union-attr]
 
     def _element(self, subscriber: int, element: bytes, index: int, via: str) -> None:
