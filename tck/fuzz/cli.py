@@ -33,7 +33,7 @@ def fuzz_command(
 ) -> None:
     """Fuzz a target with generated frame sequences; exit 1 if anything was found."""
     from ..cli import run_id
-    from ..embedded import EmbeddedPeer
+    from ..embedded import REASSEMBLY_LIMIT, EmbeddedPeer
     from ..wire import CODEC_NAMES
 
     if codec not in CODEC_NAMES:
@@ -44,7 +44,8 @@ def fuzz_command(
         peer = EmbeddedPeer(codec=codec, faults=fault)
         target = peer.start()
     config = FuzzConfig(target=target, codec=codec, examples=examples, seed=seed, time_budget=time_budget,
-                        stop_at_first=stop_at_first, signal_timeout=signal_timeout)
+                        stop_at_first=stop_at_first, signal_timeout=signal_timeout,
+                        reassembly_limit=REASSEMBLY_LIMIT if peer is not None else None)
     ident = run_id()
     directory = report_dir / ident
     try:

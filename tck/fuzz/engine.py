@@ -54,6 +54,7 @@ class FuzzConfig:
     stop_at_first: bool = False
     bystander: bool = True  # watch each example from a second connection (ERR-3)
     confirm: int = 2  # re-runs a new finding must reproduce in at least once (0: trust the first run)
+    reassembly_limit: int | None = None  # the target's limit on one split element, when known (the embedded peer's)
 
 
 @dataclass
@@ -192,7 +193,7 @@ class _Search:
                   derandomize=False, suppress_health_check=list(HealthCheck), phases=[Phase.generate, Phase.shrink],
                   report_multiple_bugs=False, verbosity=Verbosity.quiet, print_blob=False)
         @hypothesis_seed(config.seed * 100_003 + number)
-        @given(programs(config.codec))
+        @given(programs(config.codec, config.reassembly_limit))
         def probe(program: dict[str, Any]) -> None:
             verdict = self.run_once(program, min(self.deadline, shrink_until[0]))
             if verdict is None or self.key(verdict) in self.known:
