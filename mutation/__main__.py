@@ -73,11 +73,20 @@ def stop_workers() -> None:
                 pass
 
 
-def run_worker(env: dict[str, str], timeout: float, jobs: int) -> tuple[int | None, str, float]:
+# The peer takes its freedoms (unsolicited splits, Id reuse, mixed packing...) at random per
+# connection, and which scenario gets which connection varies from run to run.  A mutant that
+# survives the seeded peer gets a second run against the peer's one fixed habit
+# (--no-freedoms), so the "freedom off" side of every choice is always exercised.
+PASSES: tuple[tuple[str, ...], ...] = ((), ("--no-freedoms",))
+
+
+def run_worker(env: dict[str, str], timeout: float, jobs: int,
+               peer_args: tuple[str, ...] = ()) -> tuple[int | None, str, float]:
     """One suite run in its own process group (the peer it starts included): (exit code or None, last line, s)."""
     started = time.perf_counter()
+    command = [sys.executable, "-m", "mutation.suite", "--jobs", str(jobs), *(f"--peer-arg={a}" for a in peer_args)]
     with _LIVE_LOCK:
-        process = subprocess.Popen([sys.executable, "-m", "mutation.suite", "--jobs", str(jobs)], cwd=ROOT,
+        process = subprocess.Popen(command, cwd=ROOT,
                                    env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
         _LIVE.add(process)
     try:
@@ -98,16 +107,20 @@ def try_mutant(mutant: Mutant, timeout: float, jobs: int, scratch: Path) -> Outc
     path = scratch / f"{mutant.module.removesuffix('.py')}-{mutant.occurrence}-{mutant.operator.split('/')[-1]}.py"
     path.write_text(mutated_source(mutant))
     env = {**os.environ, "RSIO_MUTANT_MODULE": mutant.import_name, "RSIO_MUTANT_SOURCE": str(path)}
+    seconds = 0.0
     try:
-        code, last, seconds = run_worker(env, timeout, jobs)
+        for peer_args in PASSES:
+            code, last, took = run_worker(env, timeout, jobs, peer_args)
+            seconds += took
+            against = f" (peer {' '.join(peer_args)})" if peer_args else ""
+            if code is None:
+                return Outcome(mutant, "timeout", f"no verdict within {timeout:.0f} s{against}", seconds)
+            if code != 0:
+                # 1: a scenario failed; 2 or a crash: the mutated peer did not even start.
+                return Outcome(mutant, "killed", (last or f"exit status {code}") + against, seconds)
     finally:
         path.unlink()
-    if code is None:
-        return Outcome(mutant, "timeout", f"no verdict within {timeout:.0f} s", seconds)
-    if code == 0:
-        return Outcome(mutant, "survived", last, seconds)
-    # 1: a scenario failed; 2 or a crash: the mutated peer did not even start.
-    return Outcome(mutant, "killed", last or f"exit status {code}", seconds)
+    return Outcome(mutant, "survived", last, seconds)
 
 
 def choose(mutants: list[Mutant], args: argparse.Namespace) -> list[Mutant]:
@@ -216,10 +229,18 @@ def main(argv: list[str] | None = None) -> int:
                                           "change": changed_lines(mutant)[0][1].strip()}) + "\n")
                 results.flush()
 
-        for future in [pool.submit(one, mutant) for mutant in chosen]:
-            future.result()
+        futures = [pool.submit(one, mutant) for mutant in chosen]
+        try:
+            for future in futures:
+                future.result()
+        except BaseException:
+            for future in futures:
+                future.cancel()  # an interrupted run stops at once (main() then kills the suite runs going on)
+            stop_workers()
+            raise
     elapsed = time.perf_counter() - started
     complete = len(chosen) == len(mutants)
+    equivalents = load_equivalents()  # as the file is now: it may have been edited during a long run
     summary, score = summarize(sorted(outcomes, key=lambda o: o.mutant), equivalents, mutants, elapsed, complete)
     (out / "summary.md").write_text(summary + "\n")
     print("\n" + summary + f"\n\nresults: {out}")

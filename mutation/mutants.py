@@ -172,7 +172,17 @@ def module_mutants(module: str, source: str | None = None) -> list[Mutant]:
                     per_line[start[0]] = index + 1
                     found.append(Mutant(module, start[0], name, index, occurrence))
                 occurrence += 1
-    return sorted(found)
+    # A replaced operator can make a statement that does not compile (``*`` of keyword-only
+    # parameters read as multiplication): such a mutant tests nothing, so it is left out.
+    return sorted(m for m in found if not m.operator.startswith("core/ReplaceBinaryOperator") or _compiles(m, text))
+
+
+def _compiles(mutant: Mutant, source: str) -> bool:
+    try:
+        compile(mutated_source(mutant, source), mutant.module, "exec")
+    except SyntaxError:
+        return False
+    return True
 
 
 def all_mutants(modules: Iterable[str] = SCOPE) -> list[Mutant]:

@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     # Longer than the kit's default 2 s: on a loaded machine a late signal must not pass for a
     # killed mutant (a survivor is never wrong that way; a kill could be).
     parser.add_argument("--signal-timeout", type=float, default=5.0)
+    parser.add_argument("--peer-arg", action="append", default=[], help="an argument for the peer (repeatable)")
     args = parser.parse_args(argv)
     scenarios = load_directory()
 
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
 
     peer_environment()
     try:
-        with EmbeddedPeer(codec=args.codec) as url:
+        with EmbeddedPeer(codec=args.codec, extra=tuple(args.peer_arg)) as url:
             asyncio.run(run_suite(scenarios, RunConfig(target=url, codec=args.codec, signal_timeout=args.signal_timeout), jobs=args.jobs, on_result=on_result))
     except EmbeddedPeerError as exc:
         print(f"peer did not start: {str(exc).splitlines()[0]}")
