@@ -76,7 +76,8 @@ def stop_workers() -> None:
 # The peer takes its freedoms (unsolicited splits, Id reuse, mixed packing...) at random per
 # connection, and which scenario gets which connection varies from run to run.  A mutant that
 # survives the seeded peer gets a second run against the peer's one fixed habit
-# (--no-freedoms), so the "freedom off" side of every choice is always exercised.
+# (--no-freedoms), so the "freedom off" side of every choice is always exercised.  A mutant
+# listed as equivalent gets the first pass only (a kill there is still reported).
 PASSES: tuple[tuple[str, ...], ...] = ((), ("--no-freedoms",))
 
 
@@ -103,13 +104,14 @@ def run_worker(env: dict[str, str], timeout: float, jobs: int,
     return code, (lines[-1] if lines else ""), time.perf_counter() - started
 
 
-def try_mutant(mutant: Mutant, timeout: float, jobs: int, scratch: Path) -> Outcome:
+def try_mutant(mutant: Mutant, timeout: float, jobs: int, scratch: Path, listed: bool = False) -> Outcome:
+    """Kill ``mutant`` if the suite can; a mutant listed as equivalent gets the seeded pass only."""
     path = scratch / f"{mutant.module.removesuffix('.py')}-{mutant.occurrence}-{mutant.operator.split('/')[-1]}.py"
     path.write_text(mutated_source(mutant))
     env = {**os.environ, "RSIO_MUTANT_MODULE": mutant.import_name, "RSIO_MUTANT_SOURCE": str(path)}
     seconds = 0.0
     try:
-        for peer_args in PASSES:
+        for peer_args in PASSES[:1] if listed else PASSES:
             code, last, took = run_worker(env, timeout, jobs, peer_args)
             seconds += took
             against = f" (peer {' '.join(peer_args)})" if peer_args else ""
@@ -218,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="rsio-mutants-") as scratch, \
             (out / "results.jsonl").open("w") as results, ThreadPoolExecutor(args.jobs) as pool:
         def one(mutant: Mutant) -> None:
-            outcome = try_mutant(mutant, timeout, args.suite_jobs, Path(scratch))
+            outcome = try_mutant(mutant, timeout, args.suite_jobs, Path(scratch), mutant.key in equivalents)
             with lock:
                 outcomes.append(outcome)
                 mark = "EQUIV" if not outcome.killed and mutant.key in equivalents else outcome.status
