@@ -61,7 +61,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-frame", type=int, default=DEFAULT_LIMITS.max_frame, help="bytes of one frame")
     p.add_argument("--max-reassembly", type=int, default=DEFAULT_LIMITS.max_reassembly,
                    help="bytes of one split element joined")
-    p.add_argument("--split-threshold", type=int, default=PeerConfig.split_threshold,
+    p.add_argument("--split-threshold", type=int, default=PeerConfig().split_threshold,
                    help="variable-size elements longer than this are always sent split")
     p.add_argument("--write-buffer", type=int, default=256 * 1024,
                    help="bytes buffered per connection before production pauses")
