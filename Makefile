@@ -48,7 +48,7 @@ bench: $(STAMP)
 	$(PY) -m benchmarks
 
 # Mutation testing of the reference peer against the scenario suite (not part of `make test`;
-# about half an hour on two cores): prints its run time, the score and every survivor.
+# 16-36 min on two shared cores): prints its run time, the score and every survivor.
 mutation: $(STAMP)
 	$(PY) -m mutation $(MUTATION_ARGS)
 
