@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYSPARK_PYTHON := $(abspath $(PY))
 
-.PHONY: install run test bench lint typecheck clean report publish
+.PHONY: install run test bench mutation lint typecheck clean report publish
 
 # The set-up installs what the tests need from Debian: Java for Spark, chromium for the browser check of the
 # report (tests/test_report_browser.py), tshark to dissect captures.
@@ -44,19 +44,24 @@ report: $(STAMP)
 	echo "static report: $$run/report/index.html"
 
 test: $(STAMP)
-	$(PY) -m ruff check tck reference_peer tests benchmarks
+	$(PY) -m ruff check tck reference_peer tests benchmarks mutation
 	$(MAKE) --no-print-directory typecheck
 	$(PY) -m pytest -q -p no:cacheprovider
 
 bench: $(STAMP)
 	$(PY) -m benchmarks
 
+# Mutation testing of the reference peer against the scenario suite (not part of `make test`;
+# 16-36 min on two shared cores): prints its run time, the score and every survivor.
+mutation: $(STAMP)
+	$(PY) -m mutation $(MUTATION_ARGS)
+
 # The multi-target compliance site from every run under reports/ (Spark local mode).
 publish: $(STAMP)
 	$(PY) -m rsio_tck.cli publish reports --out site
 
 lint: $(STAMP)
-	$(PY) -m ruff check tck reference_peer tests benchmarks
+	$(PY) -m ruff check tck reference_peer tests benchmarks mutation
 
 # mypy sees the installed import name: build/typecheck/rsio_tck links tck/'s entries and reference_peer/.
 typecheck: $(STAMP)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 
-from rsio_tck.embedded import EmbeddedPeer
+from rsio_tck.embedded import REASSEMBLY_LIMIT, EmbeddedPeer
 from rsio_tck.fuzz import FuzzConfig, fuzz
 from rsio_tck.reference_peer.faults import FAULTS
 from rsio_tck.reference_peer.freedoms import DELIBERATE_WARNINGS
@@ -30,6 +30,7 @@ def main() -> None:
         started = time.monotonic()
         with EmbeddedPeer(codec=codec, faults=[name]) as url:
             outcome = fuzz(FuzzConfig(target=url, codec=codec, examples=100_000, seed=0, time_budget=BUDGET,
+                                      reassembly_limit=REASSEMBLY_LIMIT,
                                       shrink_budget=5.0, stop_at_first=True, tolerated=DELIBERATE_WARNINGS))
         hits = [f for f in outcome.findings if f.count]
         found += bool(hits)

@@ -63,6 +63,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-frame", type=int, default=DEFAULT_LIMITS.max_frame, help="bytes of one frame")
     p.add_argument("--max-reassembly", type=int, default=DEFAULT_LIMITS.max_reassembly,
                    help="bytes of one split element joined")
+    p.add_argument("--split-threshold", type=int, default=PeerConfig().split_threshold,
+                   help="variable-size elements longer than this are always sent split")
     p.add_argument("--write-buffer", type=int, default=256 * 1024,
                    help="bytes buffered per connection before production pauses")
     p.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
@@ -79,7 +81,8 @@ def config_from(args: argparse.Namespace) -> PeerConfig:
                      max_reassembly=args.max_reassembly)
     return PeerConfig(codec=args.codec, limits=limits, max_subscriptions=args.max_subscriptions,
                       write_high=args.write_buffer, write_low=args.write_buffer // 4, freedoms=not args.no_freedoms,
-                      seed=args.seed, wide_ints=args.wide_ints, faults=tuple(args.fault))
+                      seed=args.seed, wide_ints=args.wide_ints, faults=tuple(args.fault),
+                      split_threshold=args.split_threshold)
 
 
 def write_port(path: Path, port: int) -> None:

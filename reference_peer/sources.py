@@ -33,7 +33,6 @@ COMPLETE = End()
 
 class Source:
     element_size: int = 0  # > 0: fixed-size mode
-    large: bool = False  # elements are streamed in parts (see LargeSource)
 
     def available(self) -> int:
         """Elements that can be taken now."""
@@ -164,8 +163,6 @@ class FixedSource(Source):
 
 class LargeSource(Source):
     """tck/large: ``count`` elements of ``size`` bytes, read a part at a time."""
-
-    large = True
 
     def __init__(self, size: int, count: int, part: int | None) -> None:
         self.size = size

@@ -19,6 +19,10 @@ _LISTENING = re.compile(r"listening on (tcp://\S+)")
 # SPLIT-5 scenario sends, so the suite drives the reference peer down its cancel path too
 # (and above the 100 KB element of SPLIT-1's largest scenario).  ``extra`` may override it.
 REASSEMBLY_LIMIT = 512 * 1024
+# The embedded peer always splits a variable-size element longer than this (its default is
+# 1 MiB): low enough that a tck/subscribe report of a 100 KB element takes that path, so the
+# suite (TCK-104) reaches the peer's own splitting of long queued elements.
+SPLIT_THRESHOLD = 64 * 1024
 
 
 def reference_peer_name(faults: tuple[str, ...] | list[str] = ()) -> tuple[str, str]:
@@ -53,7 +57,8 @@ class EmbeddedPeer:
         self._dir = tempfile.TemporaryDirectory(prefix="rsio-peer-")
         self.log_path = Path(self._dir.name) / "log"
         command = [sys.executable, "-m", "rsio_tck.reference_peer", "--listen", "tcp://127.0.0.1:0",
-                   "--codec", self.codec, "--max-reassembly", str(REASSEMBLY_LIMIT), *self.extra]
+                   "--codec", self.codec, "--max-reassembly", str(REASSEMBLY_LIMIT),
+                   "--split-threshold", str(SPLIT_THRESHOLD), *self.extra]
         for fault in self.faults:
             command += ["--fault", fault]
         self._process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

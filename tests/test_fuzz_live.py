@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import find, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from rsio_tck.cli import app
-from rsio_tck.embedded import EmbeddedPeer
+from rsio_tck.embedded import REASSEMBLY_LIMIT, EmbeddedPeer
 from rsio_tck.fuzz import FuzzConfig, fuzz, write_findings
+from rsio_tck.fuzz.engine import judge, run_program
+from rsio_tck.fuzz.program import ProgramState, ep_near_reassembly_limit, ep_reuse_outstanding
 from rsio_tck.reference_peer.freedoms import DELIBERATE_WARNINGS
 from rsio_tck.scenarios.loader import load_file
+from rsio_tck.wire.frames import ID_MAX
 
 # One fault from each of five areas; each is found within a few seconds.
 QUICK_FAULTS = {
@@ -79,3 +85,43 @@ def test_the_fuzz_command_exits_0_on_a_conforming_target(tmp_path: Path) -> None
     assert result.exit_code == 0, result.output
     (summary_path,) = list(tmp_path.glob("*/fuzz.json"))
     assert json.loads(summary_path.read_text())["findings"] == []
+
+
+def _episode_program(which: Any, codec: str = "msgpack") -> st.SearchStrategy[dict[str, Any]]:
+    @st.composite
+    def program(draw: st.DrawFn) -> dict[str, Any]:
+        state = ProgramState(codec, REASSEMBLY_LIMIT)
+        return {"level": "MUST", "handshake": "auto", "goodbye": "auto", "codecs": [codec],
+                "steps": which(draw, state)}
+    return program()
+
+
+def _sizes(program: dict[str, Any]) -> set[int]:
+    """Lengths of the split elements the kit sends in ``program``."""
+    return {sum(frame[kind]["data"]["large"][2] for frame in step["send"] for kind in frame
+                if kind in ("onNextPart", "onNextLastPart"))
+            for step in program["steps"] if isinstance(step.get("send"), list)} - {0}
+
+
+@pytest.mark.parametrize("offset", [-1, 0, 1])
+def test_an_element_at_the_reassembly_limit_is_joined_and_one_byte_past_it_is_cancelled(offset: int) -> None:
+    program = find(_episode_program(ep_near_reassembly_limit), lambda p: _sizes(p) == {REASSEMBLY_LIMIT + offset},
+                   settings=settings(database=None, max_examples=500))
+    rules = {step.get("rule") for step in program["steps"]}
+    assert ("SPLIT-5" in rules) is (offset > 0)
+    with EmbeddedPeer() as url:
+        result = run_program(program, FuzzConfig(target=url, reassembly_limit=REASSEMBLY_LIMIT))
+    assert judge(result) is None, result.explain()
+
+
+@pytest.mark.parametrize("demand", [4, 1000, ID_MAX])
+def test_reusing_an_id_with_demand_outstanding_passes_against_a_conforming_peer(demand: int) -> None:
+    wanted = "${MAX}" if demand == ID_MAX else demand
+    program = find(_episode_program(ep_reuse_outstanding),
+                   lambda p: any(frame.get("subscribe", {}).get("initialDemand") == wanted
+                                 for step in p["steps"] for frame in
+                                 (step["send"] if isinstance(step.get("send"), list) else [step.get("send", {})])),
+                   settings=settings(database=None, max_examples=500))
+    with EmbeddedPeer() as url:
+        result = run_program(program, FuzzConfig(target=url))
+    assert judge(result) is None, result.explain()

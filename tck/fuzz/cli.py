@@ -45,7 +45,7 @@ def fuzz_command(
 ) -> None:
     """Fuzz a target with generated frame sequences; exit 1 if anything was found."""
     from ..cli import run_id
-    from ..embedded import EmbeddedPeer, EmbeddedPeerError, reference_peer_name
+    from ..embedded import REASSEMBLY_LIMIT, EmbeddedPeer, EmbeddedPeerError, reference_peer_name
     from ..gate import (
         ExitCode,
         GateError,
@@ -76,7 +76,8 @@ def fuzz_command(
 
     config = FuzzConfig(target=target, codec=codec, examples=examples, seed=seed, time_budget=time_budget,
                         stop_at_first=stop_at_first, signal_timeout=signal_timeout,
-                        tolerated=DELIBERATE_WARNINGS if peer is not None else frozenset())
+                        tolerated=DELIBERATE_WARNINGS if peer is not None else frozenset(),
+                        reassembly_limit=REASSEMBLY_LIMIT if peer is not None else None)
     ident = run_id()
     directory = report_dir / ident
     try:

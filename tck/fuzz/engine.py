@@ -57,6 +57,7 @@ class FuzzConfig:
     # SHOULD rules whose warnings are not findings: the deviations the reference peer makes on
     # purpose as freedoms (its wide integers, TCK-9), when the fuzzer is pointed at it.
     tolerated: frozenset[str] = frozenset()
+    reassembly_limit: int | None = None  # the target's limit on one split element, when known (the embedded peer's)
 
 
 @dataclass
@@ -197,7 +198,7 @@ class _Search:
                   derandomize=False, suppress_health_check=list(HealthCheck), phases=[Phase.generate, Phase.shrink],
                   report_multiple_bugs=False, verbosity=Verbosity.quiet, print_blob=False)
         @hypothesis_seed(config.seed * 100_003 + number)
-        @given(programs(config.codec))
+        @given(programs(config.codec, config.reassembly_limit))
         def probe(program: dict[str, Any]) -> None:
             verdict = self.run_once(program, min(self.deadline, shrink_until[0]))
             if verdict is None or self.key(verdict) in self.known:

@@ -7,11 +7,14 @@ monitor finding is the target's fault:
 
 - the kit as subscriber: ``tck/range``, ``tck/infinite`` (+ cancel), ``tck/fixed``,
   ``tck/large`` (split), ``tck/error``, unknown names, demand of 0 / negative /
-  beyond 2^63-1, requests and cancels for unknown Ids, legal Id reuse;
+  beyond 2^63-1, requests and cancels for unknown Ids, legal Id reuse, also
+  while the old subscription still has demand outstanding (bounded or 2^63-1);
 - the kit as publisher through ``tck/subscribe``: onNext, packed or split
   elements, requested per strategy, terminal signals right after onSubscribe or
   cutting a split element short, and the reports the target must send back;
-  also two subscribe-backs at once whose parts interleave.
+  also two subscribe-backs at once whose parts interleave, and -- when the
+  target's reassembly limit is known (the embedded peer's) -- one split element
+  one byte below, at, or one byte past that limit.
 
 The ending is an orderly goodbye, a transport that ends without one (reset or
 half-close; then a fresh connection must still work, ERR-11), or something
@@ -44,6 +47,7 @@ Draw = Any
 @dataclass
 class ProgramState:
     codec: str
+    reassembly_limit: int | None = None  # the target's, when known: split elements are drawn around it
     active: set[int] = field(default_factory=set)
     names: int = 0  # counter for unique variable names
 
@@ -161,6 +165,39 @@ def ep_infinite_cancel(draw: Draw, state: ProgramState) -> list[dict[str, Any]]:
                     {"expect_silence": {"subscriber": sid, "window": 0.1}, "rule": "STR-6"}]
 
 
+def ep_reuse_outstanding(draw: Draw, state: ProgramState) -> list[dict[str, Any]]:
+    """Cancel a subscription whose demand is not used up and reuse its Id in the same write (ID-3):
+    whatever of the old one is still in flight comes before the new onSubscribe, and the new
+    subscription gets exactly its own initialDemand, nothing of the old demand."""
+    sid = _free_id(draw, state)
+    demand = draw(st.sampled_from((4, 50, 1000, ID_MAX)))
+    fresh, start = draw(st.sampled_from((0, 1, 2))), draw(st.sampled_from((0, 100, 2**40)))
+    old = {"subscribe": {"publisher": "tck/infinite", "subscriber": sid, "initialDemand": _demand_value(demand)}}
+    new = {"subscribe": {"publisher": f"tck/infinite?start={start}", "subscriber": sid, "initialDemand": fresh}}
+    cancel = {"cancel": {"subscriber": sid}}
+    drain: dict[str, Any] = {"subscriber": sid, "until_terminal": True}
+    if demand == ID_MAX:
+        # All in one write: the unbounded demand is outstanding at the cancel, with no flood in flight.
+        steps: list[dict[str, Any]] = [{"send": [old, cancel, new]},
+                                       {"expect": {"onSubscribe": {"subscriber": sid}}, "rule": "STR-1"}]
+    else:
+        taken = draw(st.integers(0, 3))
+        steps = [{"send": old}, {"expect": {"onSubscribe": {"subscriber": sid}}, "rule": "STR-1"}]
+        if taken:
+            steps.append(_elements_then(sid, taken, [{"msgpack": i} for i in range(taken)], "", "TCK-2"))
+        steps.append({"send": [cancel, new]})
+        drain["max"] = demand - taken
+    steps += [
+        {"drain": drain, "rule": "STR-6"},
+        {"expect": {"onSubscribe": {"subscriber": sid, "elementSize": 0}}, "rule": "ID-3"},
+        _elements_then(sid, fresh, [{"msgpack": start + i} for i in range(fresh)], "nothing", "ID-3"),
+        {"send": {"request": {"subscriber": sid, "demand": 1}}},
+        _elements_then(sid, 1, [{"msgpack": start + fresh}], "nothing", "ID-3"),
+    ]
+    state.active.add(sid)
+    return steps
+
+
 def ep_bad_demand(draw: Draw, state: ProgramState) -> list[dict[str, Any]]:
     sid = _free_id(draw, state)
     negative = (-1, -(2**63)) if state.codec == "msgpack" else ()
@@ -208,15 +245,23 @@ def ep_publisher_pair(draw: Draw, state: ProgramState) -> list[dict[str, Any]]:
     return publisher_pair_episode(draw, state)
 
 
+def ep_near_reassembly_limit(draw: Draw, state: ProgramState) -> list[dict[str, Any]]:
+    from .publisher import near_limit_episode
+
+    return near_limit_episode(draw, state)
+
+
 EPISODES = (ep_range, ep_stray, ep_infinite_cancel, ep_bad_demand, ep_unknown, ep_fixed, ep_large, ep_error,
-            ep_publisher, ep_publisher_pair)
+            ep_publisher, ep_publisher_pair, ep_reuse_outstanding)
+LIMIT_EPISODES = (ep_near_reassembly_limit,)  # drawn only when the target's reassembly limit is known
 
 
 @st.composite
 def _episode(draw: Draw, state: ProgramState) -> list[dict[str, Any]]:
     # One list element per episode: st.lists' shrinker deletes whole elements, and the
     # state the episodes thread (active Ids, variable names) is rebuilt on each replay.
-    steps: list[dict[str, Any]] = draw(st.sampled_from(EPISODES))(draw, state)
+    episodes = EPISODES + (LIMIT_EPISODES if state.reassembly_limit else ())
+    steps: list[dict[str, Any]] = draw(st.sampled_from(episodes))(draw, state)
     return steps
 
 
@@ -241,9 +286,12 @@ def _illegal_ending(draw: Draw, state: ProgramState) -> tuple[list[dict[str, Any
 
 
 @st.composite
-def programs(draw: Draw, codec: str = "msgpack") -> dict[str, Any]:
-    """One fuzz program: a scenario dict (without id/title) ready for the scenario loader."""
-    state = ProgramState(codec)
+def programs(draw: Draw, codec: str = "msgpack", reassembly_limit: int | None = None) -> dict[str, Any]:
+    """One fuzz program: a scenario dict (without id/title) ready for the scenario loader.
+
+    ``reassembly_limit``: the target's limit on one split element, when known; only then are
+    elements drawn at and just past it (a target's limit is its own, Decision n)."""
+    state = ProgramState(codec, reassembly_limit)
     scenario: dict[str, Any] = {"level": "MUST", "handshake": "auto", "goodbye": "auto", "codecs": [codec]}
     steps: list[dict[str, Any]] = []
     opening = draw(st.sampled_from(("auto", "extensions", "bad-version", "late-hello")))

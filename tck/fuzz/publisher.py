@@ -163,3 +163,38 @@ def publisher_pair_episode(draw: Any, state: Any) -> list[dict[str, Any]]:
         steps.append({"expect_elements": {"subscriber": outer, "elements": reports, "then": "onComplete"},
                       "rule": "TCK-6"})
     return steps
+
+
+def near_limit_episode(draw: Any, state: Any) -> list[dict[str, Any]]:
+    """One split element of the target's reassembly limit L, minus one, exactly, or plus one byte (SPLIT-5).
+
+    Up to L the target must join and report it (SPLIT-1); past L it must cancel its inner
+    subscription, and the connection stays up: the outer stream still completes, as in
+    SPLIT-012.  Parts are large, so the element goes out in a few frames.
+    """
+    from .program import _free_id
+
+    limit = state.reassembly_limit
+    size = limit + draw(st.sampled_from((-1, 0, 1)))
+    part = draw(st.sampled_from((65536, 100_000, limit // 3 + 1)))
+    element_id = draw(st.sampled_from((0, 1, 2**63 - 1)))
+    outer, name, tid_var = _free_id(draw, state), state.var("kit/fz"), state.var("tid")
+    tid = "${" + tid_var + "}"
+    steps = _subscribe_back(outer, name, tid_var, "all")
+    frames: list[dict[str, Any]] = [{"onSubscribe": {"subscriber": tid, "elementSize": 0}}]
+    for offset in range(0, size, part):
+        length = min(part, size - offset)
+        kind = "onNextLastPart" if offset + length >= size else "onNextPart"
+        frames.append({kind: {"subscriber": tid, "element": element_id, "data": {"large": [0, offset, length]}}})
+    frames.append({"onComplete": {"subscriber": tid}})
+    steps.append({"send": frames})
+    if size <= limit:
+        reports = [{"msgpack": {"signal": "onNext", "element": {"large": [0, 0, size]}}},
+                   {"msgpack": {"signal": "onComplete"}}]
+        steps.append({"expect_elements": {"subscriber": outer, "elements": reports, "then": "onComplete"},
+                      "rule": "SPLIT-1"})
+    else:
+        steps += [{"expect": {"cancel": {"subscriber": tid}}, "rule": "SPLIT-5"},
+                  {"drain": {"subscriber": outer, "max": 2, "until_terminal": True}, "rule": "SPLIT-5"},
+                  {"expect": {"onComplete": {"subscriber": outer}}, "rule": "SPLIT-5"}]
+    return steps

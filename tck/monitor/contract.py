@@ -37,6 +37,7 @@ from ..testpubs import (
     TestPublisher,
     count_of,
     element,
+    large_bytes,
 )
 from ..wire.frames import (
     Cancel,
@@ -120,6 +121,10 @@ class ContractJudge:
         self.contracts: dict[tuple[Side, int], Contract] = {}
         self._awaiting_inner: dict[tuple[Side, str], deque[Contract]] = {}
         self.inners: dict[tuple[Side, int], Inner] = {}
+        # A subscribe that reuses an Id whose old subscription may still have frames in flight
+        # (after a cancel): its contract waits here until the new onSubscribe, so the frames
+        # before it are judged against the old contract (ID-3, ID-4).  None: no contract.
+        self._queued: dict[tuple[Side, int], deque[Contract | None]] = {}
 
     @property
     def active(self) -> bool:
@@ -152,6 +157,8 @@ class ContractJudge:
             return found
         key = (sender.peer, subscriber)
         contract = self.contracts.get(key)
+        if kind is OnSubscribe and key in self._queued and (contract is None or contract.on_subscribed):
+            contract = self._switch(key)
         if contract is not None and not contract.finished:
             self._publisher_signal(contract, frame, found)
         inner = self.inners.get(key)
@@ -161,12 +168,31 @@ class ContractJudge:
 
     # -- subscriptions -----------------------------------------------------------------
 
+    def _switch(self, key: tuple[Side, int]) -> Contract | None:
+        """The onSubscribe of a reused Id's new subscription: its contract takes over."""
+        queued = self._queued[key]
+        contract = queued.popleft()
+        if not queued:
+            del self._queued[key]
+        if contract is None:
+            self.contracts.pop(key, None)
+        else:
+            self.contracts[key] = contract
+        return contract
+
+    def _install(self, key: tuple[Side, int], contract: Contract | None) -> None:
+        if key in self.contracts or key in self._queued:
+            self._queued.setdefault(key, deque()).append(contract)
+        elif contract is not None:
+            self.contracts[key] = contract
+
     def _subscribe(self, sender: Side, frame: Subscribe, found: list[ProtocolViolation]) -> None:
         key = (sender, frame.subscriber)
-        self.contracts.pop(key, None)
         self.inners.pop(key, None)
         waiting = self._awaiting_inner.get((sender, frame.publisher))
         if waiting:
+            self.contracts.pop(key, None)
+            self._queued.pop(key, None)
             outer = waiting.popleft()
             spec = outer.spec
             assert isinstance(spec, SubscribeBack)
@@ -177,13 +203,13 @@ class ContractJudge:
         from ..testpubs import parse
 
         spec = parse(frame.publisher)
-        if spec is None and not frame.publisher.startswith(UNSERVED_PREFIX):
-            return
-        if isinstance(spec, Malformed) and not spec.certain:
+        if (spec is None and not frame.publisher.startswith(UNSERVED_PREFIX)) or \
+                (isinstance(spec, Malformed) and not spec.certain):
+            self._install(key, None)
             return
         contract = Contract(name=frame.publisher, spec=spec, publisher=sender.peer)
         contract.bad_request = frame.initial_demand < 0
-        self.contracts[key] = contract
+        self._install(key, contract)
         if isinstance(spec, SubscribeBack):
             self._awaiting_inner.setdefault((sender.peer, spec.to), deque()).append(contract)
 
@@ -335,12 +361,18 @@ class ContractJudge:
         if kind is OnNextPart or kind is OnNextLastPart:
             self._part(c, spec, rule, frame.data, kind is OnNextLastPart, found)  # type: ignore[union-attr]
 
-    def _expected(self, c: Contract, spec: TestPublisher, rule: str, found: list[ProtocolViolation]) -> bytes | None:
+    def _expected_count(self, c: Contract, spec: TestPublisher, rule: str, found: list[ProtocolViolation]) -> bool | None:
+        """True while element ``c.index`` is one the publisher must still send; None (reported) past that."""
         count = count_of(spec)
         if isinstance(spec, Error):
             count = spec.after
         if count is not None and c.index >= count:
             self._diverged(c, rule, f"element {c.index} beyond the {count} it must send", found)
+            return None
+        return True
+
+    def _expected(self, c: Contract, spec: TestPublisher, rule: str, found: list[ProtocolViolation]) -> bytes | None:
+        if self._expected_count(c, spec, rule, found) is None:
             return None
         return element(spec, c.index)
 
@@ -382,13 +414,22 @@ class ContractJudge:
                 c.joined.clear()
                 self._element(c, spec, rule, joined, found)
             return
-        want = self._expected(c, spec, rule, found)
-        if want is None:
-            return
         end = c.offset + len(data)
-        if want[c.offset:end] != data or (last and end != len(want)):
+        if isinstance(spec, Large):
+            # Only the bytes this part covers: building the whole element for each part of a
+            # multi-megabyte element would make judging it quadratic.
+            if self._expected_count(c, spec, rule, found) is None:
+                return
+            size = spec.size
+            piece = large_bytes(c.index, c.offset, max(0, min(end, size) - c.offset))
+        else:
+            want = self._expected(c, spec, rule, found)
+            if want is None:
+                return
+            size, piece = len(want), want[c.offset:end]
+        if piece != data or (last and end != size):
             self._diverged(c, rule, f"split element {c.index} differs at bytes {c.offset}..{end} "
-                           f"(element is {len(want)} bytes)", found)
+                           f"(element is {size} bytes)", found)
             return
         c.offset = 0 if last else end
         if last:

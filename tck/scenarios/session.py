@@ -454,8 +454,9 @@ class KitSession:
                 self._drop_parts(sid)
                 self._element(sid, bytes(joined), index, "split")
         elif kind in (OnSubscribe, OnComplete, OnError):
-            if kind is not OnSubscribe:
-                self._drop_parts(frame.subscriber)  # type: ignore[union-attr]
+            # A terminal signal ends the element in progress; so does the onSubscribe of a reused
+            # Id: parts joined before it belong to the cancelled subscription (ID-4).
+            self._drop_parts(frame.subscriber)  # type: ignore[union-attr]
             self._push(("kit", frame.subscriber), Event(frame.wire_name, frame_fields(frame), index))  # type: ignore[union-attr]
 
     def _drop_parts(self, subscriber: int) -> None:
