@@ -40,7 +40,7 @@ from rsio_tck.errors import ProtocolViolation, Side
 from rsio_tck.monitor.trace import TraceRecord
 from rsio_tck.report.pcap import read_connections, target_port, trace_packets
 from rsio_tck.wire import get_codec
-from rsio_tck.wire.frames import Frame
+from rsio_tck.wire.frames import Frame, Goodbye, ServerHello, Subscribe
 from rsio_tck.wire.limits import DEFAULT_LIMITS
 from rsio_tck.wireshark import DISSECTORS, PLUGIN_DIR_ENV, dissector_path
 from rsio_tck.wireshark.tshark import FOREIGN_HEURISTICS, Decoded, decode, run_tshark, tshark_binary
@@ -212,6 +212,34 @@ def test_the_heuristic_finds_a_stream_on_any_port_and_picks_its_codec(tmp_path: 
     assert_same(kit, seen)
 
 
+@pytest.mark.parametrize("codec", CODECS)
+def test_the_heuristic_finds_every_stream_whose_only_hello_is_the_servers(tmp_path: Path, codec: str) -> None:
+    """Several connections to one server, whose hello comes first in each; in the last the client
+    sends no hello at all (HS-004: subscribe first, the target answers goodbye).
+
+    The server's endpoint is the same in every connection, so the heuristic must judge the first
+    bytes of each direction of each stream, not of each sender: a full run flaked when an earlier
+    stream where the server spoke first had used up the server's one try.
+    """
+    encoder = get_codec(codec).encoder()
+    server_hello = encoder.encode(ServerHello(version=0, extensions=()))
+    subscribe = encoder.encode(Subscribe(publisher="tck/range?count=1", subscriber=1, initial_demand=1))
+    goodbye = encoder.encode(Goodbye(reason="[HS-1] a stream frame before its own hello"))
+    polite = [TraceRecord(t=0.0, sender=Side.SERVER, data=server_hello),
+              TraceRecord(t=0.1, sender=Side.CLIENT, data=HELLO[codec] + subscribe)]
+    rude = [TraceRecord(t=0.0, sender=Side.SERVER, data=server_hello),
+            TraceRecord(t=0.1, sender=Side.CLIENT, data=subscribe),
+            TraceRecord(t=0.2, sender=Side.SERVER, data=goodbye)]
+    capture = tmp_path / "server-first.pcap"
+    write_capture(capture, [polite, polite, rude], server_port=41234)
+    kit = kit_view(capture, codec)
+    assert [len(kit.frames[(40000 + i, 41234)]) for i in range(3)] == [3, 3, 3]
+    for two_pass in (False, True):
+        decoded = decode(capture, two_pass=two_pass)
+        assert decoded.lua_errors() == []
+        assert_same(kit, tshark_view(decoded))
+
+
 # -- malformed input ---------------------------------------------------------------------------
 
 
@@ -305,8 +333,9 @@ def test_the_heuristic_recognises_every_stream_of_a_full_run_that_has_a_hello(fu
     """No port given, codec auto; with tshark's second pass (-2), which dissects every packet again as
     the GUI does when a packet is clicked, reading what the first pass recorded.
 
-    The heuristic recognises a stream by a hello at the start of one direction; the second pass
-    then also shows frames sent before it (HS-004 sends subscribe first).  A stream without any
+    The heuristic recognises a stream by a hello at the start of one direction, either one; the
+    second pass then also shows frames sent before it (HS-004 sends subscribe first, and no hello:
+    its only hello is the target's).  A stream without any
     hello (HS-004 again, when the target answers goodbye at once) is left to the port preference.
     """
     decoded = decode(full_run.capture, two_pass=True, timeout=600)

@@ -490,7 +490,7 @@ end
 -- Wireshark builds a tree, and tshark -2 dissects its first pass without one.)
 local streams = {} -- per TCP stream: {codec = name or nil, dirs = {[sender] = {sizes = {}, dead = bool}}}
 local recorded = {} -- per place in the capture: what the first pass read there
-local heuristic_tried = {} -- senders whose first bytes the heuristic has judged
+local heuristic_tried = {} -- per stream and direction: whether the heuristic has judged its first bytes
 
 function rsio.init()
     streams, recorded, heuristic_tried = {}, {}, {}
@@ -731,11 +731,16 @@ local function heuristic(tvb, pinfo, tree)
     if pinfo.visited then
         if not recorded[accepted] then return false end
     else
-        -- Only a sender's first bytes: TCP asks the heuristics about each segment of a stream
-        -- that no dissector has claimed yet, and a hello only ever starts a stream.
-        local sender = endpoints(pinfo)
-        if heuristic_tried[sender] then return false end
-        heuristic_tried[sender] = true
+        -- Only the first bytes of each direction of each stream: TCP asks the heuristics about
+        -- each segment of a stream that no dissector has claimed yet, and a hello only ever
+        -- starts a direction.  Keyed by stream and sender, not by sender alone: a server's
+        -- endpoint is the same in all its connections, so after one stream where the server
+        -- spoke first its hello would never be looked at again (a client that breaks the
+        -- handshake, HS-004, leaves the server's hello as the stream's only one).
+        local sender, stream_key = endpoints(pinfo)
+        local direction = stream_key .. " from " .. sender
+        if heuristic_tried[direction] then return false end
+        heuristic_tried[direction] = true
         local raw = tvb:raw(0, limit)
         local found = hello_codec(raw, limit)
         if found == false or (found == nil and limit == HEURISTIC_WINDOW) then return false end
