@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 
 from rsio_tck.embedded import EmbeddedPeer, EmbeddedPeerError
-from rsio_tck.reference_peer.freedoms import DELIBERATE_WARNINGS
 from rsio_tck.scenarios import RunConfig, ScenarioResult, Verdict, load_directory, run_suite
+from rsio_tck.selfcheck import freedom_only
 
 OVERLAY = Path(__file__).resolve().parent / "overlay"
 PASSING = (Verdict.PASS, Verdict.SKIP)
@@ -43,11 +43,6 @@ def killer_line(result: ScenarioResult) -> str:
     return f"killed by {result.id} ({result.verdict.value}): {why[:300]}"
 
 
-def _deliberate_only(result: ScenarioResult) -> bool:
-    """A warning the correct peer earns on purpose (its integer-width freedom, TCK-9) kills nothing."""
-    return result.verdict is Verdict.WARN and all(v.get("rule") in DELIBERATE_WARNINGS for v in result.violations)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mutation.suite")
     parser.add_argument("--codec", default="msgpack", choices=("msgpack", "varint"))
@@ -60,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     scenarios = load_directory()
 
     def on_result(result: ScenarioResult) -> None:
-        if result.verdict in PASSING or _deliberate_only(result):
+        if result.verdict in PASSING or freedom_only(result):  # the peer's deliberate TCK-9 kills nothing
             return
         if os.getpgrp() == os.getpid():
             # Started by the runner as a process group of its own (this process and its peer):
