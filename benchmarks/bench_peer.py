@@ -26,8 +26,8 @@ from pathlib import Path
 
 import msgpack
 
-from rsio_tck.wire import get_codec
-from rsio_tck.wire.frames import (
+from rsio_tck.bindings.rsio.wire import get_codec
+from rsio_tck.bindings.rsio.wire.frames import (
     ClientHello,
     Goodbye,
     OnComplete,

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import msgpack
 
-from rsio_tck.wire import CODEC_NAMES, DEFAULT_LIMITS
+from rsio_tck.bindings.rsio.wire import CODEC_NAMES, DEFAULT_LIMITS
 
 from .api import Peer, RemoteError
 from .config import PeerConfig

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rsio_tck.wire import DEFAULT_LIMITS, Limits
+from rsio_tck.bindings.rsio.wire import DEFAULT_LIMITS, Limits
 
 UNBOUNDED = 2**63 - 1
 

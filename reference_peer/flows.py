@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rsio_tck.wire.frames import OnNext, OnNextLastPart, OnNextPacked, OnNextPart
+from rsio_tck.bindings.rsio.wire.frames import OnNext, OnNextLastPart, OnNextPacked, OnNextPart
 
 from .config import UNBOUNDED
 from .sources import LargeSource, Source

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import random
 
-from rsio_tck.wire.msgpack_ints import forms
+from rsio_tck.bindings.rsio.wire.msgpack_ints import forms
 
 ID_SPACE = 2**63
 # SHOULD rules the peer departs from on purpose, as a freedom: the kit warns, and the

@@ -11,9 +11,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from rsio_tck.bindings.rsio.wire.frames import (
+    Cancel,
+    OnComplete,
+    OnError,
+    OnNext,
+    OnNextPacked,
+    OnSubscribe,
+    Request,
+    Subscribe,
+)
 from rsio_tck.protocol import ReassemblyLimit
 from rsio_tck.semantics import StreamState
-from rsio_tck.wire.frames import Cancel, OnComplete, OnError, OnNext, OnNextPacked, OnSubscribe, Request, Subscribe
 
 if TYPE_CHECKING:
     from .session import PeerSession

@@ -12,10 +12,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rsio_tck.bindings.rsio.wire.frames import (
+    Cancel,
+    ClientHello,
+    OnError,
+    OnSubscribe,
+    Request,
+    ServerHello,
+    Subscribe,
+)
 from rsio_tck.errors import ProtocolViolation, Side
 from rsio_tck.protocol import ReassemblyLimit
 from rsio_tck.testpubs import Strategy
-from rsio_tck.wire.frames import Cancel, ClientHello, OnError, OnSubscribe, Request, ServerHello, Subscribe
 
 from . import flows
 from .config import UNBOUNDED

@@ -30,9 +30,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from rsio_tck.errors import ProtocolViolation, Side
-from rsio_tck.protocol import Connection, ConnectionClosed, ConnectionState, Ignored, ProtocolError, ReassemblyLimit
-from rsio_tck.wire.frames import (
+from rsio_tck.bindings.rsio.wire.frames import (
     Cancel,
     ClientHello,
     Frame,
@@ -46,6 +44,8 @@ from rsio_tck.wire.frames import (
     ServerHello,
     Subscribe,
 )
+from rsio_tck.errors import ProtocolViolation, Side
+from rsio_tck.protocol import Connection, ConnectionClosed, ConnectionState, Ignored, ProtocolError, ReassemblyLimit
 
 from . import flows
 from .config import UNBOUNDED, PeerConfig

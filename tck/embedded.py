@@ -40,7 +40,7 @@ class EmbeddedPeer:
 
     def __init__(self, codec: str = "msgpack", faults: tuple[str, ...] | list[str] = (), timeout: float = 15.0,
                  extra: tuple[str, ...] = ()) -> None:
-        from .wire import get_codec
+        from .bindings.rsio.wire import get_codec
 
         get_codec(codec)  # a ValueError naming the choices now, not a peer that exits with a usage message
         self.codec = codec

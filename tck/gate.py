@@ -129,7 +129,7 @@ def _suggest(word: str, known: Sequence[str]) -> str:
 
 
 def check_codec(codec: str, flag: str = "--codec") -> str:
-    from .wire import CODEC_NAMES
+    from .bindings.rsio.wire import CODEC_NAMES
 
     if codec not in CODEC_NAMES:
         raise GateError(f"{flag} {codec!r}: unknown codec{_suggest(codec, CODEC_NAMES)}; "

@@ -35,8 +35,8 @@ from types import TracebackType
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from a checkout
 
-from rsio_tck.wire import get_codec  # noqa: E402
-from rsio_tck.wire.frames import OnNext, OnNextPart, ServerHello  # noqa: E402
+from rsio_tck.bindings.rsio.wire import get_codec  # noqa: E402
+from rsio_tck.bindings.rsio.wire.frames import OnNext, OnNextPart, ServerHello  # noqa: E402
 
 MODES = ("whole", "split", "chatter")
 BATCH = 64 * 1024  # bytes handed to the transport per write

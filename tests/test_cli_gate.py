@@ -25,14 +25,14 @@ from typer.main import get_command
 from typer.testing import CliRunner
 
 from rsio_tck import __version__
+from rsio_tck.bindings.rsio.wire import get_codec
+from rsio_tck.bindings.rsio.wire.frames import ClientHello, OnNext, ServerHello
 from rsio_tck.errors import Side
 from rsio_tck.gate import ExitCode, show_failures, suite_outcome
 from rsio_tck.monitor.trace import TraceRecord, write_trace
 from rsio_tck.report.pcap import write_pcap
 from rsio_tck.scenarios import ScenarioResult, Verdict
 from rsio_tck.scenarios.loader import default_directory
-from rsio_tck.wire import get_codec
-from rsio_tck.wire.frames import ClientHello, OnNext, ServerHello
 
 from rsio_tck.cli import app  # isort: skip
 

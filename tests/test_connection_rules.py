@@ -15,10 +15,8 @@ from typing import Any
 
 import pytest
 
-from rsio_tck.errors import ProtocolViolation, Side
-from rsio_tck.protocol import Connection, ConnectionClosed, ConnectionState, Ignored, ProtocolError, ReassemblyLimit
-from rsio_tck.wire import Limits, get_codec
-from rsio_tck.wire.frames import (
+from rsio_tck.bindings.rsio.wire import Limits, get_codec
+from rsio_tck.bindings.rsio.wire.frames import (
     Cancel,
     ClientHello,
     Frame,
@@ -33,6 +31,8 @@ from rsio_tck.wire.frames import (
     ServerHello,
     Subscribe,
 )
+from rsio_tck.errors import ProtocolViolation, Side
+from rsio_tck.protocol import Connection, ConnectionClosed, ConnectionState, Ignored, ProtocolError, ReassemblyLimit
 
 CITED: dict[str, list[str]] = {}
 CODECS = ["msgpack", "varint"]

@@ -10,17 +10,8 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 from scapy.utils import rdpcap, wrpcap
 
-from rsio_tck.dissect import (
-    RSIOContinuation,
-    RSIOFrame,
-    bind_rsio,
-    dissect,
-    from_frame,
-    msgpack_header,
-    packet_class,
-)
-from rsio_tck.wire import get_codec
-from rsio_tck.wire.frames import (
+from rsio_tck.bindings.rsio.wire import get_codec
+from rsio_tck.bindings.rsio.wire.frames import (
     FRAME_TYPES,
     ID_MAX,
     Cancel,
@@ -36,6 +27,15 @@ from rsio_tck.wire.frames import (
     Request,
     ServerHello,
     Subscribe,
+)
+from rsio_tck.dissect import (
+    RSIOContinuation,
+    RSIOFrame,
+    bind_rsio,
+    dissect,
+    from_frame,
+    msgpack_header,
+    packet_class,
 )
 
 CODECS = ("msgpack", "varint")

@@ -12,9 +12,9 @@ import contextlib
 
 from traces import C, S, hello, judge
 
+from rsio_tck.bindings.rsio.wire import get_codec
+from rsio_tck.bindings.rsio.wire.frames import ClientHello, ServerHello
 from rsio_tck.scenarios import RunConfig, Verdict, load_directory, run_scenario
-from rsio_tck.wire import get_codec
-from rsio_tck.wire.frames import ClientHello, ServerHello
 
 
 def test_an_extension_code_is_ext2_when_the_receivers_hello_listed_no_extension() -> None:

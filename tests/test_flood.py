@@ -21,12 +21,20 @@ from pathlib import Path
 import pytest
 from flood_target import FloodTarget, measure
 
+from rsio_tck.bindings.rsio.wire import get_codec
+from rsio_tck.bindings.rsio.wire.frames import (
+    UNBOUNDED,
+    ClientHello,
+    Goodbye,
+    OnNext,
+    OnSubscribe,
+    ServerHello,
+    Subscribe,
+)
 from rsio_tck.monitor import read_trace
 from rsio_tck.rules import RULES
 from rsio_tck.scenarios.session import INBOX_MAX_BYTES, INBOX_MAX_EVENTS, READ_SIZE, TRACE_MAX_BYTES, KitSession
 from rsio_tck.transport import open_target
-from rsio_tck.wire import get_codec
-from rsio_tck.wire.frames import UNBOUNDED, ClientHello, Goodbye, OnNext, OnSubscribe, ServerHello, Subscribe
 
 WALL_LIMIT = 60.0  # seconds (issue 15)
 RSS_LIMIT = 200 * 1024 * 1024  # bytes (issue 15)
@@ -214,8 +222,8 @@ def test_a_trace_cut_at_its_cap_ends_with_a_marker_that_readers_stop_at(tmp_path
 
 
 def test_split_elements_in_progress_share_one_reassembly_budget_per_connection() -> None:
+    from rsio_tck.bindings.rsio.wire.frames import OnNextPart
     from rsio_tck.scenarios.session import REASSEMBLY_MAX_BYTES
-    from rsio_tck.wire.frames import OnNextPart
 
     class _Writer:
         def is_closing(self) -> bool:

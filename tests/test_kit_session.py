@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from rsio_tck.bindings.rsio.wire.frames import OnNext
 from rsio_tck.scenarios.session import MAX_TRANSCRIPT, KitSession
-from rsio_tck.wire.frames import OnNext
 
 
 class _Writer:

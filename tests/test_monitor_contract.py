@@ -6,9 +6,9 @@ import msgpack
 import pytest
 from traces import C, S, Step, cancel, done, err, hello, judge, last, nxt, onsub, packed, part, req, rules_of, sub
 
+from rsio_tck.bindings.rsio.wire.frames import OnNextPacked
 from rsio_tck.errors import Side
 from rsio_tck.testpubs import Fixed, Large, Range, element, large_bytes, parse, report
-from rsio_tck.wire.frames import OnNextPacked
 
 MAX = 2**63 - 1
 p = msgpack.packb

@@ -24,9 +24,9 @@ from traces import (
     sub,
 )
 
+from rsio_tck.bindings.rsio.wire.frames import ClientHello, OnSubscribe, ServerHello
 from rsio_tck.errors import Side
 from rsio_tck.rules import RULES, Level
-from rsio_tck.wire.frames import ClientHello, OnSubscribe, ServerHello
 
 MAX = 2**63 - 1
 
@@ -234,7 +234,7 @@ def test_reuse_before_the_first_on_subscribe_counts_owed_on_subscribes() -> None
 
 
 def test_every_violation_the_tables_can_raise_has_a_case() -> None:
-    from rsio_tck.semantics.handshake import HANDSHAKE
+    from rsio_tck.bindings.rsio.handshake import HANDSHAKE
     from rsio_tck.semantics.streams import TRANSITIONS, Verdict
 
     raised = {t.rule for t in TRANSITIONS.values() if t.verdict is Verdict.VIOLATION}

@@ -10,9 +10,9 @@ import msgpack
 import pytest
 from test_peer_support import Probe, run, serving
 
+from rsio_tck.bindings.rsio.wire import Limits
+from rsio_tck.bindings.rsio.wire.frames import OnComplete, OnSubscribe, Subscribe
 from rsio_tck.reference_peer import Peer, PeerConfig, RemoteError, Subscriber, Subscription
-from rsio_tck.wire import Limits
-from rsio_tck.wire.frames import OnComplete, OnSubscribe, Subscribe
 
 
 def values(elements: list[bytes]) -> list[Any]:

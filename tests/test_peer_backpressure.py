@@ -12,10 +12,18 @@ import msgpack
 import psutil
 from test_peer_support import MAX, Probe, peer_process, run, serving
 
+from rsio_tck.bindings.rsio.wire.frames import (
+    ClientHello,
+    Goodbye,
+    OnComplete,
+    OnNext,
+    OnNextPacked,
+    Request,
+    Subscribe,
+)
 from rsio_tck.errors import Side
 from rsio_tck.protocol import Connection
 from rsio_tck.transport import Target
-from rsio_tck.wire.frames import ClientHello, Goodbye, OnComplete, OnNext, OnNextPacked, Request, Subscribe
 
 MB = 1024 * 1024
 

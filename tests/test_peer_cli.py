@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from test_peer_support import Probe, peer_process, run
 
+from rsio_tck.bindings.rsio.wire.frames import OnComplete, Subscribe
 from rsio_tck.capabilities import Capabilities
 from rsio_tck.reference_peer import FAULTS
 from rsio_tck.reference_peer.__main__ import CAPABILITIES
-from rsio_tck.wire.frames import OnComplete, Subscribe
 
 PEER = [sys.executable, "-m", "rsio_tck.reference_peer"]
 

@@ -18,15 +18,8 @@ from typing import Any
 import pytest
 from test_peer_support import MAX, Probe, reports, run, serving
 
-from rsio_tck.embedded import REASSEMBLY_LIMIT
-from rsio_tck.errors import Side
-from rsio_tck.reference_peer import FAULTS, Peer, PeerConfig
-from rsio_tck.reference_peer.__main__ import list_faults
-from rsio_tck.reference_peer.policy import Policy
-from rsio_tck.rules import AREAS, RULES
-from rsio_tck.transport import TargetError
-from rsio_tck.wire import Limits
-from rsio_tck.wire.frames import (
+from rsio_tck.bindings.rsio.wire import Limits
+from rsio_tck.bindings.rsio.wire.frames import (
     Cancel,
     ClientHello,
     Goodbye,
@@ -38,6 +31,13 @@ from rsio_tck.wire.frames import (
     Request,
     Subscribe,
 )
+from rsio_tck.embedded import REASSEMBLY_LIMIT
+from rsio_tck.errors import Side
+from rsio_tck.reference_peer import FAULTS, Peer, PeerConfig
+from rsio_tck.reference_peer.__main__ import list_faults
+from rsio_tck.reference_peer.policy import Policy
+from rsio_tck.rules import AREAS, RULES
+from rsio_tck.transport import TargetError
 
 
 @dataclass

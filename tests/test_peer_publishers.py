@@ -15,12 +15,21 @@ import msgpack
 import pytest
 from test_peer_support import MAX, Probe, codecs, reports, run, serving
 
+from rsio_tck.bindings.rsio.wire import Limits
+from rsio_tck.bindings.rsio.wire.frames import (
+    Cancel,
+    ClientHello,
+    Goodbye,
+    OnComplete,
+    OnError,
+    OnSubscribe,
+    Request,
+    Subscribe,
+)
 from rsio_tck.errors import Side
 from rsio_tck.reference_peer import PeerConfig
 from rsio_tck.reference_peer.freedoms import Freedoms
 from rsio_tck.testpubs import large_bytes
-from rsio_tck.wire import Limits
-from rsio_tck.wire.frames import Cancel, ClientHello, Goodbye, OnComplete, OnError, OnSubscribe, Request, Subscribe
 
 SEEDS = [0, 1, 2, 3, 4, 5]
 CASES = [(codec, seed) for codec in codecs() for seed in SEEDS]

@@ -31,15 +31,9 @@ from urllib.parse import parse_qsl
 
 import msgpack
 
-from rsio_tck.errors import Side
-from rsio_tck.monitor import Monitor
-from rsio_tck.monitor.contract import ContractJudge
-from rsio_tck.protocol import Connection, ConnectionClosed, ProtocolError
-from rsio_tck.reference_peer import Peer, PeerConfig
-from rsio_tck.reference_peer.freedoms import DELIBERATE_WARNINGS
-from rsio_tck.transport import open_target
-from rsio_tck.wire import get_codec
-from rsio_tck.wire.frames import (
+from rsio_tck.bindings.rsio.contract import ContractJudge
+from rsio_tck.bindings.rsio.wire import get_codec
+from rsio_tck.bindings.rsio.wire.frames import (
     Cancel,
     ClientHello,
     Frame,
@@ -54,6 +48,12 @@ from rsio_tck.wire.frames import (
     Request,
     Subscribe,
 )
+from rsio_tck.errors import Side
+from rsio_tck.monitor import Monitor
+from rsio_tck.protocol import Connection, ConnectionClosed, ProtocolError
+from rsio_tck.reference_peer import Peer, PeerConfig
+from rsio_tck.reference_peer.freedoms import DELIBERATE_WARNINGS
+from rsio_tck.transport import open_target
 
 MAX = 2**63 - 1
 

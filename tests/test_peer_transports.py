@@ -10,9 +10,9 @@ import msgpack
 import pytest
 from test_peer_support import MAX, Probe, codecs, run, serving
 
+from rsio_tck.bindings.rsio.wire.frames import OnComplete, Subscribe
 from rsio_tck.reference_peer import Peer, PeerConfig
 from rsio_tck.reference_peer.tlscert import self_signed, server_context
-from rsio_tck.wire.frames import OnComplete, Subscribe
 
 STDIO = f"exec:{sys.executable} -m reference_peer --stdio"
 

@@ -9,6 +9,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from rsio_tck.bindings.rsio.wire import get_codec
+from rsio_tck.bindings.rsio.wire.frames import ClientHello, Goodbye, OnNext, OnSubscribe, ServerHello, Subscribe
 from rsio_tck.capabilities import TargetNameError, parse_target_name
 from rsio_tck.errors import Side
 from rsio_tck.monitor import Monitor, TraceRecord, read_trace, write_trace
@@ -16,8 +18,6 @@ from rsio_tck.pipeline.corpus import DEFAULT_TARGETS, TargetProfile, synthetic_c
 from rsio_tck.pipeline.framing import frame_rows, judge_rows
 from rsio_tck.pipeline.judge import judge_table
 from rsio_tck.pipeline.sources import expand_run_dirs, fuzz_rows, signature, target_identity
-from rsio_tck.wire import get_codec
-from rsio_tck.wire.frames import ClientHello, Goodbye, OnNext, OnSubscribe, ServerHello, Subscribe
 
 C, S = Side.CLIENT, Side.SERVER
 

@@ -8,10 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rsio_tck.bindings.rsio.handshake import HANDSHAKE, Move, PartyState, lookup
+from rsio_tck.bindings.rsio.session import SessionModel
+from rsio_tck.bindings.rsio.split import ReassemblyLimitExceeded, SplitAssembler
 from rsio_tck.errors import ProtocolViolation, Side
 from rsio_tck.rules import GOODBYE_OBLIGATION, PROTOCOL_ERRORS, RULES
-from rsio_tck.semantics import Demand, ReassemblyLimitExceeded, SessionModel, Signal, SplitAssembler, StreamState
-from rsio_tck.semantics.handshake import HANDSHAKE, Move, PartyState, lookup
+from rsio_tck.semantics import Demand, Signal, StreamState
 from rsio_tck.semantics.streams import ACTIONS, TRANSITIONS, SignalArgs, StreamRecord, Verdict, step
 
 MAX = 2**63 - 1
@@ -186,7 +188,7 @@ def test_fast_delivery_path_agrees_with_the_table(ops: list[tuple[str, int]]) ->
 
 
 def _frames(ops: list[tuple[str, int]]) -> list[tuple[Side, object]]:
-    from rsio_tck.wire.frames import (
+    from rsio_tck.bindings.rsio.wire.frames import (
         Cancel,
         ClientHello,
         OnComplete,
@@ -220,8 +222,8 @@ def _frames(ops: list[tuple[str, int]]) -> list[tuple[Side, object]]:
 @given(_ops)
 def test_monitor_inline_element_path_agrees_with_the_table(ops: list[tuple[str, int]]) -> None:
     # Monitor.judge inlines the (ACTIVE | CANCELLED, ON_NEXT) entries; apply_frame is the table.
+    from rsio_tck.bindings.rsio.mapping import apply_frame
     from rsio_tck.monitor import Monitor
-    from rsio_tck.protocol.binding import apply_frame
 
     monitor = Monitor("msgpack")
     model = SessionModel()

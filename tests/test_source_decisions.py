@@ -10,12 +10,12 @@ import msgpack
 from test_connection_rules import wire
 from traces import C, S, cancel, done, hello, judge, last, nxt, onsub, req, rules_of, sub
 
+from rsio_tck.bindings.rsio.wire.frames import ClientHello, Goodbye, OnNext, OnSubscribe, ServerHello, Subscribe
 from rsio_tck.errors import Side
 from rsio_tck.protocol import Connection, ConnectionState
 from rsio_tck.scenarios import load_directory
 from rsio_tck.semantics.streams import StreamState
 from rsio_tck.testpubs import large_bytes
-from rsio_tck.wire.frames import ClientHello, Goodbye, OnNext, OnSubscribe, ServerHello, Subscribe
 
 OUTER = "tck/subscribe?to=kit%2Fseq&request="
 

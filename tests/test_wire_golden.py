@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from rsio_tck.wire import FRAME_BY_NAME, Frame, get_codec
-from rsio_tck.wire.frames import OnNext, Request, Subscribe
+from rsio_tck.bindings.rsio.wire import FRAME_BY_NAME, Frame, get_codec
+from rsio_tck.bindings.rsio.wire.frames import OnNext, Request, Subscribe
 
 DATA = Path(__file__).parent / "data"
 CODECS = ("msgpack", "varint")

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from rsio_tck.bindings.rsio.wire import Limits, get_codec
+from rsio_tck.bindings.rsio.wire.frames import Cancel, OnSubscribe
 from rsio_tck.errors import ProtocolViolation
-from rsio_tck.wire import Limits, get_codec
-from rsio_tck.wire.frames import Cancel, OnSubscribe
 
 CODECS = ("msgpack", "varint")
 SMALL = {"max_string": 4, "max_element": 4, "max_array": 2, "max_element_size": 16, "max_frame": 100}

@@ -13,9 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rsio_tck.errors import ProtocolViolation
-from rsio_tck.wire import ID_MAX, Frame, get_codec
-from rsio_tck.wire.frames import (
+from rsio_tck.bindings.rsio.wire import ID_MAX, Frame, get_codec
+from rsio_tck.bindings.rsio.wire.frames import (
     Cancel,
     ClientHello,
     Goodbye,
@@ -30,6 +29,7 @@ from rsio_tck.wire.frames import (
     ServerHello,
     Subscribe,
 )
+from rsio_tck.errors import ProtocolViolation
 
 CODECS = ("msgpack", "varint")
 U64_MAX = 2**64 - 1

@@ -17,11 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rsio_tck.errors import ProtocolViolation, Side
-from rsio_tck.monitor import Monitor
-from rsio_tck.monitor.monitor import MAX_FINDINGS_PER_RULE
-from rsio_tck.wire import get_codec
-from rsio_tck.wire.frames import (
+from rsio_tck.bindings.rsio.wire import get_codec
+from rsio_tck.bindings.rsio.wire.frames import (
     Cancel,
     ClientHello,
     OnComplete,
@@ -32,7 +29,10 @@ from rsio_tck.wire.frames import (
     ServerHello,
     Subscribe,
 )
-from rsio_tck.wire.runs import ElementRun, StridedRun, VariableRun, expand
+from rsio_tck.bindings.rsio.wire.runs import ElementRun, StridedRun, VariableRun, expand
+from rsio_tck.errors import ProtocolViolation, Side
+from rsio_tck.monitor import Monitor
+from rsio_tck.monitor.monitor import MAX_FINDINGS_PER_RULE
 
 CODECS = ("msgpack", "varint")
 SETTINGS = settings(max_examples=int(__import__("os").environ.get("RUNS_EXAMPLES", "120")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -349,7 +349,7 @@ def test_a_connection_takes_the_frames_before_bad_bytes_however_the_reads_fall(c
 def test_wide_integer_elements_are_judged_alike_by_runs_and_frames(width: str) -> None:
     # Wider integer encodings inside elements are element bytes, not frame headers: a burst of
     # them still forms a run, and both paths judge them as values (TCK-9 warns, nothing fails).
-    from rsio_tck.wire.msgpack_ints import forms
+    from rsio_tck.bindings.rsio.wire.msgpack_ints import forms
 
     enc = {side: get_codec("msgpack").encoder() for side in Side}
     elements = [forms(i)[0 if width == "shortest" or (width == "mixed" and i % 3) else -1] for i in range(40)]

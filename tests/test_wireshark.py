@@ -35,13 +35,13 @@ from test_wire_golden import load as load_golden
 from test_wire_malformed import CASES, HUGE
 from typer.testing import CliRunner
 
+from rsio_tck.bindings.rsio.wire import get_codec
+from rsio_tck.bindings.rsio.wire.frames import Frame, Goodbye, ServerHello, Subscribe
+from rsio_tck.bindings.rsio.wire.limits import DEFAULT_LIMITS
 from rsio_tck.cli import app
 from rsio_tck.errors import ProtocolViolation, Side
 from rsio_tck.monitor.trace import TraceRecord
 from rsio_tck.report.pcap import read_connections, target_port, trace_packets
-from rsio_tck.wire import get_codec
-from rsio_tck.wire.frames import Frame, Goodbye, ServerHello, Subscribe
-from rsio_tck.wire.limits import DEFAULT_LIMITS
 from rsio_tck.wireshark import DISSECTORS, PLUGIN_DIR_ENV, dissector_path
 from rsio_tck.wireshark.tshark import FOREIGN_HEURISTICS, Decoded, decode, run_tshark, tshark_binary
 

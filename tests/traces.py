@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from rsio_tck.errors import Side
-from rsio_tck.monitor import Finding, Monitor
-from rsio_tck.wire import Frame, get_codec
-from rsio_tck.wire.frames import (
+from rsio_tck.bindings.rsio.wire import Frame, get_codec
+from rsio_tck.bindings.rsio.wire.frames import (
     Cancel,
     ClientHello,
     Goodbye,
@@ -20,6 +18,8 @@ from rsio_tck.wire.frames import (
     ServerHello,
     Subscribe,
 )
+from rsio_tck.errors import Side
+from rsio_tck.monitor import Finding, Monitor
 
 C, S = Side.CLIENT, Side.SERVER
 CLOSE = None

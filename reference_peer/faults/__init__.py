@@ -87,7 +87,7 @@ def _once(flow: Outflow, mark: str) -> bool:
 
 def _uint(s: PeerSession, value: int) -> bytes:
     if s.config.codec == "varint":
-        from rsio_tck.wire.varint_codec import uvarint
+        from rsio_tck.bindings.rsio.wire.varint_codec import uvarint
 
         return uvarint(value)
     return msgpack.packb(value)

@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING, Any
 
 import msgpack
 
-from rsio_tck.protocol import ConnectionState
-from rsio_tck.wire.frames import (
+from rsio_tck.bindings.rsio.wire.frames import (
     Cancel,
     Goodbye,
     OnSubscribe,
 )
+from rsio_tck.protocol import ConnectionState
 
 from ..policy import Policy
 from ..registry import Rejected

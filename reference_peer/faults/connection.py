@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rsio_tck.errors import Side
-from rsio_tck.wire.frames import (
+from rsio_tck.bindings.rsio.wire.frames import (
     Cancel,
     ClientHello,
     ServerHello,
 )
+from rsio_tck.errors import Side
 
 from ..policy import VERSION, Policy
 from . import Base, fault

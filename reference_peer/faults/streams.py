@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import msgpack
 
-from rsio_tck.wire.frames import (
+from rsio_tck.bindings.rsio.wire.frames import (
     ID_MAX,
     Cancel,
     OnComplete,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rsio_tck.semantics import ReassemblyLimitExceeded, SplitAssembler
-from rsio_tck.wire.frames import (
+from rsio_tck.bindings.rsio.split import ReassemblyLimitExceeded, SplitAssembler
+from rsio_tck.bindings.rsio.wire.frames import (
     Request,
     Subscribe,
 )

@@ -35,7 +35,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from ..wire.frames import ID_MAX
+from ..bindings.rsio.wire.frames import ID_MAX
 from .mutate import malformed_input
 
 OVER = 2**63

@@ -37,16 +37,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..bindings.rsio.contract import ContractJudge
+from ..bindings.rsio.handshake import PartyState
+from ..bindings.rsio.mapping import apply_frame
+from ..bindings.rsio.session import SessionModel
+from ..bindings.rsio.wire import Frame, Limits, describe, get_codec
+from ..bindings.rsio.wire.frames import OnNext, OnNextPacked, Subscribe
+from ..bindings.rsio.wire.runs import ElementRun, StridedRun, VariableRun
 from ..errors import ProtocolViolation, Side
-from ..protocol.binding import apply_frame
 from ..rules import RULES, Level
-from ..semantics.handshake import PartyState
-from ..semantics.session import SessionModel
 from ..semantics.streams import StreamRecord, StreamState
-from ..wire import Frame, Limits, describe, get_codec
-from ..wire.frames import OnNext, OnNextPacked, Subscribe
-from ..wire.runs import ElementRun, StridedRun, VariableRun
-from .contract import ContractJudge
 from .trace import TraceRecord, read_trace
 
 MAX_FINDINGS = 200  # findings kept per connection; the rest are counted per rule

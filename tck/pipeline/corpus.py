@@ -25,10 +25,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import Side
-from ..monitor.trace import DIRECTIONS, TraceRecord, write_trace
-from ..wire import Frame, get_codec
-from ..wire.frames import (
+from ..bindings.rsio.wire import Frame, get_codec
+from ..bindings.rsio.wire.frames import (
     ClientHello,
     Goodbye,
     OnComplete,
@@ -41,6 +39,8 @@ from ..wire.frames import (
     ServerHello,
     Subscribe,
 )
+from ..errors import Side
+from ..monitor.trace import DIRECTIONS, TraceRecord, write_trace
 from .framing import ELEMENT_TYPES, PART_TYPES, FrameRow, element_load
 
 PUBLISHER = "synthetic/feed"

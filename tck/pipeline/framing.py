@@ -24,11 +24,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..bindings.rsio.wire import Frame, get_codec
+from ..bindings.rsio.wire.frames import OnNext, OnNextLastPart, OnNextPacked, OnNextPart
 from ..errors import ProtocolViolation, Side
 from ..monitor import Finding, Monitor, TraceRecord
 from ..monitor.trace import DIRECTIONS, SENDERS
-from ..wire import Frame, get_codec
-from ..wire.frames import OnNext, OnNextLastPart, OnNextPacked, OnNextPart
 
 EOF = "eof"
 UNDECODABLE = "undecodable"

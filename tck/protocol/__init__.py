@@ -1,6 +1,6 @@
 """The RS-IO protocol: its binding onto the Reactive Streams model, and a sans-IO endpoint."""
 
-from .binding import STREAM_SIGNALS, apply_frame
+from ..bindings.rsio.mapping import STREAM_SIGNALS, apply_frame
 from .connection import Connection, ConnectionState
 from .events import ConnectionClosed, Ignored, ProtocolError, ReassemblyLimit
 

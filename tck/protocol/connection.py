@@ -23,14 +23,11 @@ from __future__ import annotations
 
 from enum import Enum
 
-from ..errors import ProtocolViolation, Side
-from ..rules import PROTOCOL_ERRORS, RULES, Level
-from ..semantics.session import SessionModel
-from ..semantics.signals import Signal
-from ..semantics.split import ReassemblyLimitExceeded, SplitAssembler
-from ..semantics.streams import SignalArgs, StreamState, Verdict
-from ..wire import DEFAULT_LIMITS, Frame, Limits, get_codec
-from ..wire.frames import (
+from ..bindings.rsio.mapping import STREAM_SIGNALS, apply_frame
+from ..bindings.rsio.session import SessionModel
+from ..bindings.rsio.split import ReassemblyLimitExceeded, SplitAssembler
+from ..bindings.rsio.wire import DEFAULT_LIMITS, Frame, Limits, get_codec
+from ..bindings.rsio.wire.frames import (
     Cancel,
     ClientHello,
     Goodbye,
@@ -42,8 +39,11 @@ from ..wire.frames import (
     OnSubscribe,
     ServerHello,
 )
-from ..wire.runs import expand
-from .binding import STREAM_SIGNALS, apply_frame
+from ..bindings.rsio.wire.runs import expand
+from ..errors import ProtocolViolation, Side
+from ..rules import PROTOCOL_ERRORS, RULES, Level
+from ..semantics.signals import Signal
+from ..semantics.streams import SignalArgs, StreamState, Verdict
 from .events import ConnectionClosed, Event, Ignored, ProtocolError, ReassemblyLimit
 
 _DROP_STATES = (StreamState.CANCELLED, StreamState.RESUBSCRIBING)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..bindings.rsio.wire.frames import Frame
 from ..errors import ProtocolViolation
-from ..wire.frames import Frame
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

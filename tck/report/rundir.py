@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from .. import SPEC_VERSION, __version__
+from ..bindings.rsio.wire import get_codec
+from ..bindings.rsio.wire.frames import ServerHello
 from ..errors import ProtocolViolation, Side
 from ..monitor.trace import TraceRecord, read_trace, write_trace
-from ..wire import get_codec
-from ..wire.frames import ServerHello
 from .pcap import target_port, write_pcap
 
 SAFE_ID = re.compile(r"[^A-Za-z0-9_.-]")

@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import __version__
+from ..bindings.rsio.handshake import PartyState
+from ..bindings.rsio.wire import Limits
+from ..bindings.rsio.wire.frames import ClientHello, Goodbye
 from ..capabilities import Capabilities
 from ..errors import Side
 from ..monitor.monitor import MAX_FINDINGS, MAX_FINDINGS_PER_RULE
 from ..rules import RULES, Level
-from ..semantics.handshake import PartyState
 from ..transport import TargetError, open_target
-from ..wire import Limits
-from ..wire.frames import ClientHello, Goodbye
 from .loader import Scenario
 from .result import Failure, ScenarioResult, Verdict
 from .session import CONN, MAX_TRANSCRIPT, KitSession, VerdictCertain

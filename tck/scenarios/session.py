@@ -43,11 +43,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ProtocolViolation, Side
-from ..monitor import Monitor
-from ..monitor.trace import TraceRecord
-from ..wire import Frame, Limits, describe, get_codec
-from ..wire.frames import (
+from ..bindings.rsio.wire import Frame, Limits, describe, get_codec
+from ..bindings.rsio.wire.frames import (
     Cancel,
     ClientHello,
     Goodbye,
@@ -62,8 +59,11 @@ from ..wire.frames import (
     ServerHello,
     Subscribe,
 )
-from ..wire.limits import DEFAULT_LIMITS
-from ..wire.runs import expand
+from ..bindings.rsio.wire.limits import DEFAULT_LIMITS
+from ..bindings.rsio.wire.runs import expand
+from ..errors import ProtocolViolation, Side
+from ..monitor import Monitor
+from ..monitor.trace import TraceRecord
 
 KIT, TARGET = Side.CLIENT, Side.SERVER
 INBOX_MAX_EVENTS = 16_384  # events not yet taken by a step before the kit stops reading

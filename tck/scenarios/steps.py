@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..wire import FRAME_BY_NAME, Frame
-from ..wire.frames import Cancel, OnNextPart, Request
+from ..bindings.rsio.wire import FRAME_BY_NAME, Frame
+from ..bindings.rsio.wire.frames import Cancel, OnNextPart, Request
 from .session import CONN, SUBSCRIBES, Event, Key, KitSession
 from .values import matches, resolve, show
 
@@ -271,8 +271,8 @@ async def step_consume(ctx: StepContext, step: dict[str, Any]) -> None:
 
 async def step_liveness(ctx: StepContext, step: dict[str, Any]) -> None:
     """A fresh connection must still get a handshake and a short stream (ERR-3)."""
+    from ..bindings.rsio.wire.frames import ClientHello, Goodbye, Subscribe
     from ..transport import TargetError, open_target
-    from ..wire.frames import ClientHello, Goodbye, Subscribe
 
     rule = step.get("rule", "ERR-3")
     try:

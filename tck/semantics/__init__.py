@@ -3,24 +3,17 @@
 RS-IO, RSocket and Ditto streaming carry the same contract: subscribe, demand,
 terminal signals, cancellation, Id reuse, reassembly of split elements.  This
 package models that contract once, as data (the transition tables) plus small
-named actions; a binding (``rsio_tck.protocol`` for RS-IO) maps its frames onto these
+named actions; a binding (``rsio_tck.bindings.<name>``) maps its frames onto these
 signals.  Nothing here knows about bytes, sockets or clocks.
 """
 
 from .demand import Demand
-from .handshake import PartyState
-from .session import SessionModel
 from .signals import Signal
-from .split import ReassemblyLimitExceeded, SplitAssembler
 from .streams import StreamRecord, StreamState
 
 __all__ = [
     "Demand",
-    "PartyState",
-    "ReassemblyLimitExceeded",
-    "SessionModel",
     "Signal",
-    "SplitAssembler",
     "StreamRecord",
     "StreamState",
 ]

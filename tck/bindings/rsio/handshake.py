@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from ..errors import Side
+from ...errors import Side
 
 
 class PartyState(Enum):

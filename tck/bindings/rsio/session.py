@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import ProtocolViolation, Side
-from ..rules import GOODBYE_OBLIGATION, PROTOCOL_ERRORS
+from ...errors import ProtocolViolation, Side
+from ...rules import GOODBYE_OBLIGATION, PROTOCOL_ERRORS
+from ...semantics.signals import Signal
+from ...semantics.streams import SignalArgs, StreamRecord, StreamState, Transition, step
 from .handshake import Move, PartyState, lookup
-from .signals import Signal
-from .streams import SignalArgs, StreamRecord, StreamState, Transition, step
 
 SUPPORTED_VERSIONS = frozenset({0})
 _LIVE = (StreamState.SUBSCRIBING, StreamState.RESUBSCRIBING, StreamState.ACTIVE, StreamState.PART)

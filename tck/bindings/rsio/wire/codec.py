@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from ..errors import ProtocolViolation
+from ....errors import ProtocolViolation
 from .frames import (
     EXTENSION_CODES,
     RESERVED_CODES,

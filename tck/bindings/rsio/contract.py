@@ -24,8 +24,8 @@ from typing import Any
 
 import msgpack
 
-from ..errors import ProtocolViolation, Side
-from ..testpubs import (
+from ...errors import ProtocolViolation, Side
+from ...testpubs import (
     UNSERVED_PREFIX,
     Error,
     Fixed,
@@ -39,7 +39,7 @@ from ..testpubs import (
     element,
     large_bytes,
 )
-from ..wire.frames import (
+from .wire.frames import (
     Cancel,
     Frame,
     OnComplete,
@@ -52,7 +52,7 @@ from ..wire.frames import (
     Request,
     Subscribe,
 )
-from ..wire.msgpack_ints import MAX_INT_BYTES, read_int
+from .wire.msgpack_ints import MAX_INT_BYTES, read_int
 
 UNBOUNDED = 2**63 - 1
 MAX_REPORT = 64 << 20  # reports are joined within the default reassembly limit
@@ -200,7 +200,7 @@ class ContractJudge:
                                      total=max(frame.initial_demand, 0))
             self._check_strategy(self.inners[key], sender, frame.subscriber, initial=frame.initial_demand, found=found)
             return
-        from ..testpubs import parse
+        from ...testpubs import parse
 
         spec = parse(frame.publisher)
         if (spec is None and not frame.publisher.startswith(UNSERVED_PREFIX)) or \

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import Side
-from ..semantics.session import SessionModel
-from ..semantics.signals import Signal
-from ..semantics.streams import SignalArgs, Transition
-from ..wire.frames import (
+from ...errors import Side
+from ...semantics.signals import Signal
+from ...semantics.streams import SignalArgs, Transition
+from .session import SessionModel
+from .wire.frames import (
     Cancel,
     ClientHello,
     Frame,

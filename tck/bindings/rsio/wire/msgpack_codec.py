@@ -20,7 +20,7 @@ from typing import Any
 
 import msgpack
 
-from ..errors import ProtocolViolation
+from ....errors import ProtocolViolation
 from .codec import DecoderBase, ElementSizes, type_code_violation
 from .frames import (
     ID_MAX,

@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import ProtocolViolation
+from ....errors import ProtocolViolation
 from .codec import DecoderBase, ElementSizes, type_code_violation
 from .frames import (
     ID_MAX,

@@ -1,0 +1,118 @@
+"""The binding seam: what a wire binding gives the binding-neutral kit, and the one registry.
+
+Theory of operation.  The kit judges one contract (the Reactive Streams rules) carried
+by several wires.  Everything that knows a wire lives in one package under
+``rsio_tck.bindings.<name>``; that package exposes a module attribute ``BINDING``, an
+object with the attributes and methods of ``Binding`` below.  The rest of the kit (the
+monitor, ``Connection``, the scenario engine, the reference peer's shell, the fuzzer,
+the dissector, the reports and the pipeline) receives a ``Binding`` and calls only what
+this module declares.  ``get_binding(name)`` is the only way to obtain one: it imports the
+binding package by name when first asked, so no neutral module imports a binding module
+(``tests/test_binding_seam.py`` walks the imports and holds them to that).
+
+A binding provides, per wire *profile* (RS-IO: ``msgpack``/``varint``; RSocket:
+``rsocket-1.0``/``reactivesocket-draft``; Ditto: ``streaming``/``search``):
+
+- a codec: an incremental decoder (``feed``, ``eof``, ``salvaged``; any chunking) and an
+  encoder (``encode``);
+- a judge per connection (``SessionJudge``): it applies each decoded frame of either side
+  to the binding's model of the connection and reports every broken rule through a
+  callback, mapping frames onto the contract's signals (one frame may carry several; the
+  publisher may choose the subscription key);
+- the scenario adapter (``ScenarioAdapter``): how the kit opens and closes a connection on
+  this wire, how a contract step (``subscribe``, ``request``, ``cancel``) or a wire step
+  becomes frames, and how a received frame becomes the contract events scenarios wait on;
+- its rule catalogue (IDs in ``rsio_tck.rules.RULES``) and the translation of contract
+  rule IDs (the stream table's) into its own;
+- how a frame is described in transcripts and reports.
+
+All of this is sans-IO: bytes in, events out; no sockets, no clocks.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol
+
+from .errors import ProtocolViolation, Side
+
+# name -> the package that defines ``BINDING``.  The first name is the default binding.
+REGISTRY: dict[str, str] = {
+    "rsio": "rsio_tck.bindings.rsio",
+    "rsocket": "rsio_tck.bindings.rsocket",
+}
+BINDING_NAMES = tuple(REGISTRY)
+DEFAULT_BINDING = "rsio"
+
+# A judge reports each broken rule through this: (violation, frame index or None, frame or None).
+Found = Callable[[ProtocolViolation, "int | None", Any], None]
+
+
+class Decoder(Protocol):
+    salvaged: list[Any]  # after a failed feed: the frames that feed completed before the bad bytes
+
+    def feed(self, data: bytes) -> list[Any]: ...
+
+    def eof(self) -> None: ...
+
+
+class Encoder(Protocol):
+    def encode(self, frame: Any) -> bytes: ...
+
+
+class SessionJudge(Protocol):
+    """The binding's model of one connection, judging both sides (monitor and endpoints)."""
+
+    def judge(self, sender: Side, frames: Iterable[Any], t: float, index: int, found: Found) -> int:
+        """Apply ``frames`` sent by ``sender``, numbered from ``index``; return the next index."""
+        ...
+
+    def wire_error(self, sender: Side, violation: ProtocolViolation) -> ProtocolViolation:
+        """``sender``'s bytes could not be decoded; the violation, attributed to ``sender``."""
+        ...
+
+    def close(self, side: Side) -> list[ProtocolViolation]:
+        """``side``'s transport ended; the obligations the close broke."""
+        ...
+
+
+class Binding(Protocol):
+    name: str
+    profiles: tuple[str, ...]  # the first is the default
+    rule_prefixes: tuple[str, ...]  # the catalogue areas this binding owns, e.g. ("RS-",)
+
+    def decoder(self, profile: str, limits: Any = None) -> Decoder: ...
+
+    def encoder(self, profile: str, limits: Any = None) -> Encoder: ...
+
+    def judge(self, profile: str, limits: Any = None, *, contract: bool = True) -> SessionJudge: ...
+
+    def describe(self, frame: Any) -> str: ...
+
+    def contract_rule(self, rule: str) -> str:
+        """The binding's ID for a contract rule of the stream table (itself when the binding keeps it)."""
+        ...
+
+
+def get_binding(name: str) -> Binding:
+    """The binding called ``name``; ValueError (one line, naming the choices) for an unknown one."""
+    path = REGISTRY.get(name)
+    if path is None:
+        raise ValueError(f"unknown binding {name!r}; choose one of {', '.join(BINDING_NAMES)}")
+    return importlib.import_module(path).BINDING  # type: ignore[no-any-return]
+
+
+def profile_of(binding: Binding, profile: str | None) -> str:
+    """``profile`` checked against the binding's (None: its default); ValueError names the choices."""
+    if profile is None:
+        return binding.profiles[0]
+    if profile not in binding.profiles:
+        raise ValueError(f"binding {binding.name!r} has no profile {profile!r}; "
+                         f"choose one of {', '.join(binding.profiles)}")
+    return profile
+
+
+def contract_rules(binding: Binding, rules: Mapping[str, Any] | Iterable[str]) -> list[str]:
+    """Contract rule IDs as the binding reports them."""
+    return [binding.contract_rule(rule) for rule in rules]
