@@ -47,6 +47,8 @@ DEFAULT_BINDING = "rsio"
 
 # A judge reports each broken rule through this: (violation, frame index or None, frame or None).
 Found = Callable[[ProtocolViolation, "int | None", Any], None]
+# A judge shows each frame it judges through this, when asked: (index, sender, t, frame).
+Keep = Callable[[int, Side, float, Any], None]
 
 
 class Decoder(Protocol):
@@ -64,12 +66,15 @@ class Encoder(Protocol):
 class SessionJudge(Protocol):
     """The binding's model of one connection, judging both sides (monitor and endpoints)."""
 
+    model: Any  # the binding's own model of the connection, for binding-aware callers
+
     def judge(self, sender: Side, frames: Iterable[Any], t: float, index: int, found: Found) -> int:
         """Apply ``frames`` sent by ``sender``, numbered from ``index``; return the next index."""
         ...
 
-    def wire_error(self, sender: Side, violation: ProtocolViolation) -> ProtocolViolation:
-        """``sender``'s bytes could not be decoded; the violation, attributed to ``sender``."""
+    def wire_error(self, sender: Side, violation: ProtocolViolation) -> ProtocolViolation | None:
+        """``sender``'s bytes could not be decoded; the violation, attributed to ``sender``
+        (None: the binding cannot tell whether it is one, and reports nothing)."""
         ...
 
     def close(self, side: Side) -> list[ProtocolViolation]:
@@ -86,7 +91,10 @@ class Binding(Protocol):
 
     def encoder(self, profile: str, limits: Any = None) -> Encoder: ...
 
-    def judge(self, profile: str, limits: Any = None, *, contract: bool = True) -> SessionJudge: ...
+    def judge(self, profile: str, limits: Any = None, *, contract: bool = True, keep: Keep | None = None) -> SessionJudge:
+        """A fresh judge for one connection.  ``contract``: also judge the test publishers'
+        contract; ``keep``: called with (index, sender, t, frame) for every frame judged."""
+        ...
 
     def describe(self, frame: Any) -> str: ...
 

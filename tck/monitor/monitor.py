@@ -2,19 +2,20 @@
 
 Theory of operation: the monitor watches one connection from one vantage point.
 It is given the bytes each side sent, in the order observed, and decodes each
-direction with its own incremental decoder; every frame is applied to one
-``SessionModel`` under the RS-IO binding.  Whatever the model raises becomes a
+direction with its own incremental decoder from the binding it is given; every
+frame goes to that binding's ``SessionJudge`` (one per connection), which maps it
+onto the contract and the binding's own rules.  Whatever the model raises becomes a
 ``Finding`` and judging goes on: the monitor never stops at the first
 violation.  A direction whose bytes cannot be decoded is dead from there on
-(RS-IO frames carry no length, so there is no resynchronising), but the other
+(the monitor never resynchronises: RS-IO frames carry no length, and a
+broken length prefix leaves nothing to trust), but the other
 direction is still judged, which is how the kit checks that a target answers
 malformed input with goodbye.
 
-Bytes given to ``observe`` are decoded with ``feed_runs``: a long stretch of
-plain element frames comes back as one ``ElementRun`` and is judged with one
-demand check per Id when every frame of it would take the stream table's
-plain (ACTIVE, onNext) entry; otherwise it is expanded and judged frame by
-frame, so findings never depend on how the bytes were grouped.
+Bytes given to ``observe`` are decoded with ``feed_runs`` where the binding's
+decoder has it: a long stretch of plain element frames comes back as one value
+that the binding's judge takes with one demand check per stream when it can,
+and otherwise expands, so findings never depend on how the bytes were grouped.
 
 The same code runs online (the scenario runner feeds it as frames cross) and
 offline (``check_trace`` over a recorded trace).  It holds no clock: times are
@@ -36,17 +37,11 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from ..bindings.rsio.contract import ContractJudge
-from ..bindings.rsio.handshake import PartyState
-from ..bindings.rsio.mapping import apply_frame
-from ..bindings.rsio.session import SessionModel
-from ..bindings.rsio.wire import Frame, Limits, describe, get_codec
-from ..bindings.rsio.wire.frames import OnNext, OnNextPacked, Subscribe
-from ..bindings.rsio.wire.runs import ElementRun, StridedRun, VariableRun
+from ..binding import DEFAULT_BINDING, Binding, get_binding, profile_of
 from ..errors import ProtocolViolation, Side
 from ..rules import RULES, Level
-from ..semantics.streams import StreamRecord, StreamState
 from .trace import TraceRecord, read_trace
 
 MAX_FINDINGS = 200  # findings kept per connection; the rest are counted per rule
@@ -65,7 +60,7 @@ class Finding:
     frame: str | None = None  # the offending frame, described
 
     @classmethod
-    def of(cls, violation: ProtocolViolation, *, index: int | None, t: float | None, frame: Frame | None) -> Finding:
+    def of(cls, violation: ProtocolViolation, *, index: int | None, t: float | None, frame: str | None) -> Finding:
         return cls(
             rule=violation.rule,
             level=RULES[violation.rule].level,
@@ -73,7 +68,7 @@ class Finding:
             frame_index=index if index is not None else violation.frame_index,
             t=t,
             message=str(violation),
-            frame=describe(frame) if frame is not None else None,
+            frame=frame,
         )
 
     def to_json(self) -> dict[str, object]:
@@ -93,18 +88,25 @@ class ObservedFrame:
     index: int
     sender: Side
     t: float
-    frame: Frame
+    frame: Any
 
 
 class Monitor:
     """Judges one connection.  ``observe`` bytes as they cross; ``close`` when a side ends."""
 
     def __init__(
-        self, codec: str = "msgpack", limits: Limits | None = None, *, keep_frames: bool = False, contract: bool = True
+        self, profile: str | None = None, limits: Any = None, *, binding: Binding | str | None = None,
+        keep_frames: bool = False, contract: bool = True,
     ) -> None:
-        chosen = get_codec(codec)
-        self.model = SessionModel()
-        self._decoders = {side: chosen.decoder(limits) for side in Side}
+        self.binding: Binding = (binding if binding is not None and not isinstance(binding, str)
+                                 else get_binding(binding or DEFAULT_BINDING))
+        self.profile = profile_of(self.binding, profile)
+        self._decoders = {side: self.binding.decoder(self.profile, limits) for side in Side}
+        self._feed = {side: getattr(d, "feed_runs", d.feed) for side, d in self._decoders.items()}
+        self.keep_frames = keep_frames
+        self.frames: list[ObservedFrame] = []
+        self.session = self.binding.judge(self.profile, limits, contract=contract,
+                                          keep=self._keep if keep_frames else None)
         self._dead: dict[Side, bool] = {side: False for side in Side}
         self.findings: list[Finding] = []
         self.findings_dropped: Counter[str] = Counter()  # per rule, past MAX_FINDINGS(_PER_RULE)
@@ -112,12 +114,19 @@ class Monitor:
         self.must_seen: dict[Side, int] = {side: 0 for side in Side}  # MUST violations, kept or dropped
         self.frame_count = 0
         self.bytes_ignored = {side: 0 for side in Side}
-        # Extension-range codes the monitor could not judge (Decision f), by sender.
-        self.undeclared_unknown: dict[Side, str] = {}
-        self.keep_frames = keep_frames
-        self.frames: list[ObservedFrame] = []
-        # Judges the test-publisher contract (rsio-v0 section 8) where names say what to expect.
-        self.contract = ContractJudge() if contract else None
+
+    @property
+    def model(self) -> Any:
+        """The binding's model of the connection (RS-IO: ``SessionModel``), for binding-aware callers."""
+        return self.session.model
+
+    @property
+    def undeclared_unknown(self) -> dict[Side, str]:
+        return getattr(self.session, "undeclared_unknown", {})
+
+    def _keep(self, index: int, sender: Side, t: float, frame: Any) -> None:
+        if len(self.frames) < MAX_KEPT_FRAMES:
+            self.frames.append(ObservedFrame(index, sender, t, frame))
 
     # -- feeding ----------------------------------------------------------------------
 
@@ -127,41 +136,28 @@ class Monitor:
         if self._dead[sender]:
             self.bytes_ignored[sender] += len(data)
             return []
-        decoder = self._decoders[sender]
         try:
-            frames = decoder.feed_runs(data)
+            frames = self._feed[sender](data)
         except ProtocolViolation as violation:
             # The frames before the bad bytes are judged first: they were sent, and
             # they come before the wire error in the sender's order.
-            self.judge(sender, decoder.salvaged, t)
-            self._dead[sender] = True
-            if self._maybe_declared(sender, violation):
-                return self.findings[before:]
-            self._found(self.model.wire_error(sender, violation), self.frame_count, t, None, keep=True)
+            self.judge(sender, self._decoders[sender].salvaged, t)
+            self.observe_error(sender, violation, t)
             return self.findings[before:]
         self.judge(sender, frames, t)
         return self.findings[before:]
 
-    def _maybe_declared(self, sender: Side, violation: ProtocolViolation) -> bool:
-        """An extension-range code from ``sender`` after its peer's hello listed extension ids:
-        version 0 maps no id to a code, so it may be declared (Decision f).  The monitor cannot
-        parse it either way; it stops reading that direction and reports nothing."""
-        if violation.rule != "EXT-2" or not self.model.parties[sender.peer].extensions:
-            return False
-        self.undeclared_unknown[sender] = str(violation)
-        return True
-
     def observe_error(self, sender: Side, violation: ProtocolViolation, t: float = 0.0) -> Finding | None:
-        """``sender``'s bytes failed to decode in a decoder the caller owns (None: no finding,
-        the code may belong to an extension the peer's hello declared)."""
+        """``sender``'s bytes failed to decode (in the monitor's decoder or one the caller owns);
+        that direction is dead from here.  None: the binding judged it no finding (RS-IO: the
+        code may belong to an extension the peer's hello declared, Decision f)."""
         self._dead[sender] = True
-        if self._maybe_declared(sender, violation):
+        attributed = self.session.wire_error(sender, violation)
+        if attributed is None:
             return None
-        finding = self._found(self.model.wire_error(sender, violation), self.frame_count, t, None, keep=True)
-        assert finding is not None
-        return finding
+        return self._found(attributed, self.frame_count, t, None, keep=True)
 
-    def _found(self, violation: ProtocolViolation, index: int | None, t: float, frame: Frame | None,
+    def _found(self, violation: ProtocolViolation, index: int | None, t: float, frame: Any,
                *, keep: bool = False) -> Finding | None:
         """Record a finding; past ``MAX_FINDINGS`` (unless ``keep``) only count it."""
         if violation.side is not None and RULES[violation.rule].level is Level.MUST:
@@ -171,73 +167,19 @@ class Monitor:
             self.findings_dropped[rule] += 1
             return None
         self._kept_per_rule[rule] += 1
-        finding = Finding.of(violation, index=index, t=t, frame=frame)
+        shown = self.binding.describe(frame) if frame is not None else None
+        finding = Finding.of(violation, index=index, t=t, frame=shown)
         self.findings.append(finding)
         return finding
 
-    def judge(self, sender: Side, frames: Iterable[Frame | ElementRun], t: float = 0.0) -> None:
-        """Judge frames already decoded (by a connection that decoded them itself).
-
-        An ``ElementRun`` is judged as a whole when the frames it stands for
-        would all take the inlined path below and its elements fit the demand;
-        otherwise it is expanded and its frames judged one by one, so the
-        findings (and their frame indices) are those of the frames.
-        """
-        model = self.model
+    def judge(self, sender: Side, frames: Iterable[Any], t: float = 0.0) -> None:
+        """Judge frames already decoded (by a connection that decoded them itself)."""
         found = self._found
-        index = self.frame_count
-        keep = self.keep_frames
-        contract = self.contract
-        # The (ACTIVE, ON_NEXT) entry of the stream table, inlined for the frames
-        # that dominate traffic; anything else takes the general path.
-        party = model.parties[sender]
-        space = model.spaces[sender.peer]
-        active, cancelled, open_ = StreamState.ACTIVE, StreamState.CANCELLED, PartyState.OPEN
-        for item in frames:
-            kind = type(item)
-            if kind is VariableRun or kind is StridedRun:
-                run: ElementRun = item  # type: ignore[assignment]
-                if (
-                    not keep
-                    and (contract is None or not contract.active)
-                    and party.state is open_
-                    and _take_run(space, run)
-                ):
-                    party.frames_sent += run.frames
-                    index += run.frames
-                    continue
-                self.frame_count = index
-                self.judge(sender, run.to_frames(), t)
-                index = self.frame_count
-                continue
-            frame: Frame = item  # type: ignore[assignment]
-            if keep and len(self.frames) < MAX_KEPT_FRAMES:
-                self.frames.append(ObservedFrame(index, sender, t, frame))
-            index += 1
-            if contract is not None and (contract.active or kind is Subscribe):
-                for violation in contract.observe(sender, frame):
-                    found(violation, index - 1, t, frame)
-            if kind is OnNext or kind is OnNextPacked:
-                rec = space.get(frame.subscriber)  # type: ignore[union-attr]
-                # ACTIVE, or CANCELLED with elements still in flight (within demand):
-                # the (state, ON_NEXT) entries of the table that only take demand.
-                if (
-                    rec is not None
-                    and (rec.state is active or (rec.state is cancelled and not rec.owed_on_subscribes))
-                    and party.state is open_
-                    and rec.demand.take(1 if kind is OnNext else frame.count)  # type: ignore[union-attr]
-                ):
-                    party.frames_sent += 1
-                    continue
-            try:
-                apply_frame(model, sender, frame)
-            except ProtocolViolation as violation:
-                found(violation, index - 1, t, frame)
-            if model.warnings:
-                for warning in model.warnings:
-                    found(warning, index - 1, t, frame)
-                model.warnings.clear()
-        self.frame_count = index
+
+        def report(violation: ProtocolViolation, index: int | None, frame: Any) -> None:
+            found(violation, index, t, frame)
+
+        self.frame_count = self.session.judge(sender, frames, t, self.frame_count, report)
 
     def close(self, sender: Side, t: float = 0.0) -> list[Finding]:
         """``sender``'s direction ended (the observer read end-of-file from it)."""
@@ -247,8 +189,10 @@ class Monitor:
                 self._decoders[sender].eof()
             except ProtocolViolation as violation:
                 self._dead[sender] = True
-                found.append(self._found(self.model.wire_error(sender, violation), self.frame_count, t, None))
-        for broken in self.model.close(sender):
+                attributed = self.session.wire_error(sender, violation)
+                if attributed is not None:
+                    found.append(self._found(attributed, self.frame_count, t, None))
+        for broken in self.session.close(sender):
             found.append(self._found(broken, self.frame_count, t, None))
         return [f for f in found if f is not None]
 
@@ -278,34 +222,9 @@ class Monitor:
         return self._dead[sender]
 
 
-def _takes_elements(rec: StreamRecord | None) -> bool:
-    """The (state, ON_NEXT) entries of the stream table that only take demand: ACTIVE, or
-    CANCELLED with elements still in flight."""
-    return rec is not None and (
-        rec.state is StreamState.ACTIVE or (rec.state is StreamState.CANCELLED and not rec.owed_on_subscribes)
-    )
-
-
-def _take_run(space: dict[int, StreamRecord], run: ElementRun) -> bool:
-    """Take a run's elements from its streams' demand, all or none; False if any frame of it
-    would not take the inlined path (the run is then judged frame by frame)."""
-    ids = run.ids if isinstance(run, VariableRun) else None
-    if ids is None:
-        rec = space.get(run.subscriber)
-        return _takes_elements(rec) and rec.demand.take(run.elements)  # type: ignore[union-attr]
-    wanted = []
-    for sid, count in Counter(ids).items():
-        rec = space.get(sid)
-        if not _takes_elements(rec) or not rec.demand.covers(count):  # type: ignore[union-attr]
-            return False
-        wanted.append((rec, count))
-    for rec, count in wanted:
-        rec.demand.take(count)  # type: ignore[union-attr]
-    return True
-
-
-def check_trace(path: Path, codec: str = "msgpack", limits: Limits | None = None) -> Monitor:
+def check_trace(path: Path, profile: str | None = None, limits: Any = None, *,
+                binding: Binding | str | None = None) -> Monitor:
     """Judge a recorded trace offline."""
-    monitor = Monitor(codec, limits)
+    monitor = Monitor(profile, limits, binding=binding)
     monitor.replay(read_trace(path))
     return monitor

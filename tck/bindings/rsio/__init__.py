@@ -4,3 +4,7 @@
 the connection model only RS-IO has (hello, goodbye, split elements); ``mapping`` maps each
 frame onto the contract's signals; ``contract`` judges the test publishers of rsio-v0 section 8.
 """
+
+from .binding import BINDING
+
+__all__ = ["BINDING"]
