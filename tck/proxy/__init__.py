@@ -1,0 +1,11 @@
+"""Proxy mode: the kit between a real client and a real server, judging both directions.
+
+``relay.run_proxy`` accepts connections on a listen URL, opens one to the target for
+each, passes the bytes through unchanged and feeds both directions to one ``Monitor``
+per connection, built from the binding it is given.  ``cli.proxy_command`` is the
+``rsio-tck proxy`` command.
+"""
+
+from .relay import ConnectionVerdict, ProxyResult, run_proxy
+
+__all__ = ["ConnectionVerdict", "ProxyResult", "run_proxy"]

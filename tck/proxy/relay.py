@@ -1,0 +1,179 @@
+"""The proxy's relay: bytes pass through unchanged; the monitor judges both directions.
+
+Theory of operation: for every accepted client connection the relay opens one
+connection to the target and runs two pumps, client->server and server->client.
+Each pump reads, records the bytes (trace, bounded like the kit's own sessions),
+hands them to the connection's ``Monitor`` with the sending side, and only then
+writes them on, so the monitor sees a causally sound order.  End of stream is
+passed on as a half-close (``write_eof``) and given to the monitor as that side's
+close.  The monitor is the binding's: the relay itself knows no wire.
+
+Bounds: at most ``max_connections`` connections (then the listener closes), all
+within ``duration`` seconds (then open connections are cut and their verdicts kept,
+marked ``cut``); the trace of a connection stops at ``TRACE_MAX_BYTES`` with a
+truncation marker.  Every connect has a timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..binding import Binding
+from ..errors import Side
+from ..monitor import Monitor
+from ..monitor.trace import TraceRecord, write_trace
+from ..transport import Target, TargetError, open_target
+
+TRACE_MAX_BYTES = 4 * 1024 * 1024  # per connection, both directions (as the kit's own sessions)
+READ_SIZE = 64 * 1024
+
+
+@dataclass
+class ConnectionVerdict:
+    index: int
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    must: dict[str, int] = field(default_factory=dict)  # MUST violations by side ("client", "server")
+    frames: int = 0
+    cut: bool = False  # the proxy's duration ended before the connection did
+    error: str | None = None  # the target could not be reached, or a socket failed
+
+    def to_json(self) -> dict[str, Any]:
+        return {"connection": self.index, "frames": self.frames, "cut": self.cut, "error": self.error,
+                "must_violations": self.must, "findings": self.findings}
+
+
+@dataclass
+class ProxyResult:
+    connections: list[ConnectionVerdict] = field(default_factory=list)
+
+    def failed(self, side: Side | None = None) -> bool:
+        names = [str(side)] if side is not None else ["client", "server"]
+        return any(v.must.get(name, 0) for v in self.connections for name in names)
+
+
+class _Recorder:
+    def __init__(self) -> None:
+        self.records: list[TraceRecord] = []
+        self.size = 0
+        self.cut = False
+
+    def add(self, t: float, sender: Side, data: bytes | None) -> None:
+        if self.cut:
+            return
+        self.size += len(data or b"")
+        if self.size > TRACE_MAX_BYTES:
+            self.cut = True
+            self.records.append(TraceRecord(t=t, sender=sender, data=None, truncated=True))
+            return
+        self.records.append(TraceRecord(t=t, sender=sender, data=data))
+
+
+async def _pump(reader: asyncio.StreamReader, writer: Any, sender: Side, monitor: Monitor,
+                recorder: _Recorder, t0: float) -> None:
+    try:
+        while True:
+            data = await reader.read(READ_SIZE)
+            t = time.monotonic() - t0
+            recorder.add(t, sender, data or None)
+            if not data:
+                monitor.close(sender, t)
+                if writer.can_write_eof():
+                    writer.write_eof()
+                return
+            monitor.observe(sender, data, t)
+            writer.write(data)
+            await writer.drain()
+    except (ConnectionError, OSError):
+        monitor.close(sender, time.monotonic() - t0)
+
+
+async def _relay_one(index: int, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter,
+                     target: Target, binding: Binding, profile: str | None, out_dir: Path | None,
+                     verdicts: list[ConnectionVerdict]) -> None:
+    verdict = ConnectionVerdict(index)
+    verdicts.append(verdict)
+    monitor = Monitor(profile, binding=binding)
+    recorder = _Recorder()
+    t0 = time.monotonic()
+    server_writer: Any = None
+    try:
+        server_reader, server_writer = await open_target(target, timeout=5.0)
+        await asyncio.gather(
+            _pump(client_reader, server_writer, Side.CLIENT, monitor, recorder, t0),
+            _pump(server_reader, client_writer, Side.SERVER, monitor, recorder, t0),
+        )
+    except TargetError as exc:
+        verdict.error = str(exc)
+    except asyncio.CancelledError:
+        verdict.cut = True
+    finally:
+        for writer in (client_writer, server_writer):
+            if writer is not None:
+                writer.close()
+        verdict.frames = monitor.frame_count
+        verdict.findings = [f.to_json() for f in monitor.findings]
+        verdict.must = {str(side): len(monitor.violations(side)) for side in Side}
+        if out_dir is not None:
+            with (out_dir / f"conn-{index}.trace").open("wb") as stream:
+                write_trace(stream, recorder.records)
+            (out_dir / f"conn-{index}.json").write_text(json.dumps(verdict.to_json(), indent=1) + "\n")
+
+
+async def run_proxy(listen: str, target: str, binding: Binding, profile: str | None = None, *,
+                    out_dir: Path | None = None, max_connections: int = 100, duration: float = 600.0,
+                    on_ready: Callable[[str], None] | None = None) -> ProxyResult:
+    """Relay and judge until ``max_connections`` have ended or ``duration`` seconds have passed."""
+    where = Target.parse(listen)
+    if where.scheme != "tcp":
+        raise TargetError(f"{listen}: the proxy listens on tcp://host:port")
+    to = Target.parse(target)
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    result = ProxyResult()
+    tasks: set[asyncio.Task[None]] = set()
+    accepted = 0
+    finished = asyncio.Event()
+
+    async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal accepted
+        if accepted >= max_connections:
+            writer.close()
+            return
+        accepted += 1
+        if accepted >= max_connections:
+            server.close()  # no more connections; the ones open go on
+        task = asyncio.current_task()
+        assert task is not None
+        tasks.add(task)
+        try:
+            await _relay_one(accepted, reader, writer, to, binding, profile, out_dir, result.connections)
+        finally:
+            tasks.discard(task)
+            if accepted >= max_connections and not tasks:
+                finished.set()
+
+    try:
+        server = await asyncio.start_server(accept, where.host, where.port)
+    except OSError as exc:
+        raise TargetError(f"cannot listen on {listen}: {exc.strerror or exc}") from None
+    host, port = server.sockets[0].getsockname()[:2]
+    if on_ready is not None:
+        on_ready(f"tcp://{host}:{port}")
+    try:
+        await asyncio.wait_for(finished.wait(), duration)
+    except TimeoutError:
+        pass
+    finally:
+        server.close()
+        for task in list(tasks):
+            task.cancel()
+        if tasks:
+            await asyncio.wait(list(tasks), timeout=5.0)
+    result.connections.sort(key=lambda v: v.index)
+    return result

@@ -1,0 +1,123 @@
+"""Proxy mode: bytes pass unchanged, both directions are judged, bounds hold."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import msgpack
+import pytest
+
+from rsio_tck.binding import get_binding
+from rsio_tck.bindings.rsio.wire.frames import ClientHello, Goodbye, OnComplete, OnNext, Request, Subscribe
+from rsio_tck.embedded import EmbeddedPeer
+from rsio_tck.errors import Side
+from rsio_tck.monitor.trace import read_trace
+from rsio_tck.protocol import Connection
+from rsio_tck.proxy import run_proxy
+from rsio_tck.transport import TargetError
+
+TIMEOUT = 10.0
+
+
+async def _client(url: str, count: int, demand: int, until: int | None = None) -> tuple[list[bytes], list[object]]:
+    """An RS-IO client (the kit's sans-IO Connection over a socket): subscribe, read to the end
+    (or, with ``until``, until that many elements arrived; then say goodbye)."""
+    host, port = url.removeprefix("tcp://").rsplit(":", 1)
+    reader, writer = await asyncio.wait_for(asyncio.open_connection(host, int(port)), TIMEOUT)
+    conn = Connection(Side.CLIENT, "msgpack")
+    conn.send(ClientHello(version=0, extensions=()))
+    conn.send(Subscribe(publisher=f"tck/range?count={count}", subscriber=1, initial_demand=demand))
+    writer.write(conn.data_to_send())
+    elements: list[bytes] = []
+    seen: list[object] = []
+    while True:
+        data = await asyncio.wait_for(reader.read(65536), TIMEOUT)
+        if not data:
+            break
+        for event in conn.receive_data(data):
+            seen.append(event)
+            if isinstance(event, OnNext):
+                elements.append(event.element)
+                if until is not None and len(elements) == 1:
+                    conn.send(Request(subscriber=1, demand=1))  # a request: the fault acts on requested flows
+            if isinstance(event, OnComplete) or (until is not None and len(elements) == until
+                                                 and isinstance(event, OnNext)):
+                conn.send(Goodbye(reason="done"))
+        writer.write(conn.data_to_send())
+        if isinstance(seen[-1] if seen else None, Goodbye) or any(isinstance(e, Goodbye) for e in seen):
+            break
+    writer.close()
+    return elements, seen
+
+
+def _proxy(tmp_path: Path, target: str, **kwargs: object) -> tuple[asyncio.Future[str], object]:
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[str] = loop.create_future()
+    task = loop.create_task(run_proxy("tcp://127.0.0.1:0", target, get_binding("rsio"), "msgpack",
+                                      out_dir=tmp_path, on_ready=ready.set_result, **kwargs))  # type: ignore[arg-type]
+    return ready, task
+
+
+def test_proxy_passes_bytes_unchanged_and_judges_a_conforming_pair(tmp_path: Path) -> None:
+    async def scenario() -> tuple[list[bytes], object]:
+        with EmbeddedPeer() as target:
+            ready, task = _proxy(tmp_path, target, max_connections=1, duration=TIMEOUT)
+            url = await asyncio.wait_for(ready, TIMEOUT)
+            elements, _ = await _client(url, count=3, demand=5)
+            result = await asyncio.wait_for(task, TIMEOUT)  # type: ignore[arg-type]
+        return elements, result
+
+    elements, result = asyncio.run(scenario())
+    assert [msgpack.unpackb(e) for e in elements] == [0, 1, 2]
+    (verdict,) = result.connections  # type: ignore[attr-defined]
+    assert verdict.error is None and not verdict.cut
+    assert verdict.frames >= 7  # hellos, subscribe, onSubscribe, 3 elements, onComplete, goodbyes
+    assert verdict.must == {"client": 0, "server": 0}
+    records = list(read_trace(tmp_path / "conn-1.trace"))
+    assert {r.sender for r in records} == {Side.CLIENT, Side.SERVER}
+    assert (tmp_path / "conn-1.json").exists()
+
+
+def test_proxy_judges_the_server_side(tmp_path: Path) -> None:
+    """The reference peer with a fault that delivers one element beyond demand (demand 1 + 1, three
+    elements): the proxy finds the server's DEM-1 and nothing against the client."""
+    async def scenario() -> object:
+        with EmbeddedPeer(faults=["dem-beyond-demand"]) as target:
+            ready, task = _proxy(tmp_path, target, max_connections=1, duration=TIMEOUT)
+            url = await asyncio.wait_for(ready, TIMEOUT)
+            await _client(url, count=5, demand=1, until=3)
+            return await asyncio.wait_for(task, TIMEOUT)  # type: ignore[arg-type]
+
+    result = asyncio.run(scenario())
+    (verdict,) = result.connections  # type: ignore[attr-defined]
+    assert verdict.must["server"] >= 1 and verdict.must["client"] == 0
+    assert "DEM-1" in {f["rule"] for f in verdict.findings if f["side"] == "server"}
+
+
+def test_proxy_reports_an_unreachable_target(tmp_path: Path) -> None:
+    async def scenario() -> object:
+        ready, task = _proxy(tmp_path, "tcp://127.0.0.1:9", max_connections=1, duration=TIMEOUT)
+        url = await asyncio.wait_for(ready, TIMEOUT)
+        host, port = url.removeprefix("tcp://").rsplit(":", 1)
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, int(port)), TIMEOUT)
+        result = await asyncio.wait_for(task, TIMEOUT)  # type: ignore[arg-type]
+        writer.close()
+        return result
+
+    (verdict,) = asyncio.run(scenario()).connections  # type: ignore[attr-defined]
+    assert verdict.error is not None and "cannot reach" in verdict.error
+
+
+def test_proxy_duration_bounds_the_run(tmp_path: Path) -> None:
+    async def scenario() -> object:
+        ready, task = _proxy(tmp_path, "tcp://127.0.0.1:9", max_connections=5, duration=0.3)
+        await asyncio.wait_for(ready, TIMEOUT)
+        return await asyncio.wait_for(task, TIMEOUT)  # type: ignore[arg-type]
+
+    assert asyncio.run(scenario()).connections == []  # type: ignore[attr-defined]
+
+
+def test_proxy_refuses_a_listen_url_it_cannot_use() -> None:
+    with pytest.raises(TargetError, match="listens on tcp://"):
+        asyncio.run(run_proxy("unix:/tmp/x", "tcp://127.0.0.1:9", get_binding("rsio")))
