@@ -42,6 +42,8 @@ class ConnectionVerdict:
     frames: int = 0
     cut: bool = False  # the proxy's duration ended before the connection did
     error: str | None = None  # the target could not be reached, or a socket failed
+    trace: list[TraceRecord] = field(default_factory=list, repr=False)  # both directions, bounded
+    monitor: Monitor | None = field(default=None, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"connection": self.index, "frames": self.frames, "cut": self.cut, "error": self.error,
@@ -117,6 +119,8 @@ async def _relay_one(index: int, client_reader: asyncio.StreamReader, client_wri
             if writer is not None:
                 writer.close()
         verdict.frames = monitor.frame_count
+        verdict.trace = recorder.records
+        verdict.monitor = monitor
         verdict.findings = [f.to_json() for f in monitor.findings]
         verdict.must = {str(side): len(monitor.violations(side)) for side in Side}
         if out_dir is not None:
@@ -127,8 +131,10 @@ async def _relay_one(index: int, client_reader: asyncio.StreamReader, client_wri
 
 async def run_proxy(listen: str, target: str, binding: Binding, profile: str | None = None, *,
                     out_dir: Path | None = None, max_connections: int = 100, duration: float = 600.0,
-                    on_ready: Callable[[str], None] | None = None) -> ProxyResult:
-    """Relay and judge until ``max_connections`` have ended or ``duration`` seconds have passed."""
+                    on_ready: Callable[[str], None] | None = None, stop: asyncio.Event | None = None,
+                    grace: float = 2.0) -> ProxyResult:
+    """Relay and judge until ``max_connections`` have ended, ``duration`` seconds have passed, or
+    ``stop`` is set (then connections still open get ``grace`` seconds to end before they are cut)."""
     where = Target.parse(listen)
     if where.scheme != "tcp":
         raise TargetError(f"{listen}: the proxy listens on tcp://host:port")
@@ -165,11 +171,17 @@ async def run_proxy(listen: str, target: str, binding: Binding, profile: str | N
     host, port = server.sockets[0].getsockname()[:2]
     if on_ready is not None:
         on_ready(f"tcp://{host}:{port}")
+    waits = [asyncio.ensure_future(finished.wait())]
+    if stop is not None:
+        waits.append(asyncio.ensure_future(stop.wait()))
     try:
-        await asyncio.wait_for(finished.wait(), duration)
-    except TimeoutError:
-        pass
+        await asyncio.wait(waits, timeout=duration, return_when=asyncio.FIRST_COMPLETED)
+        server.close()
+        if tasks and not finished.is_set():
+            await asyncio.wait(list(tasks), timeout=grace)
     finally:
+        for waiter in waits:
+            waiter.cancel()
         server.close()
         for task in list(tasks):
             task.cancel()

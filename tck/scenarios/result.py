@@ -50,12 +50,14 @@ class ScenarioResult:
     # Where a bounded record was cut, per store (trace, transcript, findings, inbox, reassembly,
     # steps): empty when nothing was.
     truncated: dict[str, str] = field(default_factory=dict)
+    # The side the target plays: "server" when the kit is the client, "client" in listen mode.
+    target_side: str = "server"
 
     @property
     def violations(self) -> list[dict[str, Any]]:
         out = [{"rule": f.rule, "message": f.render(), "source": "scenario"} for f in self.failures]
         out += [{"rule": f.rule, "message": f.message, "source": "monitor", "side": str(f.side), "level": f.level.value}
-                for f in self.findings if f.side is not None and str(f.side) == "server"]
+                for f in self.findings if f.side is not None and str(f.side) == self.target_side]
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -84,7 +86,7 @@ class ScenarioResult:
         for store, where in self.truncated.items():
             lines.append(f"  truncated {store}: {where}")
         for finding in self.findings:
-            if finding.side is not None and str(finding.side) == "server":
+            if finding.side is not None and str(finding.side) == self.target_side:
                 lines.append(f"  monitor: {finding.message} ({finding.level.value}, frame #{finding.frame_index})")
         if self.transcript:
             lines.append("  transcript (>> kit to target, << target to kit):")

@@ -1,0 +1,90 @@
+"""The client test cases of listen mode, per binding.
+
+A client program under test gets ``RSIO_URL`` (where the kit listens) and
+``RSIO_TESTCASE`` (a name below), performs the test case with its own API, prints
+one line per signal it received, and exits 0 when the test case went as expected,
+1 when not, and 127 for a test case it does not support (as in
+quic-interop-runner).  The kit judges every frame the client sends against the
+rules each case cites, and against every other rule of the binding that the
+client's frames touch.  ``interop/testcases.json`` is the same list for the
+interop fixture programs; a test holds the two together.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClientTest:
+    name: str
+    binding: str
+    description: str
+    rules: tuple[str, ...]  # rule IDs of the catalogue the case exercises on the client's side
+    peer_options: tuple[str, ...] = ()  # options for the kit's serving peer (e.g. a small MTU)
+
+
+_RSIO = (
+    ClientTest(name="stream-range", binding="rsio",
+               description="subscribe tck/range?count=10 with initialDemand 3, then request 3 each time 3 elements "
+                           "have arrived; print the 10 elements and the completion",
+               rules=("HS-1", "ID-1", "DEM-6", "STR-4", "BYE-2")),
+    ClientTest(name="cancel-infinite", binding="rsio",
+               description="subscribe tck/infinite with initialDemand 5, cancel after the fifth element, print them, "
+                           "then say goodbye",
+               rules=("STR-6", "STR-7", "DEM-6", "BYE-1")),
+    ClientTest(name="large-split", binding="rsio",
+               description="subscribe tck/large?size=100000&count=3 with initialDemand 3; the kit's server splits each "
+                           "element; check each element's length and byte pattern",
+               rules=("SPLIT-1", "SPLIT-3", "DEM-6")),
+    ClientTest(name="error", binding="rsio",
+               description="subscribe tck/error?after=2 with initialDemand 10; print the 2 elements and the error",
+               rules=("STR-3", "STR-7", "DEM-6")),
+)
+
+_RSOCKET = (
+    ClientTest(name="stream-range", binding="rsocket",
+               description="request-stream tck/range?count=10 with initial request N=3, then request(3) each time 3 "
+                           "elements have arrived; print the 10 elements and the completion",
+               rules=("RS-SETUP-1", "RS-STREAMID-1", "RS-FLOW-1")),
+    ClientTest(name="request-response", binding="rsocket",
+               description="request-response tck/range?start=7&count=1; print the one element and exit",
+               rules=("RS-SETUP-1", "RS-STREAMID-1")),
+    ClientTest(name="fnf", binding="rsocket",
+               description="fire-and-forget tck/fnf?key=interop three times, then request-response "
+                           "tck/fnf-count?key=interop; print the count (3)",
+               rules=("RS-STREAMID-1", "RS-STREAMID-2")),
+    ClientTest(name="channel-echo", binding="rsocket",
+               description="request-channel whose first payload is tck/echo, then a, b, c and completion of the "
+                           "outbound side; print the echoed a, b, c and the completion",
+               rules=("RS-STREAMID-1", "RS-FLOW-1")),
+    ClientTest(name="cancel-infinite", binding="rsocket",
+               description="request-stream tck/infinite, take the first 5 elements (take/limit or an explicit "
+                           "cancel), print them",
+               rules=("RS-FLOW-1",)),
+    ClientTest(name="large-fragmented", binding="rsocket",
+               description="request-stream tck/large?size=100000&count=3 with N=3; the kit sends each element as "
+                           "fragments; check each element's length and byte pattern",
+               rules=("RS-FLOW-1",), peer_options=("--mtu", "16384")),
+    ClientTest(name="error", binding="rsocket",
+               description="request-stream tck/error?after=2 with N=10; print the 2 elements and the error",
+               rules=("RS-FLOW-1",)),
+    ClientTest(name="metadata-push", binding="rsocket",
+               description="metadata-push of the bytes 'tck', then request-response tck/range?count=1 to show the "
+                           "connection is still up",
+               rules=("RS-SETUP-1",)),
+)
+
+CLIENT_TESTS: tuple[ClientTest, ...] = _RSIO + _RSOCKET
+
+
+def client_tests(binding: str, names: list[str] | None = None) -> list[ClientTest]:
+    """The binding's client test cases (only ``names``, in that order, when given); ValueError for an unknown name."""
+    mine = {case.name: case for case in CLIENT_TESTS if case.binding == binding}
+    if not names:
+        return list(mine.values())
+    unknown = [name for name in names if name not in mine]
+    if unknown:
+        raise ValueError(f"unknown client test case {unknown[0]!r} for binding {binding}; "
+                         f"choose from {', '.join(mine)}")
+    return [mine[name] for name in names]

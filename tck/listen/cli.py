@@ -1,0 +1,95 @@
+"""Listen mode on the command line: ``rsio-tck run --listen URL --client-command CMD`` and
+``rsio-tck list-client-tests`` (both registered in ``tck/cli.py``)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+import typer
+
+
+def list_client_tests_command(
+    binding: str = typer.Option("rsio", metavar="NAME", help="wire binding: rsio or rsocket"),
+) -> None:
+    """List the client test cases of listen mode for a binding, each with the rules it exercises."""
+    from ..binding import get_binding
+    from ..gate import GateError, guard
+    from .cases import client_tests
+
+    with guard():
+        try:
+            get_binding(binding)
+        except ValueError as exc:
+            raise GateError(f"--binding: {exc}") from None
+        for case in client_tests(binding):
+            typer.echo(f"{case.name:20} {' '.join(case.rules)}\n{'':20} {case.description}")
+
+
+def serving_peer_factory(binding: str, profile: str) -> Any:
+    """The context manager factory that starts the kit's serving peer for one client test case."""
+    from ..embedded import EmbeddedPeer
+
+    def serving(case: Any) -> Any:
+        extra = tuple(case.peer_options)
+        if binding == "rsio":
+            return EmbeddedPeer(codec=profile, extra=extra)
+        return EmbeddedPeer(binding=binding, profile=profile, extra=extra)  # type: ignore[call-arg]
+
+    return serving
+
+
+def run_listen(listen: str, client_command: str, binding_name: str, profile: str | None, names: list[str],
+               report_dir: Path, timeout: float, min_run: int, name: str | None) -> int:
+    """Run the client test cases; write a run directory and its report; return the exit code."""
+    from .. import gate
+    from ..binding import get_binding, profile_of
+    from ..gate import ExitCode, GateError
+    from ..report import RunRecorder
+    from ..report import build as build_report
+    from ..transport import TargetError
+    from .cases import client_tests
+    from .runner import run_client_tests
+
+    try:
+        binding = get_binding(binding_name)
+        chosen_profile = profile_of(binding, profile)
+        cases = client_tests(binding_name, names or None)
+    except ValueError as exc:
+        raise GateError(str(exc)) from None
+    where = gate.check_target_url(listen, "--listen")
+    if where.scheme != "tcp":
+        raise GateError(f"--listen {listen}: listen mode listens on tcp://host:port")
+    if not client_command.strip():
+        raise GateError("--client-command: give the command that starts the client under test")
+    directory = report_dir / f"listen-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}"
+    directory.mkdir(parents=True, exist_ok=True)
+    named = gate.check_target_name(name) if name else None
+    started = time.time()
+    recorder = RunRecorder(directory, target=listen, codec=chosen_profile, started=started,
+                           target_name=named[0] if named else None, target_version=named[1] if named else None)
+
+    def done(result: Any) -> None:
+        recorder.add(result)
+        result.trace = []
+        typer.echo(f"{result.id}: {result.verdict.value}" + (f" ({result.reason})" if result.reason else ""))
+
+    try:
+        results = asyncio.run(run_client_tests(cases, client_command, listen, binding, chosen_profile,
+                                               serving_peer_factory(binding_name, chosen_profile),
+                                               timeout=timeout, on_result=done))
+    except (TargetError, OSError) as exc:
+        raise GateError(f"listen mode could not run: {gate.one_line(exc)}", ExitCode.UNRUNNABLE) from None
+    finally:
+        recorder.close()
+    recorder.finish(time.time(), len(cases))
+    index = build_report(directory)
+    outcome = gate.suite_outcome(results, min_run)
+    failed = [r for r in results if r.verdict.value in ("fail", "error")]
+    gate.show_failures(gate.console(), failed, directory / "results.jsonl")
+    if outcome.message:
+        typer.echo(f"{'error' if outcome.code else 'warning'}: {outcome.message}")
+    typer.echo(f"results: {directory / 'results.jsonl'}  report: {index}")
+    return int(outcome.code)

@@ -1,0 +1,42 @@
+"""Faulty client programs for listen-mode tests: ``python tests/listen_clients.py MODE``.
+
+Each reads RSIO_URL like a real client under test.  Modes: ``unsupported`` (exit 127),
+``wrong`` (connects properly, then exits 1 as if the test case went wrong), ``garbage``
+(hello, then bytes that are no RS-IO frame: the client breaks a MUST rule), ``hang``
+(connects and never finishes).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import time
+from urllib.parse import urlsplit
+
+import msgpack
+
+
+def main(mode: str) -> int:
+    if mode == "unsupported":
+        return 127
+    url = urlsplit(os.environ["RSIO_URL"])
+    sock = socket.create_connection((url.hostname, url.port), timeout=10)
+    hello = msgpack.packb(1) + msgpack.packb(0) + msgpack.packb([])  # clientHello, version 0, no extensions
+    sock.sendall(hello)
+    if mode == "garbage":
+        sock.sendall(b"\xc1\xc1\xc1\xc1")  # 0xc1 is never used in MessagePack
+    if mode == "hang":
+        time.sleep(60)  # the behaviour under test: a client that never finishes (the kit kills it)
+    sock.settimeout(10)
+    try:
+        while sock.recv(65536):
+            pass
+    except OSError:
+        pass
+    sock.close()
+    return 1 if mode == "wrong" else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

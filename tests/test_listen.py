@@ -1,0 +1,73 @@
+"""Listen mode: the kit serves real clients and judges every frame they send."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from rsio_tck.binding import get_binding
+from rsio_tck.embedded import EmbeddedPeer
+from rsio_tck.listen import CLIENT_TESTS, client_tests, run_client_tests
+from rsio_tck.listen.runner import run_client_case
+from rsio_tck.rules import RULES
+from rsio_tck.scenarios.result import Verdict
+
+HERE = Path(__file__).resolve().parent
+REFERENCE_CLIENT = f"{sys.executable} -m rsio_tck.reference_peer.client"
+
+
+def _run(cases: list, command: str, timeout: float = 15.0) -> list:  # type: ignore[type-arg]
+    return asyncio.run(run_client_tests(cases, command, "tcp://127.0.0.1:0", get_binding("rsio"), "msgpack",
+                                        lambda case: EmbeddedPeer(), timeout=timeout))
+
+
+def test_the_reference_client_passes_every_rsio_client_test_case() -> None:
+    results = _run(client_tests("rsio"), REFERENCE_CLIENT)
+    assert [(r.id, r.verdict) for r in results] == [(f"CLIENT-rsio-{c.name}", Verdict.PASS) for c in client_tests("rsio")]
+    assert all(r.trace for r in results)  # both directions recorded: the run dir gets traces and pcaps
+
+
+@pytest.mark.parametrize(("mode", "verdict", "rule"), [
+    ("unsupported", Verdict.SKIP, None),
+    ("wrong", Verdict.FAIL, "HS-1"),  # the case's first rule carries the client's own "it went wrong"
+    ("garbage", Verdict.FAIL, "ERR-7"),  # 0xc1 is no type code
+])
+def test_listen_mode_judges_the_client(mode: str, verdict: Verdict, rule: str | None) -> None:
+    case = client_tests("rsio", ["stream-range"])[0]
+    (result,) = _run([case], f"{sys.executable} {HERE / 'listen_clients.py'} {mode}")
+    assert result.verdict is verdict, result.explain()
+    if rule is not None:
+        assert rule in {f.rule for f in result.failures} | {v["rule"] for v in result.violations}, result.explain()
+        assert all(v.get("side", "client") == "client" for v in result.violations)
+
+
+def test_a_client_that_never_finishes_fails_within_the_timeout() -> None:
+    case = client_tests("rsio", ["stream-range"])[0]
+
+    async def one() -> object:
+        with EmbeddedPeer() as serving:
+            return await run_client_case(case, f"{sys.executable} {HERE / 'listen_clients.py'} hang",
+                                         "tcp://127.0.0.1:0", serving, get_binding("rsio"), "msgpack", timeout=1.0)
+
+    result = asyncio.run(one())
+    assert result.verdict is Verdict.FAIL  # type: ignore[attr-defined]
+    assert "did not" in result.failures[-1].got  # type: ignore[attr-defined]
+
+
+def test_every_client_test_case_cites_catalogue_rules() -> None:
+    for case in CLIENT_TESTS:
+        assert case.rules and all(rule in RULES for rule in case.rules), case
+
+
+def test_the_interop_fixtures_know_the_rsocket_client_test_cases() -> None:
+    listed = json.loads((HERE.parent / "interop" / "testcases.json").read_text())["testcases"]
+    assert [t["name"] for t in listed] == [c.name for c in client_tests("rsocket")]
+
+
+def test_an_unknown_client_test_case_is_one_line() -> None:
+    with pytest.raises(ValueError, match="unknown client test case 'nope' for binding rsio"):
+        client_tests("rsio", ["nope"])
