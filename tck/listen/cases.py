@@ -46,33 +46,33 @@ _RSOCKET = (
     ClientTest(name="stream-range", binding="rsocket",
                description="request-stream tck/range?count=10 with initial request N=3, then request(3) each time 3 "
                            "elements have arrived; print the 10 elements and the completion",
-               rules=("RS-SETUP-1", "RS-STREAMID-1", "RS-FLOW-1")),
+               rules=("RS-SETUP-1", "RS-STREAMID-1", "RS-STREAMID-2", "RS-FLOW-1")),
     ClientTest(name="request-response", binding="rsocket",
                description="request-response tck/range?start=7&count=1; print the one element and exit",
-               rules=("RS-SETUP-1", "RS-STREAMID-1")),
+               rules=("RS-SETUP-1", "RS-STREAMID-1", "RS-STREAMID-2")),
     ClientTest(name="fnf", binding="rsocket",
                description="fire-and-forget tck/fnf?key=interop three times, then request-response "
                            "tck/fnf-count?key=interop; print the count (3)",
-               rules=("RS-STREAMID-1", "RS-STREAMID-2")),
+               rules=("RS-STREAMID-2", "RS-STREAMID-3")),
     ClientTest(name="channel-echo", binding="rsocket",
                description="request-channel whose first payload is tck/echo, then a, b, c and completion of the "
                            "outbound side; print the echoed a, b, c and the completion",
-               rules=("RS-STREAMID-1", "RS-FLOW-1")),
+               rules=("RS-CHANNEL-1", "RS-CHANNEL-2", "RS-FLOW-1")),
     ClientTest(name="cancel-infinite", binding="rsocket",
                description="request-stream tck/infinite, take the first 5 elements (take/limit or an explicit "
                            "cancel), print them",
-               rules=("RS-FLOW-1",)),
+               rules=("RS-FLOW-1", "RS-STREAM-3")),
     ClientTest(name="large-fragmented", binding="rsocket",
                description="request-stream tck/large?size=100000&count=3 with N=3; the kit sends each element as "
                            "fragments; check each element's length and byte pattern",
-               rules=("RS-FLOW-1",), peer_options=("--mtu", "16384")),
+               rules=("RS-FRAG-1", "RS-FLOW-1"), peer_options=("--mtu", "16384")),
     ClientTest(name="error", binding="rsocket",
                description="request-stream tck/error?after=2 with N=10; print the 2 elements and the error",
-               rules=("RS-FLOW-1",)),
+               rules=("RS-STREAM-3", "RS-ERROR-2")),
     ClientTest(name="metadata-push", binding="rsocket",
                description="metadata-push of the bytes 'tck', then request-response tck/range?count=1 to show the "
                            "connection is still up",
-               rules=("RS-SETUP-1",)),
+               rules=("RS-PUSH-1", "RS-FRAME-9")),
 )
 
 CLIENT_TESTS: tuple[ClientTest, ...] = _RSIO + _RSOCKET
