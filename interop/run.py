@@ -104,7 +104,7 @@ def build(names: list[str]) -> dict[str, float | None]:
         except subprocess.TimeoutExpired:
             ok = False
         times[name] = time.monotonic() - started if ok else None
-        print(f"interop: build {name}: {'%.0f s' % times[name] if ok else 'FAILED'}", flush=True)
+        print(f"interop: build {name}: {f'{times[name]:.0f} s' if ok else 'FAILED'}", flush=True)
     return times
 
 
