@@ -98,6 +98,14 @@ class Binding(Protocol):
 
     def describe(self, frame: Any) -> str: ...
 
+    # -- seam (H1): the sans-IO endpoint behind ``rsio_tck.protocol.Connection`` -----------
+    def endpoint(self, role: Side, profile: str, limits: Any = None, **options: Any) -> Any:
+        """A fresh endpoint for ``role`` (``send``, ``send_raw``, ``data_to_send``,
+        ``receive_data``, ``receive_eof``, ``state``, ``error``: ``rsio_tck.protocol.Endpoint``);
+        ``options`` are the binding's own (RS-IO: ``strict_peer``, ``tolerate``)."""
+        ...
+    # -- end seam (H1) ---------------------------------------------------------------------
+
     def contract_rule(self, rule: str) -> str:
         """The binding's ID for a contract rule of the stream table (itself when the binding keeps it)."""
         ...

@@ -28,6 +28,12 @@ class RsioBinding:
 
         return RsioJudge(contract=contract, keep=keep)
 
+    def endpoint(self, role: Any, profile: str, limits: Any = None, **options: Any) -> Any:
+        """RS-IO's sans-IO endpoint (options: ``strict_peer``, ``tolerate``)."""
+        from .endpoint import RsioEndpoint
+
+        return RsioEndpoint(role, profile, limits, **options)
+
     def describe(self, frame: Any) -> str:
         from .wire import describe
 
