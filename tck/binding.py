@@ -67,6 +67,7 @@ class SessionJudge(Protocol):
     """The binding's model of one connection, judging both sides (monitor and endpoints)."""
 
     model: Any  # the binding's own model of the connection, for binding-aware callers
+    keep: Keep | None  # settable: the monitor switches frame keeping on or off after construction
 
     def judge(self, sender: Side, frames: Iterable[Any], t: float, index: int, found: Found) -> int:
         """Apply ``frames`` sent by ``sender``, numbered from ``index``; return the next index."""
