@@ -13,6 +13,8 @@ RSocket's, ``rsio_tck.reference_peer.rsocket``, follows the same shape)::
     PEER.profiles: tuple[str, ...]       # the binding's wire profiles, first = default
     PEER.faults: Mapping[str, fault]     # every deliberate fault; a fault has .rule and .description
     PEER.capabilities: Path              # the capabilities file the peer prints (--capabilities)
+    PEER.deliberate_warnings: frozenset[str]  # SHOULD rules the peer departs from on purpose
+                                         # (its freedoms); the fuzzer and self-check accept them
 
     PEER.config(profile: str, options: Mapping[str, Any]) -> config
         # The binding's peer settings from the shell's command-line options (keys:
@@ -66,6 +68,7 @@ class PeerBinding(Protocol):
     profiles: tuple[str, ...]
     faults: Mapping[str, Any]
     capabilities: Path
+    deliberate_warnings: frozenset[str]
 
     def config(self, profile: str, options: Mapping[str, Any]) -> Any: ...
 

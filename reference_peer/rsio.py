@@ -20,6 +20,7 @@ from rsio_tck.errors import Side
 from .appflows import AppPublisher
 from .config import PeerConfig
 from .faults import FAULTS, build_policy
+from .freedoms import DELIBERATE_WARNINGS
 from .registry import Registry
 from .session import PeerSession
 
@@ -29,6 +30,7 @@ class RsioPeer:
     profiles = CODEC_NAMES
     faults = FAULTS
     capabilities = Path(__file__).with_name("capabilities.json")
+    deliberate_warnings = DELIBERATE_WARNINGS  # SHOULD rules its freedoms depart from on purpose (TCK-9)
 
     def config(self, profile: str, options: Mapping[str, Any]) -> PeerConfig:
         base = PeerConfig()

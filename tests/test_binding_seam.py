@@ -206,3 +206,120 @@ def test_unknown_profile_is_a_one_line_error() -> None:
 
 def test_peer_registry_names_the_kit_bindings() -> None:
     assert set(PEERS) == set(REGISTRY)
+
+
+# -- the capabilities file of each binding (bindings.md section 2 for RSocket) --------------------
+
+def test_an_rsocket_capabilities_file_gives_its_tokens(tmp_path: Path) -> None:
+    import json
+
+    from rsio_tck.capabilities import Capabilities
+
+    path = tmp_path / "caps.json"
+    path.write_text(json.dumps({"rsocket_capabilities": 1, "implementation": "rsocket-py", "version": "0.4",
+                                "profiles": ["rsocket-1.0"], "interactions": ["request-stream"],
+                                "publishers": ["tck/range"], "features": ["fragmentation"]}))
+    claims = Capabilities.load(path, "rsocket")
+    assert claims.implementation == "rsocket-py"
+    assert claims.tokens == {"codec:rsocket-1.0", "request-stream", "tck/range", "fragmentation"}
+    assert claims.missing(["codec:reactivesocket-draft", "lease"]) == ["codec:reactivesocket-draft", "lease"]
+
+
+def test_rsocket_capabilities_refuse_unknown_keys_and_tokens_naming_file_and_key(tmp_path: Path) -> None:
+    import json
+
+    from rsio_tck.capabilities import CapabilitiesError
+    from rsio_tck.gate import GateError, load_capabilities
+
+    path = tmp_path / "caps.json"
+    path.write_text(json.dumps({"rsocket_capabilities": 1, "interaction": ["request-stream"]}))
+    with pytest.raises(GateError) as caught:
+        load_capabilities(path, "rsocket")
+    message = str(caught.value)
+    assert "\n" not in message and str(path) in message and "'interaction'" in message and "interactions" in message
+    path.write_text(json.dumps({"rsocket_capabilities": 1, "features": ["leases"]}))
+    with pytest.raises(CapabilitiesError, match=r"features\[0\]: unknown token 'leases' \(did you mean 'lease'"):
+        from rsio_tck.capabilities import Capabilities
+
+        Capabilities.load(path)
+
+
+def test_a_capabilities_file_of_another_binding_is_refused(tmp_path: Path) -> None:
+    import json
+
+    from rsio_tck.gate import GateError, load_capabilities
+
+    path = tmp_path / "caps.json"
+    path.write_text(json.dumps({"rsocket_capabilities": 1}))
+    with pytest.raises(GateError, match="a rsocket capabilities file .* the run's binding is rsio"):
+        load_capabilities(path, "rsio")
+    both = tmp_path / "both.json"
+    both.write_text(json.dumps({"rsocket_capabilities": 1, "rsio_capabilities": 1}))
+    with pytest.raises(GateError, match="a file is of one binding"):
+        load_capabilities(both)
+
+
+def test_the_rsocket_schema_names_the_tokens_the_kit_knows() -> None:
+    from rsio_tck import capabilities as caps
+
+    properties = caps.schema("rsocket_capabilities")["properties"]
+    assert tuple(properties["profiles"]["items"]["enum"]) == caps.RSOCKET_PROFILES
+    assert tuple(properties["interactions"]["items"]["enum"]) == caps.RSOCKET_INTERACTIONS
+    assert tuple(properties["publishers"]["items"]["enum"]) == caps.RSOCKET_PUBLISHERS
+    assert tuple(properties["features"]["items"]["enum"]) == caps.RSOCKET_FEATURES
+    assert caps.Capabilities.everything("rsocket").missing(["codec:rsocket-1.0", "request-channel"]) == []
+
+
+# -- the gate's checks of --binding, --profile and RS-IO's --codec ----------------------------------
+
+def test_gate_wire_checks_are_one_line_errors() -> None:
+    from rsio_tck.gate import GateError, check_profile, check_wire
+
+    assert check_wire("rsio", None) == ("rsio", "msgpack")
+    assert check_wire("rsio", None, "varint") == ("rsio", "varint")
+    assert check_wire("rsio", "varint", "varint") == ("rsio", "varint")
+    cases = [
+        (lambda: check_wire("rsoket", None), "--binding 'rsoket': unknown binding (did you mean 'rsocket'?)"),
+        (lambda: check_wire("rsio", "varnit"), "--profile 'varnit': unknown profile of binding rsio"),
+        (lambda: check_wire("rsio", "msgpack", "varint"), "--codec 'varint' and --profile 'msgpack' disagree"),
+        (lambda: check_profile("rsocket", None, "msgpack"), "--codec is RS-IO's wire codec; with --binding rsocket"),
+    ]
+    for call, expected in cases:
+        with pytest.raises(GateError) as caught:
+            call()
+        assert expected in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_cli_refuses_a_bad_binding_or_profile_before_anything_runs() -> None:
+    from typer.testing import CliRunner
+
+    from rsio_tck.cli import app
+
+    for command in (["run"], ["fuzz"], ["check-trace", "missing.trace"], ["check-pcap", "missing.pcap"]):
+        unknown = CliRunner().invoke(app, [*command, "--binding", "carrier-pigeon"])
+        assert unknown.exit_code == 2, (command, unknown.output)
+        assert "--binding 'carrier-pigeon': unknown binding" in unknown.output
+        profile = CliRunner().invoke(app, [*command, "--profile", "json"])
+        assert profile.exit_code == 2 and "--profile 'json': unknown profile of binding rsio" in profile.output
+        assert "Traceback" not in unknown.output + profile.output
+
+
+def test_run_json_records_binding_and_profile_and_old_run_dirs_read_as_rsio(tmp_path: Path) -> None:
+    import json
+
+    from rsio_tck.report.rundir import RunFiles, RunRecorder
+    from rsio_tck.report.schema import check_run_dir
+
+    recorder = RunRecorder(tmp_path / "20261123T000000000Z", target="tcp://127.0.0.1:1", codec="varint",
+                           started=1.0, pcap_workers=0)
+    record = recorder.finish(2.0, 0)
+    assert (record["binding"], record["profile"], record["codec"]) == ("rsio", "varint", "varint")
+    files = RunFiles.read(recorder.run_dir)
+    assert (files.binding, files.profile) == ("rsio", "varint")
+    assert check_run_dir(recorder.run_dir) == []
+    old = dict(record)
+    del old["binding"], old["profile"]
+    (recorder.run_dir / "run.json").write_text(json.dumps(old))
+    files = RunFiles.read(recorder.run_dir)
+    assert (files.binding, files.profile) == ("rsio", "varint")
+    assert check_run_dir(recorder.run_dir) == []
