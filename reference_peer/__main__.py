@@ -34,8 +34,10 @@ log = logging.getLogger("reference_peer")
 CAPABILITIES = Path(__file__).with_name("capabilities.json")  # the default (RS-IO) peer's claims
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="rsio-peer", description="The reference peer (RS-IO rsio-v0 by default).")
+def parser(peer: PeerBinding | None = None) -> argparse.ArgumentParser:
+    """The command line; ``peer``'s own flags are added when its binding has any (``add_arguments``)."""
+    p = argparse.ArgumentParser(prog="rsio-peer", description="The reference peer (RS-IO rsio-v0 by default).",
+                                conflict_handler="resolve")
     mode = p.add_argument_group("what to do (one of)")
     mode.add_argument("--listen", action="append", default=[], metavar="URL",
                       help="serve on tcp://host:port, tls://host:port or unix:/path (repeatable)")
@@ -68,6 +70,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--write-buffer", type=int, default=256 * 1024,
                    help="bytes buffered per connection before production pauses")
     p.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
+    add_arguments = getattr(peer, "add_arguments", None)
+    if add_arguments is not None:
+        add_arguments(p.add_argument_group(f"{peer.name} options"))  # type: ignore[union-attr]
     return p
 
 
@@ -93,7 +98,7 @@ def profile_from(args: argparse.Namespace, peer: PeerBinding) -> str:
 def config_from(args: argparse.Namespace, peer: PeerBinding | None = None) -> Any:
     peer = peer or get_peer_binding(args.binding)
     # None: the binding's default for that option.
-    options = {"max_element": args.max_element, "max_frame": args.max_frame, "max_reassembly": args.max_reassembly,
+    options = {"args": args, "max_element": args.max_element, "max_frame": args.max_frame, "max_reassembly": args.max_reassembly,
                "max_subscriptions": args.max_subscriptions, "write_buffer": args.write_buffer,
                "freedoms": not args.no_freedoms, "seed": args.seed, "wide_ints": args.wide_ints,
                "faults": tuple(args.fault), "split_threshold": args.split_threshold}
@@ -170,12 +175,13 @@ async def run_client(peer: Peer, args: argparse.Namespace, stop: asyncio.Event) 
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    first, _ = parser().parse_known_args(argv)  # --binding first: it decides which flags exist
     try:
-        peer = get_peer_binding(args.binding)
+        peer = get_peer_binding(first.binding)
     except ValueError as exc:
         print(f"rsio-peer: --binding: {exc}", file=sys.stderr)
         return 2
+    args = parser(peer).parse_args(argv)
     if args.list_faults:
         print(list_faults(peer))
         return 0
@@ -183,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         print(peer.capabilities.read_text(encoding="utf-8"), end="")
         return 0
     if sum(map(bool, (args.listen, args.stdio, args.connect))) != 1:
-        parser().error("give exactly one of --listen, --stdio, --connect (or --list-faults)")
+        parser(peer).error("give exactly one of --listen, --stdio, --connect (or --list-faults)")
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING if args.quiet else logging.INFO,
                         format="rsio-peer[%(process)d] %(message)s")
     try:

@@ -41,16 +41,31 @@ RSocket's, ``rsio_tck.reference_peer.rsocket``, follows the same shape)::
 
     PEER.show(element: bytes) -> str     # one received element as the client prints it
 
+    PEER.add_arguments(parser)           # optional: the binding's own flags (e.g. RSocket's --mtu);
+                                         # PEER.config then finds them in options["args"]
+
 The transports hand a session bytes through asyncio's ``Protocol`` calls
 (``connection_made``, ``data_received``, ``eof_received``, ``pause_writing``,
 ``resume_writing``, ``connection_lost``), whatever the URL: tcp, tls, unix, exec, stdio.
+
+A module without ``PEER`` may instead expose the stream-shaped entry point
+(``StreamPeer`` adapts it; the server role only)::
+
+    async serve_connection(reader, writer, config, number=0) -> str   # why the connection ended
+    make_config(args: argparse.Namespace) -> config   # reads profile, fault, seed, no_freedoms, its own flags
+    FAULTS: Mapping[str, fault]                        # .rule, .description
+    add_arguments(parser)                              # optional: its own flags
+    DELIBERATE_WARNINGS: frozenset[str]                # optional
 """
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Protocol
 
 from rsio_tck.binding import DEFAULT_BINDING
@@ -93,9 +108,11 @@ def get_peer_binding(name: str) -> PeerBinding:
             raise ValueError(f"the reference peer does not speak {name!r} yet (no module {path})") from None
         raise
     peer = getattr(module, "PEER", None)
-    if peer is None:
-        raise ValueError(f"the reference peer does not speak {name!r} yet ({path} has no PEER)")
-    return peer  # type: ignore[no-any-return]
+    if peer is not None:
+        return peer  # type: ignore[no-any-return]
+    if hasattr(module, "serve_connection") and hasattr(module, "make_config"):
+        return StreamPeer(name, module)
+    raise ValueError(f"the reference peer does not speak {name!r} yet ({path} has no PEER)")
 
 
 def peer_profile(peer: PeerBinding, profile: str | None) -> str:
@@ -105,3 +122,108 @@ def peer_profile(peer: PeerBinding, profile: str | None) -> str:
     if profile not in peer.profiles:
         raise ValueError(f"binding {peer.name!r} has no profile {profile!r}; choose one of {', '.join(peer.profiles)}")
     return profile
+
+
+class StreamPeer:
+    """A ``PeerBinding`` over a module with the stream-shaped entry point (``serve_connection``)."""
+
+    def __init__(self, name: str, module: ModuleType) -> None:
+        from rsio_tck.binding import get_binding
+
+        self.name = name
+        self.module = module
+        try:
+            self.profiles: tuple[str, ...] = tuple(get_binding(name).profiles)
+        except ValueError:  # a peer for a wire the kit does not judge (tests): the module's own names
+            self.profiles = tuple(module.PROFILE_NAMES)
+        self.faults: Mapping[str, Any] = getattr(module, "FAULTS", {})
+        self.capabilities = Path(module.__file__ or ".").with_name("capabilities.json")
+        self.deliberate_warnings: frozenset[str] = frozenset(getattr(module, "DELIBERATE_WARNINGS", ()))
+        adder = getattr(module, "add_arguments", None)
+        if adder is not None:
+            self.add_arguments: Callable[[argparse.ArgumentParser], None] = adder
+
+    def config(self, profile: str, options: Mapping[str, Any]) -> Any:
+        args = argparse.Namespace(**vars(options.get("args") or argparse.Namespace()))
+        args.profile = profile
+        args.fault = list(options.get("faults", ()))
+        args.seed = options.get("seed", 0)
+        args.no_freedoms = not options.get("freedoms", True)
+        return self.module.make_config(args)
+
+    def publishers(self, *, test_publishers: bool) -> Any:
+        return _TestPublishersOnly(self.name)
+
+    def app_publisher(self, source: Any, element_size: int) -> Any:
+        raise ValueError(f"the {self.name} reference peer serves only the test publishers")
+
+    def session(self, role: Side, context: Any, number: int, label: str) -> Any:
+        if role is not Side.SERVER:
+            raise ValueError(f"the {self.name} reference peer's shell serves only the server role here "
+                             f"(python -m {self.module.__name__} --connect for the client)")
+        return StreamSession(self.module.serve_connection, context, number, label)
+
+    def show(self, element: bytes) -> str:
+        try:
+            return element.decode("utf-8")
+        except UnicodeDecodeError:
+            return element.hex()
+
+
+class _TestPublishersOnly:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def add(self, path: str, entry: Any) -> None:
+        raise ValueError(f"the {self.name} reference peer serves only the test publishers")
+
+    def remove(self, path: str) -> None:
+        pass
+
+    def names(self) -> list[str]:
+        return []
+
+
+class StreamSession(asyncio.StreamReaderProtocol):
+    """One accepted connection served by ``serve(reader, writer, config, number) -> reason``."""
+
+    def __init__(self, serve: Callable[..., Any], context: Any, number: int, label: str) -> None:
+        loop = asyncio.get_running_loop()
+        self.reader = asyncio.StreamReader(limit=1 << 20)
+        super().__init__(self.reader, self._connected)
+        self.serve, self.context, self.number, self.label = serve, context, number, label
+        self.config = context.config
+        self.closed: asyncio.Future[str] = loop.create_future()
+        self.ready: asyncio.Future[None] = loop.create_future()
+        self.writer: asyncio.StreamWriter | None = None
+        self.subscriptions = None  # the server role subscribes to nothing
+
+    def _connected(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Any:
+        self.writer = writer
+        self.context.session_started(self)
+        self.ready.set_result(None)
+        return self._run(reader, writer)  # StreamReaderProtocol runs it as a task
+
+    async def _run(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            reason = str(await self.serve(reader, writer, self.config, self.number))
+        except Exception as exc:  # a session that fails must still end: its reason is the failure
+            reason = f"session failed: {type(exc).__name__}: {exc}"
+        self.context.session_ended(self, reason)
+        if not self.closed.done():
+            self.closed.set_result(reason)
+
+    def goodbye(self, reason: str) -> None:
+        self.shutdown(reason)
+
+    def shutdown(self, reason: str = "peer shutting down") -> None:
+        if self.writer is not None and not self.writer.is_closing():
+            self.writer.close()
+        elif self.writer is None and not self.closed.done():
+            self.closed.set_result(reason)
+
+    def abort(self, reason: str) -> None:
+        if self.writer is not None:
+            self.writer.transport.abort()
+        if not self.closed.done():
+            self.closed.set_result(reason)
