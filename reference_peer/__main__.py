@@ -186,7 +186,12 @@ def main(argv: list[str] | None = None) -> int:
         print(list_faults(peer))
         return 0
     if args.capabilities:
-        print(peer.capabilities.read_text(encoding="utf-8"), end="")
+        try:
+            print(peer.capabilities.read_text(encoding="utf-8"), end="")
+        except OSError as exc:
+            print(f"rsio-peer: --capabilities: the {peer.name} peer has no capabilities file "
+                  f"({exc.strerror or exc})", file=sys.stderr)
+            return 2
         return 0
     if sum(map(bool, (args.listen, args.stdio, args.connect))) != 1:
         parser(peer).error("give exactly one of --listen, --stdio, --connect (or --list-faults)")

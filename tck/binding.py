@@ -133,3 +133,16 @@ def profile_of(binding: Binding, profile: str | None) -> str:
 def contract_rules(binding: Binding, rules: Mapping[str, Any] | Iterable[str]) -> list[str]:
     """Contract rule IDs as the binding reports them."""
     return [binding.contract_rule(rule) for rule in rules]
+
+
+# -- seam (H1): optional hooks -------------------------------------------------------------------
+# The neutral tools look these up with getattr and give a one-line error naming the binding
+# when one is missing; a binding provides those its tools need (RS-IO has all of them).
+#   scapy_layer() -> module with bind(port, profile)         rsio_tck.dissect, check-pcap, pcaps
+#   fuzz_programs(profile, reassembly_limit) -> strategy      rsio_tck.fuzz.engine (programs = scenario dicts)
+#   fuzz_bystander(target, profile, timeout) -> bystander     rsio_tck.fuzz.engine (async open(), async check())
+#   row_fields(frame) -> (type, id, payload bytes, elements)  rsio_tck.pipeline.framing (frame rows)
+#   fingerprint(frame, encoder) -> dict | None                rsio_tck.report.rundir (run.json's fingerprint.hello)
+#   synthetic_corpus() -> module                              rsio_tck.pipeline.bulk (RS-IO only)
+OPTIONAL_HOOKS = ("scapy_layer", "fuzz_programs", "fuzz_bystander", "row_fields", "fingerprint", "synthetic_corpus")
+# -- end seam (H1) -------------------------------------------------------------------------------

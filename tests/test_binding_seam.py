@@ -398,3 +398,26 @@ def test_a_stream_shaped_peer_module_serves_through_the_shell(monkeypatch: pytes
     answer, reasons = asyncio.run(go())
     assert answer == b"HELLO"
     assert reasons == ["eof"]
+
+
+def test_rsio_has_every_optional_hook() -> None:
+    from rsio_tck.binding import OPTIONAL_HOOKS
+
+    binding = get_binding("rsio")
+    assert all(callable(getattr(binding, hook, None)) for hook in OPTIONAL_HOOKS)
+    layer = binding.scapy_layer()  # type: ignore[attr-defined]
+    assert callable(layer.bind)
+
+
+def test_a_binding_without_a_hook_is_a_one_line_error() -> None:
+    from rsio_tck.dissect import scapy_layer
+    from rsio_tck.fuzz.engine import fuzz_hooks
+
+    class Bare:
+        name = "bare"
+        profiles = ("p",)
+
+    with pytest.raises(ValueError, match="^binding 'bare' has no scapy layer$"):
+        scapy_layer(Bare())  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown binding 'bare'"):
+        fuzz_hooks("bare")
