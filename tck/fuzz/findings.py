@@ -27,7 +27,8 @@ def finding_scenario(finding: FuzzFinding, number: int) -> dict[str, Any]:
         "title": f"fuzz finding {finding.rule}-{finding.signature}: {finding.message[:160]}",
         "rules": [finding.rule, *step_rules],
         "level": program["level"],
-        "codecs": list(program["codecs"]),
+        **{key: program[key] for key in ("binding", "profiles") if key in program},
+        **({"codecs": list(program["codecs"])} if "codecs" in program else {}),
         "handshake": program["handshake"],
         "goodbye": program["goodbye"],
         "description": "Found and shrunk by rsio-tck fuzz; the target broke "
