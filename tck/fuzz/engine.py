@@ -145,8 +145,8 @@ def as_scenario(program: dict[str, Any], ident: str = "FUZZ-001", title: str = "
     # A binding's programs may carry more of the scenario format (binding, profiles, role ...): passed on
     # where the loader's Scenario has the field.
     known = {f.name for f in dataclasses.fields(Scenario)}
-    extra = {key: tuple(value) if isinstance(value, list) else value for key, value in program.items()
-             if key in known and key in _PASSED_ON}
+    extra: dict[str, Any] = {key: tuple(value) if isinstance(value, list) else value
+                             for key, value in program.items() if key in known and key in _PASSED_ON}
     return Scenario(id=ident, title=title, rules=tuple(rules), level=program["level"], steps=tuple(program["steps"]),
                     codecs=tuple(program.get("codecs", ())), handshake=program["handshake"], goodbye=program["goodbye"],
                     kit_violations=tuple(program.get("kit_violations", ())), **extra)
