@@ -28,8 +28,8 @@ from rsio_tck.bindings.rsio.wire import FrameEncoder, get_codec
 from rsio_tck.bindings.rsio.wire.frames import ClientHello, OnNext, OnNextPacked, OnSubscribe, ServerHello, Subscribe
 from rsio_tck.errors import Side
 from rsio_tck.monitor import Monitor
+from rsio_tck.semantics.demand import UNBOUNDED
 
-UNBOUNDED = 2**63 - 1
 CHUNK = 64 * 1024
 PACK = 16
 

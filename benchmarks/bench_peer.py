@@ -37,8 +37,8 @@ from rsio_tck.bindings.rsio.wire.frames import (
     ServerHello,
     Subscribe,
 )
+from rsio_tck.semantics.demand import UNBOUNDED
 
-UNBOUNDED = 2**63 - 1
 PACK = 32_768  # elements per packed frame (256 KiB), as the peer packs at most
 RANGE_COUNT = 2_000_000
 FIXED_COUNT = 1800 * PACK  # 59 M elements: whole frames for the bare server

@@ -67,6 +67,7 @@ class SessionJudge(Protocol):
     """The binding's model of one connection, judging both sides (monitor and endpoints)."""
 
     model: Any  # the binding's own model of the connection, for binding-aware callers
+    keep: Keep | None  # settable: the monitor switches frame keeping on or off after construction
 
     def judge(self, sender: Side, frames: Iterable[Any], t: float, index: int, found: Found) -> int:
         """Apply ``frames`` sent by ``sender``, numbered from ``index``; return the next index."""
@@ -98,6 +99,14 @@ class Binding(Protocol):
 
     def describe(self, frame: Any) -> str: ...
 
+    # -- seam (H1): the sans-IO endpoint behind ``rsio_tck.protocol.Connection`` -----------
+    def endpoint(self, role: Side, profile: str, limits: Any = None, **options: Any) -> Any:
+        """A fresh endpoint for ``role`` (``send``, ``send_raw``, ``data_to_send``,
+        ``receive_data``, ``receive_eof``, ``state``, ``error``: ``rsio_tck.protocol.Endpoint``);
+        ``options`` are the binding's own (RS-IO: ``strict_peer``, ``tolerate``)."""
+        ...
+    # -- end seam (H1) ---------------------------------------------------------------------
+
     def contract_rule(self, rule: str) -> str:
         """The binding's ID for a contract rule of the stream table (itself when the binding keeps it)."""
         ...
@@ -124,3 +133,16 @@ def profile_of(binding: Binding, profile: str | None) -> str:
 def contract_rules(binding: Binding, rules: Mapping[str, Any] | Iterable[str]) -> list[str]:
     """Contract rule IDs as the binding reports them."""
     return [binding.contract_rule(rule) for rule in rules]
+
+
+# -- seam (H1): optional hooks -------------------------------------------------------------------
+# The neutral tools look these up with getattr and give a one-line error naming the binding
+# when one is missing; a binding provides those its tools need (RS-IO has all of them).
+#   scapy_layer() -> module with bind(port, profile)         rsio_tck.dissect, check-pcap, pcaps
+#   fuzz_programs(profile, reassembly_limit) -> strategy      rsio_tck.fuzz.engine (programs = scenario dicts)
+#   fuzz_bystander(target, profile, timeout) -> bystander     rsio_tck.fuzz.engine (async open(), async check())
+#   row_fields(frame) -> (type, id, payload bytes, elements)  rsio_tck.pipeline.framing (frame rows)
+#   fingerprint(frame, encoder) -> dict | None                rsio_tck.report.rundir (run.json's fingerprint.hello)
+#   synthetic_corpus() -> module                              rsio_tck.pipeline.bulk (RS-IO only)
+OPTIONAL_HOOKS = ("scapy_layer", "fuzz_programs", "fuzz_bystander", "row_fields", "fingerprint", "synthetic_corpus")
+# -- end seam (H1) -------------------------------------------------------------------------------

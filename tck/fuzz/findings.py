@@ -27,7 +27,8 @@ def finding_scenario(finding: FuzzFinding, number: int) -> dict[str, Any]:
         "title": f"fuzz finding {finding.rule}-{finding.signature}: {finding.message[:160]}",
         "rules": [finding.rule, *step_rules],
         "level": program["level"],
-        "codecs": list(program["codecs"]),
+        **{key: program[key] for key in ("binding", "profiles") if key in program},
+        **({"codecs": list(program["codecs"])} if "codecs" in program else {}),
         "handshake": program["handshake"],
         "goodbye": program["goodbye"],
         "description": "Found and shrunk by rsio-tck fuzz; the target broke "
@@ -60,6 +61,8 @@ def write_findings(outcome: FuzzOutcome, run_dir: Path, config: FuzzConfig, run_
         "target_name": name[0] if name else None,
         "target_version": name[1] if name else None,
         "codec": config.codec,
+        "binding": config.binding,
+        "profile": config.codec,
         "seed": config.seed,
         "examples": outcome.examples,
         "elapsed": round(outcome.elapsed, 3),
