@@ -301,9 +301,9 @@ _RSOCKET_RULES: tuple[Rule, ...] = (
          title="A request sent without a lease left is answered with ERROR[REJECTED] (draft: not answered)."),
     # Stream identifiers
     Rule(id="RS-STREAMID-1", level=M, binds="requester", source=P + "Stream Identifiers, Generation ('a client MUST generate odd Stream IDs, and a server MUST generate even')",
-         title="A request's stream id is odd from the client and even from the server, and never 0."),
+         title="rsocket-1.0: a request's stream id is odd from the client and even from the server, and never 0."),
     Rule(id="RS-STREAMID-2", level=M, binds="requester", source=P + "Stream Identifiers, Generation ('MUST start at 1 [2] and increment by 2 sequentially')",
-         title="A requester's stream ids start at 1 (client) or 2 (server) and each new one is the previous plus 2, until the max id has been used."),
+         title="rsocket-1.0: a requester's stream ids start at 1 (client) or 2 (server) and each new one is the previous plus 2, until the max id has been used."),
     Rule(id="RS-STREAMID-3", level=M, binds="requester", source=P + "Stream Sequences and Lifetimes ('the Stream ID MUST NOT be re-used'); Stream Identifiers, Lifetime",
          title="A requester never reuses a finished stream id (after the max id, it may wrap and reuse ids not in use)."),
     Rule(id="RS-STREAMID-4", level=M, binds="requester", source=P + "Stream Identifiers ('MUST be locally unique'; 'MUST skip IDs still in use'); Handling the Unexpected",

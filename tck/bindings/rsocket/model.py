@@ -94,6 +94,7 @@ class Party:
     last_stream_id: int = 0  # as requester
     wrapped: bool = False  # as requester: it has used the max stream id (RS-a: reuse allowed from then on)
     ignorable: dict[int, str] = field(default_factory=dict)  # frames it received that it must ignore: stream -> rule
+    closed: bool = False  # its transport ended
     must_broken: int = 0  # MUST violations found against it (but those of frames the receiver must ignore)
 
 
@@ -346,6 +347,8 @@ class ConnectionModel:
                         f"over the max lifetime {self.lifetime:.3f} s")
             client.last_alive_t = t
         for party in self.parties.values():
+            if party.ended is not None or party.closed:
+                continue  # a party that ended the connection owes no answer
             for owed in party.keepalive_owed:
                 if not owed.reported and t - owed.t > self.lifetime:
                     owed.reported = True
@@ -354,6 +357,7 @@ class ConnectionModel:
 
     def close(self, side: Side) -> None:
         party = self.parties[side]
+        party.closed = True
         if party.owes is not None:
             why = {"RS-SETUP-9": "without ERROR[INVALID_SETUP] for a connection opened by another frame",
                    "RS-SETUP-6": "without refusing a SETUP of a version it does not speak",
