@@ -177,6 +177,7 @@ CASES: list[tuple[Any, ...]] = [
     ("RS-SETUP-10", S, [(S, MetadataPush(metadata=b"m")), setup()]),
     ("RS-KEEPALIVE-1", C, [setup(), ka(stream_id=1)]),
     ("RS-KEEPALIVE-2", C, [at(1.0, setup()), at(50.0, ka()), at(50.0, ka(S, False)), at(200.0, rs(1, 1))]),
+    ("RS-KEEPALIVE-2", C, [setup(), at(1000.0, rs(1, 1)), at(1200.0, nc(1))]),  # measured from the first time
     ("RS-KEEPALIVE-3", S, [setup(), ka(data=b"ab"), ka(S, False, b"xy")]),
     ("RS-KEEPALIVE-3", S, [at(1.0, setup()), at(2.0, ka(data=b"ab")), at(80.0, ka(data=b"cd")),
                            at(95.0, ka(S, False, b"ab"))]),  # the second one is answered too late
@@ -342,6 +343,8 @@ LEGAL: dict[str, list[Item]] = {
     "request beyond the lease rejected": [*LEASED, lease(n=0), lease(C)],
     "timely keepalives": [at(1.0, setup()), at(30.0, ka()), at(31.0, ka(S, False)), at(60.0, ka()),
                           at(61.0, ka(S, False)), at(90.0, ka()), at(90.5, ka(S, False))],
+    "untimed SETUP, timed frames later": [setup(lease=True), lease(), lease(C), at(1.7e9, rs(1, 1)),
+                                          at(1.7e9 + 1, nc(1))],
     "resume": [(C, Resume(resume_token=b"t", last_received_server_position=0, first_available_client_position=0)),
                (S, ResumeOk(last_received_client_position=0)), rs(41, 1), nc(41)],
     "resume rejected": [(C, Resume(resume_token=b"t", last_received_server_position=0,
