@@ -268,7 +268,7 @@ _RSOCKET_RULES: tuple[Rule, ...] = (
     Rule(id="RS-SETUP-5", level=M, binds="client", source=P + "SETUP Frame (Time Between KEEPALIVE Frames, Max Lifetime: 'Value MUST be > 0')",
          title="SETUP's keepalive interval and max lifetime are greater than 0."),
     Rule(id="RS-SETUP-6", level=M, binds="server", source=P + "Versioning Scheme; Negotiation; Connection Establishment",
-         title="A server answers a SETUP of a major version it does not speak (any but the profile's) with ERROR[UNSUPPORTED_SETUP|INVALID_SETUP|REJECTED_SETUP] on stream 0."),
+         title="A server answers a SETUP of a major version above the profile's (which it cannot speak) with ERROR[UNSUPPORTED_SETUP|INVALID_SETUP|REJECTED_SETUP] on stream 0."),
     Rule(id="RS-SETUP-7", level=M, binds="client", source=P + "SETUP Frame (Encoding MIME Type: 'MUST NOT be null terminated')",
          title="SETUP names a metadata and a data MIME type: each non-empty and not null-terminated."),
     Rule(id="RS-SETUP-8", level=S, binds="client", source=P + "SETUP Frame (Encoding MIME Type: 'SHOULD be a US-ASCII string')",

@@ -200,7 +200,7 @@ class ConnectionModel:
                 self.report("RS-SETUP-7", sender, f"SETUP's {what} MIME type {mime!r} is empty or null-terminated")
             elif not mime.isascii():
                 self.report("RS-SETUP-8", sender, f"SETUP's {what} MIME type {mime!r} is not US-ASCII")
-        if frame.major_version != self.major:
+        if frame.major_version > self.major:  # a lower version the server may accept (Cross version compatibility)
             server = self.parties[Side.SERVER]
             if not server.first_sent and server.owes is None:
                 server.owes = "RS-SETUP-6"
