@@ -46,6 +46,7 @@ from rsio_tck.bindings.rsocket.frames import (
 from rsio_tck.errors import Side
 from rsio_tck.monitor.monitor import Monitor
 from rsio_tck.rules import RULES, Level
+from rsio_tck.testpubs import large_bytes
 
 C, S = Side.CLIENT, Side.SERVER
 V1, DRAFT = "rsocket-1.0", "reactivesocket-draft"
@@ -66,20 +67,20 @@ def setup(**fields: Any) -> Item:
     return (C, replace(SETUP, **fields))
 
 
-def rs(sid: int, n: int, by: Side = C, data: bytes = b"tck/range?count=3", **kw: Any) -> Item:
+def rs(sid: int, n: int, by: Side = C, data: bytes = b"app/numbers", **kw: Any) -> Item:
     return (by, RequestStream(stream_id=sid, initial_request_n=n, data=data, **kw))
 
 
-def rr(sid: int, by: Side = C) -> Item:
-    return (by, RequestResponse(stream_id=sid, data=b"tck/range?count=1"))
+def rr(sid: int, by: Side = C, data: bytes = b"app/one") -> Item:
+    return (by, RequestResponse(stream_id=sid, data=data))
 
 
 def fnf(sid: int, by: Side = C) -> Item:
     return (by, RequestFnf(stream_id=sid, data=b"tck/fnf?key=k"))
 
 
-def rc(sid: int, n: int, by: Side = C, complete: bool = False) -> Item:
-    return (by, RequestChannel(stream_id=sid, initial_request_n=n, complete=complete, data=b"tck/echo"))
+def rc(sid: int, n: int, by: Side = C, complete: bool = False, data: bytes = b"app/chat") -> Item:
+    return (by, RequestChannel(stream_id=sid, initial_request_n=n, complete=complete, data=data))
 
 
 def nxt(sid: int, by: Side = S, data: bytes = b"0", **kw: Any) -> Item:
@@ -259,6 +260,31 @@ CASES: list[tuple[Any, ...]] = [
     ("RS-UNEXPECTED-2", S, [setup(), setup(), err(0, CONNECTION_ERROR)]),
     ("RS-UNEXPECTED-2", C, [setup(), (S, SETUP), err(0, CONNECTION_ERROR, by=C)]),
 ]
+ECHO = b"tck/echo"
+CASES += [
+    ("RS-TCK-1", S, [setup(), rs(1, 5, data=b"tck/range?count=3"), nxt(1, data=b"0"), nxt(1, data=b"2")]),
+    ("RS-TCK-1", S, [setup(), rs(1, 5, data=b"tck/range?count=3"), nxt(1, data=b"0"), done(1)]),
+    ("RS-TCK-1", S, [setup(), rs(1, 5, data=b"tck/range?count=1"), nxt(1, data=b"0"), nc(1, data=b"1")]),
+    ("RS-TCK-1", S, [setup(), rs(1, 5, data=b"tck/range?count=1"), err(1)]),
+    ("RS-TCK-2", S, [setup(), rs(1, 3, data=b"tck/infinite?start=5"), nxt(1, data=b"5"), done(1)]),
+    ("RS-TCK-2", S, [setup(), rs(1, 3, data=b"tck/infinite?start=5"), nxt(1, data=b"6")]),
+    ("RS-TCK-3", S, [setup(), rs(1, 5, data=b"tck/error?after=1&message=bad"), nxt(1, data=b"0"),
+                     err(1, data=b"other")]),
+    ("RS-TCK-3", S, [setup(), rs(1, 5, data=b"tck/error?after=1&message=bad"), nxt(1, data=b"0"), done(1)]),
+    ("RS-TCK-3", S, [setup(), rs(1, 5, data=b"tck/error?after=1&message=bad"), err(1, data=b"bad")]),
+    ("RS-TCK-4", S, [setup(), rs(1, 2, data=b"tck/large?size=300&count=1"), nxt(1, data=bytes(300))]),
+    ("RS-TCK-4", S, [setup(), rs(1, 2, data=b"tck/large?size=3&count=2"), nxt(1, data=b"\0\1\2"), done(1)]),
+    ("RS-TCK-5", S, [setup(), rs(1, 1, data=b"tck/nope"), nc(1)]),
+    ("RS-TCK-5", S, [setup(), rs(1, 1, data=b"tck/range?count=x"), err(1, REJECTED)]),
+    ("RS-TCK-5", S, [setup(), rs(1, 1, data=ECHO), nc(1)]),  # tck/echo is a channel publisher
+    ("RS-TCK-6", S, [setup(), rr(1, data=b"tck/range?count=0"), nc(1, data=b"0")]),
+    ("RS-TCK-6", S, [setup(), rr(1, data=b"tck/range?start=3&count=2"), nc(1, data=b"4")]),
+    ("RS-TCK-6", S, [setup(), rr(1, data=b"tck/range?start=3&count=2"), done(1)]),
+    ("RS-TCK-6", S, [setup(), rr(1, data=b"tck/error?message=x"), done(1)]),
+    ("RS-TCK-7", S, [setup(), rc(1, 5, data=ECHO), rn(1, 5, by=S), nxt(1, by=C, data=b"a"), nxt(1, data=b"b")]),
+    ("RS-TCK-7", S, [setup(), rc(1, 5, data=ECHO), rn(1, 5, by=S), nxt(1, data=b"a")]),
+    ("RS-TCK-7", S, [setup(), rc(1, 5, data=ECHO), rn(1, 5, by=S), nxt(1, by=C, data=b"a"), nc(1, data=b"a")]),
+]
 CASES.append(("RS-LIMIT-1", S, [setup(), rs(1, 5), nxt(1, follows=True, data=b"x" * 400), nxt(1, data=b"y")],
               V1, RSocketLimits(max_reassembly=512)))
 
@@ -316,7 +342,7 @@ LEGAL: dict[str, list[Item]] = {
         setup(), rs(1, 2), rs(3, 2), nxt(1, follows=True, data=b"a"), nxt(3, follows=True, metadata=b"m"),
         ka(), nxt(1, follows=True, data=b"b"), nxt(3, data=b"c"), ka(S, False), nxt(1, data=b"d"),
         nxt(3, follows=True, data=b"e"), (S, Payload(stream_id=3, follows=True, complete=True)), nc(1)],
-    "fragmented request": [setup(), rs(1, 2, follows=True, data=b"tck/ra"), nxt(1, by=C, data=b"nge"), nc(1)],
+    "fragmented request": [setup(), rs(1, 2, follows=True, data=b"app/nu"), nxt(1, by=C, data=b"mbers"), nc(1)],
     "N|C on one frame": [setup(), rs(1, 1), nc(1)],
     "request-response answered with N|C": [setup(), rr(1), nc(1)],
     "request-response answered with C only": [setup(), rr(1), done(1)],
@@ -352,6 +378,28 @@ LEGAL: dict[str, list[Item]] = {
     "setup rejected": [setup(), rs(1, 1), err(0, REJECTED_SETUP)],
     "orderly close": [setup(), rs(1, 1), nc(1), err(0, CONNECTION_CLOSE, by=C)],
     "unknown type with I ignored": [setup(), (C, UNKNOWN_WITH_I), rs(1, 1), nc(1)],
+    # The test publishers of bindings.md §2, served right.
+    "tck/range": [setup(), rs(1, 2, data=b"tck/range?start=7&count=3"), nxt(1, data=b"7"), nxt(1, data=b"8"),
+                  rn(1, 1), nc(1, data=b"9")],
+    "tck/range, last element and completion apart": [setup(), rs(1, 9, data=b"tck/range?count=1"),
+                                                     nxt(1, data=b"0"), done(1)],
+    "tck/range?count=0": [setup(), rs(1, 1, data=b"tck/range?count=0"), done(1)],
+    "tck/infinite cancelled": [setup(), rs(1, 2, data=b"tck/infinite?start=-2"), nxt(1, data=b"-2"), cancel(1),
+                               nxt(1, data=b"-1")],
+    "tck/error": [setup(), rs(1, 5, data=b"tck/error?after=2&message=boom"), nxt(1, data=b"0"),
+                  nxt(1, data=b"1"), err(1, data=b"boom")],
+    "tck/large fragmented": [setup(), rs(1, 2, data=b"tck/large?size=300&count=2"),
+                             nxt(1, follows=True, data=large_bytes(0, 0, 200)), nxt(1, data=large_bytes(0, 200, 100)),
+                             nxt(1, data=large_bytes(1, 0, 300)), done(1)],
+    "unknown publisher": [setup(), rs(1, 1, data=b"tck/nope"), err(1), rs(3, 1, data=b"tck/range?count=1"),
+                          nc(3, data=b"0")],
+    "request-response on tck/range": [setup(), rr(1, data=b"tck/range?start=4&count=2"), nc(1, data=b"4")],
+    "request-response on an empty tck/range": [setup(), rr(1, data=b"tck/range?count=0"), done(1)],
+    "request-response on tck/error": [setup(), rr(1, data=b"tck/error?message=no"), err(1, data=b"no"),
+                                      rr(3, data=b"tck/error?after=3"), nc(3, data=b"0")],
+    "tck/echo": [setup(), rc(1, 2, data=ECHO), rn(1, 2, by=S), nxt(1, by=C, data=b"a"), nxt(1, data=b"a"),
+                 nxt(1, by=C, data=b"b"), done(1, by=C), nc(1, data=b"b")],
+    "tck/echo completed in its request": [setup(), rc(1, 1, complete=True, data=ECHO), done(1)],
     "ERROR answering a peer's protocol error": [setup(), rs(2, 1), err(0, CONNECTION_ERROR)],
 }
 # Findings a legal-looking trace must have: exactly these (the kit's deliberate violations).
