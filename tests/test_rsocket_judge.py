@@ -129,15 +129,23 @@ DRAFT_BAD_METADATA = IgnoredFrame(frame_type=0x0B, stream_id=1, rule="RS-DRAFT-2
                                   raw=bytes.fromhex("00 40 0020 0000000000000001 00 000009 6869"))
 
 
+CLOSE = object()  # a trace item (side, CLOSE): that side's transport ends there
+
+
 def judge(trace: list[Item], profile: str = V1, *, chunk: int | None = None, limits: Any = None,
           close: bool = True) -> list[tuple[str, Side | None]]:
     """(rule, side) of every finding of ``trace`` fed through the monitor; ``chunk``: bytes per observe."""
     monitor = Monitor(profile, limits, binding="rsocket")
     encoders = {side: BINDING.encoder(profile) for side in Side}
     t = 0.0
+    closed: set[Side] = set()
     for item in trace:
         side, frame = item[0], item[1]
         t = item[2] if len(item) > 2 else t
+        if frame is CLOSE:
+            monitor.close(side, t)
+            closed.add(side)
+            continue
         data = frame if isinstance(frame, bytes) else encoders[side].encode(frame)
         if chunk is None:
             monitor.observe(side, data, t)
@@ -145,8 +153,9 @@ def judge(trace: list[Item], profile: str = V1, *, chunk: int | None = None, lim
             for start in range(0, len(data), chunk):
                 monitor.observe(side, data[start:start + chunk], t)
     if close:
-        monitor.close(C, t)
-        monitor.close(S, t)
+        for side in (C, S):
+            if side not in closed:
+                monitor.close(side, t)
     return [(f.rule, f.side) for f in monitor.findings]
 
 
@@ -180,6 +189,7 @@ CASES: list[tuple[Any, ...]] = [
     ("RS-KEEPALIVE-2", C, [at(1.0, setup()), at(50.0, ka()), at(50.0, ka(S, False)), at(200.0, rs(1, 1))]),
     ("RS-KEEPALIVE-2", C, [setup(), at(1000.0, rs(1, 1)), at(1200.0, nc(1))]),  # measured from the first time
     ("RS-KEEPALIVE-3", S, [setup(), ka(data=b"ab"), ka(S, False, b"xy")]),
+    ("RS-SETUP-1", C, [(C, UNKNOWN_WITH_I), setup()]),
     ("RS-KEEPALIVE-3", S, [at(1.0, setup()), at(2.0, ka(data=b"ab")), at(80.0, ka(data=b"cd")),
                            at(95.0, ka(S, False, b"ab"))]),  # the second one is answered too late
     ("RS-KEEPALIVE-3", S, [at(1.0, (C, DRAFT_SETUP)), at(2.0, (C, Keepalive())), at(3.0, (C, Keepalive())),
@@ -367,6 +377,8 @@ LEGAL: dict[str, list[Item]] = {
               at(2.0, rs(1, 1)), at(2.0, rr(3)), at(3.0, nc(1)), at(3.0, err(3, REJECTED))],
     "lease renewed": [*LEASED, lease(n=1), lease(C), rs(1, 1), lease(n=1), rs(3, 1), nc(1), nc(3)],
     "request beyond the lease rejected": [*LEASED, lease(n=0), lease(C)],
+    "the client closed, the server talks on": [at(1.0, setup()), at(2.0, rs(1, 1)), at(2.0, (C, CLOSE)),
+                                               at(500.0, nc(1))],
     "timely keepalives": [at(1.0, setup()), at(30.0, ka()), at(31.0, ka(S, False)), at(60.0, ka()),
                           at(61.0, ka(S, False)), at(90.0, ka()), at(90.5, ka(S, False))],
     "untimed SETUP, timed frames later": [setup(lease=True), lease(), lease(C), at(1.7e9, rs(1, 1)),

@@ -127,11 +127,10 @@ class RSocketJudge:
 
     def _frame(self, sender: Side, frame: Any, t: float) -> None:
         model, streams = self.model, self.streams
+        model.before(sender, frame, frame.wire_name, frame.stream_id)
         if type(frame) is IgnoredFrame:
-            model.parties[sender].frames_sent += 1
             model.ignorable(sender.peer, frame.stream_id, frame.rule)  # an ERROR answering it breaks that rule
             return
-        model.before(sender, frame, frame.wire_name, frame.stream_id)
         if isinstance(frame, REQUEST_TYPES):
             streams.request_start(sender, frame, t)
         whole = self._reassemble(sender, frame)

@@ -345,7 +345,8 @@ class ConnectionModel:
         client = self.parties[Side.CLIENT]
         if client.last_alive_t is None and client.first_sent and self.setup is not None:
             client.last_alive_t = t  # the first time known: the client's silence is measured from here
-        if client.last_alive_t is not None and t - client.last_alive_t > self.lifetime and client.ended is None:
+        if (client.last_alive_t is not None and t - client.last_alive_t > self.lifetime and client.ended is None
+                and not client.closed):
             self.report("RS-KEEPALIVE-2", Side.CLIENT, f"client sent no KEEPALIVE for {t - client.last_alive_t:.3f} s, "
                         f"over the max lifetime {self.lifetime:.3f} s")
             client.last_alive_t = t
