@@ -169,6 +169,7 @@ CASES: list[tuple[Any, ...]] = [
     ("RS-IGNORE-2", S, [setup(), (C, BAD_METADATA_WITH_I), err(0, CONNECTION_ERROR)]),
     ("RS-DRAFT-2", S, [(C, DRAFT_SETUP), (C, DRAFT_BAD_METADATA), err(0, CONNECTION_ERROR)], DRAFT),
     ("RS-FRAG-1", C, [setup(), rs(1, 5, follows=True), (C, RequestResponse(stream_id=1, data=b"x"))]),
+    ("RS-FRAG-1", S, [setup(), rc(1, 5), nxt(1, follows=True, data=b"a"), rn(1, 1, by=S), nxt(1, data=b"b")]),
     ("RS-FRAG-2", S, [setup(), rs(1, 5), nxt(1, follows=True, data=b"ab"), nxt(1, metadata=b"m", data=b"c")]),
     ("RS-SETUP-1", C, [rs(1, 5)]),
     ("RS-SETUP-2", C, [setup(), setup()]),

@@ -133,6 +133,10 @@ class RSocketJudge:
             return
         if isinstance(frame, REQUEST_TYPES):
             streams.request_start(sender, frame, t)
+        elif type(frame) is RequestN and self.reassembly[sender].held \
+                and frame.stream_id in self.reassembly[sender].in_progress():
+            model.report("RS-FRAG-1", sender, f"{sender} sent REQUEST_N on stream {frame.stream_id} in the middle "
+                         "of its fragmented payload")
         whole = self._reassemble(sender, frame)
         if whole is None:
             return
