@@ -422,11 +422,15 @@ LEGAL: dict[str, list[Item]] = {
                  nxt(1, by=C, data=b"b"), done(1, by=C), nc(1, data=b"b")],
     "tck/echo completed in its request": [setup(), rc(1, 1, complete=True, data=ECHO), done(1)],
     "ERROR answering a peer's protocol error": [setup(), rs(2, 1), err(0, CONNECTION_ERROR)],
+    "ids wrap after the max id": [setup(), rs(1, 1), nc(1), rs(2**31 - 1, 1), nc(2**31 - 1), rs(1, 1), nc(1),
+                                  rs(3, 1), rs(3, 1)],
 }
 # Findings a legal-looking trace must have: exactly these (the kit's deliberate violations).
 EXPECTED_ONLY: dict[str, list[tuple[str, Side]]] = {
     "request N = 0 answered with ERROR": [("RS-FLOW-1", C)],
     "ERROR answering a peer's protocol error": [("RS-STREAMID-1", C)],
+    # The jump to the max id is out of order; after it a finished id may be reused, one in use still not.
+    "ids wrap after the max id": [("RS-STREAMID-2", C), ("RS-STREAMID-4", C)],
 }
 
 
