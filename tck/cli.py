@@ -18,7 +18,9 @@ from . import gate
 from .binding import DEFAULT_BINDING
 from .fuzz.cli import fuzz_command
 from .gate import BINDING_HELP, CODEC_HELP, EXIT_CODES_HELP, PROFILE_HELP, ExitCode, GateError, guard
+from .listen.cli import list_client_tests_command
 from .pipeline.cli import pipeline_command, publish_command
+from .proxy.cli import proxy_command
 from .report.cli import check_pcap_command, report_command
 from .wireshark.cli import wireshark_app
 
@@ -83,10 +85,31 @@ def run(
     min_run: int = typer.Option(1, min=0, metavar="N",
                                 help="exit 2 unless at least N scenarios ran (were not skipped)"),
     quiet: bool = typer.Option(False, help="no progress bar"),
+    listen: str | None = typer.Option(None, metavar="URL",
+                                      help="listen mode: the kit is the server at URL (tcp://host:port, port 0: any) "
+                                           "and judges the client started by --client-command"),
+    client_command: str | None = typer.Option(None, metavar="CMD",
+                                              help="listen mode: the client under test, started once per client "
+                                                   "test case with RSIO_URL and RSIO_TESTCASE set"),
+    client_test: list[str] = typer.Option([], metavar="NAME",
+                                          help="listen mode: run only this client test case (repeatable; "
+                                               "list-client-tests shows them)"),
+    client_timeout: float = typer.Option(30.0, min=0.1, max=3600.0, metavar="SECONDS",
+                                         help="listen mode: seconds one client test case may take"),
 ) -> None:
-    """Run the scenario suite against a target; exit 0 only if something ran and nothing failed."""
+    """Run the scenario suite against a target (or, with --listen, the client test cases against a client);
+    exit 0 only if something ran and nothing failed."""
     with guard():
         wire = gate.check_wire(binding, profile, codec)
+        if listen is not None or client_command is not None:
+            if listen is None or client_command is None:
+                raise GateError("listen mode needs both --listen URL and --client-command CMD")
+            if target is not None:
+                raise GateError("--target and --listen exclude each other: the kit is either client or server")
+            from .listen.cli import run_listen
+
+            raise typer.Exit(run_listen(listen, client_command, wire[0], wire[1], client_test, report_dir,
+                                        client_timeout, min_run, name, baseline))
         gate.check_engine(wire[0])
         inputs = _run_inputs(target, wire, capabilities, name, strict, baseline, keyword, scenarios_paths, fault)
         if inputs.target is not None:
@@ -241,6 +264,8 @@ app.command("check-pcap", epilog=EXIT_CODES_HELP, cls=gate.plain_help_command())
 app.command("fuzz", epilog=EXIT_CODES_HELP, cls=gate.plain_help_command())(fuzz_command)
 app.command("pipeline", epilog=EXIT_CODES_HELP, cls=gate.plain_help_command())(pipeline_command)
 app.command("publish", epilog=EXIT_CODES_HELP, cls=gate.plain_help_command())(publish_command)
+app.command("proxy", epilog=EXIT_CODES_HELP, cls=gate.plain_help_command())(proxy_command)
+app.command("list-client-tests", epilog=EXIT_CODES_HELP, cls=gate.plain_help_command())(list_client_tests_command)
 app.add_typer(wireshark_app, name="wireshark")
 
 

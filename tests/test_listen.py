@@ -71,3 +71,45 @@ def test_the_interop_fixtures_know_the_rsocket_client_test_cases() -> None:
 def test_an_unknown_client_test_case_is_one_line() -> None:
     with pytest.raises(ValueError, match="unknown client test case 'nope' for binding rsio"):
         client_tests("rsio", ["nope"])
+
+
+def test_the_command_line_runs_listen_mode_and_writes_a_run_directory(tmp_path: Path) -> None:
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "rsio_tck.cli", "run", "--listen", "tcp://127.0.0.1:0", "--client-command",
+         REFERENCE_CLIENT, "--client-test", "stream-range", "--client-test", "error",
+         "--report-dir", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (run_dir,) = tmp_path.iterdir()
+    results = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    assert [(r["id"], r["verdict"]) for r in results] == [("CLIENT-rsio-stream-range", "pass"),
+                                                          ("CLIENT-rsio-error", "pass")]
+    assert (run_dir / "report" / "index.html").exists() and list((run_dir / "pcaps").glob("*.pcap"))
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--listen", "tcp://127.0.0.1:0"], "needs both --listen URL and --client-command CMD"),
+    (["--listen", "tcp://127.0.0.1:0", "--client-command", "x", "--target", "tcp://127.0.0.1:9"],
+     "exclude each other"),
+    (["--listen", "tcp://127.0.0.1:0", "--client-command", "x", "--client-test", "nope"],
+     "unknown client test case 'nope'"),
+    (["--listen", "unix:/tmp/x", "--client-command", "x"], "listens on tcp://"),
+])
+def test_listen_mode_refuses_bad_input_in_one_line(args: list[str], message: str) -> None:
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "rsio_tck.cli", "run", *args], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_list_client_tests_names_each_case_and_its_rules() -> None:
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "rsio_tck.cli", "list-client-tests", "--binding", "rsocket"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    for case in client_tests("rsocket"):
+        assert case.name in done.stdout and case.rules[0] in done.stdout

@@ -121,3 +121,16 @@ def test_proxy_duration_bounds_the_run(tmp_path: Path) -> None:
 def test_proxy_refuses_a_listen_url_it_cannot_use() -> None:
     with pytest.raises(TargetError, match="listens on tcp://"):
         asyncio.run(run_proxy("unix:/tmp/x", "tcp://127.0.0.1:9", get_binding("rsio")))
+
+
+def test_the_proxy_command_refuses_bad_input_in_one_line() -> None:
+    import subprocess
+    import sys
+
+    for args, message in [(["--listen", "tcp://127.0.0.1:0", "--target", "nope"], "scheme must be"),
+                          (["--listen", "tcp://127.0.0.1:0", "--target", "tcp://127.0.0.1:9", "--binding", "x"],
+                           "unknown binding 'x'")]:
+        done = subprocess.run([sys.executable, "-m", "rsio_tck.cli", "proxy", *args], capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 2 and message in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
