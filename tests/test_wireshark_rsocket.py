@@ -67,8 +67,9 @@ PROFILES = (V1, DRAFT)
 PORT = 41234  # no dissector of Wireshark's own claims it; the tests set the port preference or rely on the heuristic
 HOW = ("whole", "bytes", "random")
 
-# (sender port, type code, stream id, size on the wire, flags, metadata length, data length, ignored rule)
-Row = tuple[int, int, int, int, int, int | None, int | None, str | None]
+# (sender port, type code, stream id, size on the wire, flag bits, metadata length, data length, ignored rule,
+#  and for PAYLOAD (the draft's RESPONSE) its follows, complete and next, the draft's next implied)
+Row = tuple[int, int, int, int, int, int | None, int | None, str | None, tuple[bool | None, ...] | None]
 Key = tuple[int, int]  # a connection: its two ports, sorted
 
 TSHARK_FREE = {"test_dissector_tables_are_the_kits"}
@@ -230,11 +231,12 @@ def kit_row(profile: str, port: int, frame: Decoded) -> Row:
     else:
         code, flags = int.from_bytes(header[2:4], "big"), header[1]
     if isinstance(frame, IgnoredFrame):
-        return (port, code, frame.stream_id, len(raw), flags, None, None, frame.rule)
+        return (port, code, frame.stream_id, len(raw), flags, None, None, frame.rule, None)
     metadata = getattr(frame, "metadata", None)
     data = getattr(frame, "data", None)
+    payload = (frame.follows, frame.complete, frame.next) if isinstance(frame, Payload) else None
     return (port, code, frame.stream_id, len(raw), flags, None if metadata is None else len(metadata),
-            None if data is None else len(data), None)
+            None if data is None else len(data), None, payload)
 
 
 def kit_view(capture: Path, profile: str) -> View:
@@ -265,7 +267,8 @@ def kit_view(capture: Path, profile: str) -> View:
 def tshark_view(decoded: RSocketDecoded) -> View:
     view = View(frames=defaultdict(list), rejected=set())
     for f in decoded.frames:
-        row = (f.sender_port, f.code, f.stream_id, f.size, f.flags, f.metadata, f.data, f.ignored)
+        payload = (f.follows, f.complete, f.next) if f.name in ("PAYLOAD", "RESPONSE") and not f.ignored else None
+        row = (f.sender_port, f.code, f.stream_id, f.size, f.flags, f.metadata, f.data, f.ignored, payload)
         view.frames[_key(f.sender_port, f.receiver_port)].append(row)
     for bad in decoded.malformed:
         view.rejected.add((_key(bad.sender_port, bad.receiver_port), bad.sender_port, bad.rule))

@@ -202,6 +202,9 @@ class RSocketFrame:
     metadata: int | None  # metadata bytes, None when the frame carries none
     data: int | None  # data bytes, None when the frame has no data area
     ignored: str | None  # the rule that makes the receiver ignore the frame
+    follows: bool | None  # the F, C and N flags, where the frame type has them (the draft's N is implied)
+    complete: bool | None
+    next: bool | None
 
 
 @dataclass(slots=True)
@@ -236,11 +239,37 @@ def _rsocket_frame(proto: ElementTree.Element, where: dict[str, int]) -> RSocket
     def number(name: str) -> int | None:
         return int(shown[name], 0) if name in shown else None
 
+    def flag(name: str) -> bool | None:
+        return shown[name] == "1" if name in shown else None
+
     return RSocketFrame(profile=shown["rsocket.profile"], code=int(shown["rsocket.type"], 0),
                         name=shown["rsocket.type_name"], stream_id=int(shown["rsocket.stream_id"]),
                         size=int(shown["rsocket.frame_size"]), flags=int(shown["rsocket.flags"], 0),
                         metadata=number("rsocket.metadata.size"), data=number("rsocket.data.size"),
-                        ignored=shown.get("rsocket.ignored"), **where)
+                        ignored=shown.get("rsocket.ignored"), follows=flag("rsocket.flags.follows"),
+                        complete=flag("rsocket.flags.complete"), next=flag("rsocket.flags.next"), **where)
+
+
+def _read_rsocket_packet(packet: ElementTree.Element, out: RSocketDecoded) -> None:
+    tcp: dict[str, str] = {}
+    number = 0
+    for proto in packet.findall("proto"):
+        kind = proto.get("name")
+        if kind == "geninfo":
+            number = int(next(f.get("show", "0") for f in proto.iter("field") if f.get("name") == "num"))
+        elif kind == "tcp":
+            tcp = {f.get("name", ""): f.get("show", "") for f in proto.iter("field")
+                   if f.get("name") in ("tcp.stream", "tcp.srcport", "tcp.dstport")}
+        elif kind == "rsocket":
+            where = {"packet": number, "stream": int(tcp.get("tcp.stream", "-1")),
+                     "sender_port": int(tcp.get("tcp.srcport", "0")), "receiver_port": int(tcp.get("tcp.dstport", "0"))}
+            found = _rsocket_frame(proto, where)
+            if isinstance(found, RSocketFrame):
+                out.frames.append(found)
+            elif isinstance(found, Malformed):
+                out.malformed.append(found)
+            elif any(f.get("name") == "rsocket.undecoded" for f in proto.iter("field")):
+                out.undecoded += 1
 
 
 def decode_rsocket(capture: Path, *, prefs: Mapping[str, str] | None = None, two_pass: bool = False,
@@ -266,24 +295,6 @@ def decode_rsocket(capture: Path, *, prefs: Mapping[str, str] | None = None, two
         raise TsharkError(f"tshark wrote no PDML for {capture}")
     end += len("</pdml>")
     for packet in _pdml_packets(done.stdout[:end]):
-        tcp: dict[str, str] = {}
-        number = 0
-        for proto in packet.findall("proto"):
-            name = proto.get("name")
-            if name == "geninfo":
-                number = int(next(f.get("show", "0") for f in proto.iter("field") if f.get("name") == "num"))
-            elif name == "tcp":
-                tcp = {f.get("name", ""): f.get("show", "") for f in proto.iter("field")
-                       if f.get("name") in ("tcp.stream", "tcp.srcport", "tcp.dstport")}
-            elif name == "rsocket":
-                where = {"packet": number, "stream": int(tcp.get("tcp.stream", "-1")),
-                         "sender_port": int(tcp.get("tcp.srcport", "0")), "receiver_port": int(tcp.get("tcp.dstport", "0"))}
-                found = _rsocket_frame(proto, where)
-                if isinstance(found, RSocketFrame):
-                    out.frames.append(found)
-                elif isinstance(found, Malformed):
-                    out.malformed.append(found)
-                elif any(f.get("name") == "rsocket.undecoded" for f in proto.iter("field")):
-                    out.undecoded += 1
+        _read_rsocket_packet(packet, out)
     out.expert = _parse_expert(done.stdout[end:].splitlines())
     return out
