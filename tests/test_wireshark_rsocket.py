@@ -412,6 +412,24 @@ def test_rsio_and_rsocket_streams_in_one_capture_each_go_to_their_own_dissector(
     assert rsio.malformed == []
 
 
+@pytest.mark.parametrize("profile", PROFILES)
+def test_without_tcp_reassembly_frames_cut_by_a_segment_end_the_decoding_quietly(tmp_path: Path, profile: str) -> None:
+    """TCP reassembly off: each direction decodes until its first frame that continues past a segment, and
+    the rest is shown as not decoded; no byte after a frame boundary is taken for a malformed frame."""
+    capture = tmp_path / "no-reassembly.pcap"
+    write_capture(capture, [records_of(profile, "whole")])
+    kit = kit_view(capture, profile).frames[(40000, PORT)]
+    decoded = decode_rsocket(capture, prefs={**port_prefs(profile), "tcp.desegment_tcp_streams": "FALSE"})
+    assert decoded.lua_errors() == [] and decoded.anomalies() == [] and decoded.malformed == []
+    seen = tshark_view(decoded).frames[(40000, PORT)]
+    cut = 0
+    for port in (40000, PORT):
+        mine, theirs = [row for row in kit if row[0] == port], [row for row in seen if row[0] == port]
+        assert 0 < len(theirs) <= len(mine) and theirs == mine[: len(theirs)]
+        cut += len(theirs) < len(mine)
+    assert cut >= 1 and decoded.undecoded > 0  # the server's large fragments cross segments
+
+
 # -- malformed frames --------------------------------------------------------------------------
 
 GOOD = {V1: RequestN(stream_id=1, request_n=1), DRAFT: RequestN(stream_id=1, request_n=1)}

@@ -22,8 +22,9 @@
 -- segment may carry many frames.  A length prefix is judged as soon as it is complete (a draft R
 -- bit, a length shorter than the header or over the kit's 16,777,215-byte limit), never waiting for
 -- a body that will not come.  After a malformed frame nothing more of that direction is decoded (the
--- kit's decoder stops there too); the first pass records that per place in the capture, so a second
--- pass (the GUI, tshark -2) shows the same.
+-- kit's decoder stops there too), nor after a frame cut off by a segment when TCP reassembly is off
+-- (the next segment starts inside it); the first pass records that per place in the capture, so a
+-- second pass (the GUI, tshark -2) shows the same.
 --
 -- Recognition: Decode As (TCP port), the TCP port preference (default none), and a heuristic on the
 -- first bytes of each direction of each TCP stream: a whole SETUP or RESUME (or the start of one)
@@ -133,6 +134,7 @@ local hf = {
     error_code = ProtoField.uint32("rsocket.error.code", "Error code", base.HEX, ERROR_CODES),
     setup_error_code = ProtoField.uint32("rsocket.setup_error.code", "Error code", base.HEX, DRAFT_SETUP_ERROR_CODES),
     error_message = ProtoField.string("rsocket.error.message", "Error message", base.UNICODE),
+    error_kind = ProtoField.string("rsocket.error.kind", "Error code range"),
     -- EXT
     ext_type = ProtoField.uint32("rsocket.ext.type", "Extended type", base.HEX),
     ext_body = ProtoField.bytes("rsocket.ext.body", "Extension body"),
@@ -666,6 +668,9 @@ local function render(tree, tvb, f)
         else
             root:add(entry.hf, tvb(entry.at, 0)):set_text(EMPTY[entry.hf] .. ": (empty)")
         end
+        if entry.hf == hf.error_code and f.error_code >= 0x301 and f.error_code <= 0xFFFFFFFE then
+            root:add(hf.error_kind, "application-defined (0x00000301 to 0xFFFFFFFE)"):set_generated()
+        end
         if entry.hf == hf.metadata then root:add(hf.metadata_size, entry.len):set_generated() end
         if entry.hf == hf.data then root:add(hf.data_size, entry.len):set_generated() end
     end
@@ -708,9 +713,12 @@ end
 
 -- State -----------------------------------------------------------------------------------------
 
+local AFTER_MALFORMED = "after a malformed frame in this direction"
+local UNFRAMED = "frame boundaries lost (TCP reassembly is off)"
+
 -- Streams are told apart by their endpoints (not tcp.stream: field values exist only when Wireshark
 -- builds a tree, and tshark -2 dissects its first pass without one).
-local streams = {} -- per TCP stream: {profile = V1|DRAFT|nil, dead = {[sender] = true}}
+local streams = {} -- per TCP stream: {profile = V1|DRAFT|nil, dead = {[sender] = why its bytes are not decoded}}
 local recorded = {} -- per place in the capture: what the first pass found there
 local heuristic_tried = {} -- per stream and direction: whether the heuristic has judged its first bytes
 
@@ -832,12 +840,12 @@ local function dissect(tvb, pinfo, tree)
 
     -- Where this call's bytes are in the capture, for what the first pass recorded.
     local place = pinfo.number .. ":" .. tvb:offset() .. ":" .. tvb:reported_len()
-    if (visited and recorded[place] == "dead") or (not visited and stream.dead[sender]) then
-        recorded[place] = "dead"
-        local item = tree:add(rsocket, tvb(0, limit), "RSocket: " .. limit
-            .. " bytes after a malformed frame in this direction, not decoded")
+    local why = visited and recorded[place] or (not visited and stream.dead[sender])
+    if why then
+        recorded[place] = why
+        local item = tree:add(rsocket, tvb(0, limit), "RSocket: " .. limit .. " bytes not decoded: " .. why)
         item:add(hf.undecoded, tvb(0, limit))
-        set_info(pinfo, { "[not decoded: after a malformed frame]" }, 0)
+        set_info(pinfo, { "[not decoded: " .. why .. "]" }, 0)
         return limit
     end
 
@@ -861,14 +869,16 @@ local function dissect(tvb, pinfo, tree)
             pinfo.desegment_offset = frame_at
             pinfo.desegment_len = failure.reach and (failure.reach - limit) or DESEGMENT_ONE_MORE_SEGMENT
         else
+            -- Without reassembly the next segment starts inside this frame: framing is lost for good.
             tree:add(rsocket, tvb(frame_at, limit - frame_at),
                 "RSocket: frame continues beyond this segment (enable TCP reassembly to decode it)")
+            if not visited then stream.dead[sender] = UNFRAMED end
         end
         return limit
     end
     render_malformed(tree, tvb, failure, frame_at, limit)
     set_info(pinfo, { "[malformed " .. failure.rule .. "]" }, 0)
-    if not visited then stream.dead[sender] = true end
+    if not visited then stream.dead[sender] = AFTER_MALFORMED end
     return limit -- the rest of these bytes is the malformed frame or comes after it
 end
 
