@@ -55,6 +55,7 @@ from rsio_tck.bindings.rsocket.frames import (
     Setup,
     SetupError,
 )
+from rsio_tck.bindings.rsocket.rules import RULES as RSOCKET_RULES
 from rsio_tck.cli import app
 from rsio_tck.errors import ProtocolViolation, Side
 from rsio_tck.monitor.trace import TraceRecord
@@ -72,7 +73,7 @@ HOW = ("whole", "bytes", "random")
 Row = tuple[int, int, int, int, int, int | None, int | None, str | None, tuple[bool | None, ...] | None]
 Key = tuple[int, int]  # a connection: its two ports, sorted
 
-TSHARK_FREE = {"test_dissector_tables_are_the_kits"}
+TSHARK_FREE = {"test_dissector_tables_are_the_kits", "test_the_malformed_cases_cover_every_rule_a_whole_frame_can_break"}
 
 
 @pytest.fixture(autouse=True)
@@ -430,6 +431,17 @@ def test_without_tcp_reassembly_frames_cut_by_a_segment_end_the_decoding_quietly
     assert cut >= 1 and decoded.undecoded > 0  # the server's large fragments cross segments
 
 
+def test_on_rsios_default_port_rsocket_is_decoded_once_rsios_port_preference_is_off(tmp_path: Path) -> None:
+    """RS-IO's dissector claims port 7878 before any heuristic; the README's workaround gives it back."""
+    capture = tmp_path / "7878.pcap"
+    write_capture(capture, [records_of(V1, "whole")], server_port=7878)
+    kit = kit_view(capture, V1)
+    decoded = decode_rsocket(capture, also_load=["rsio"], prefs={"rsio.tcp_port": "0"})
+    assert decoded.lua_errors() == [] and decoded.anomalies() == []
+    assert_same(kit, tshark_view(decoded))
+    assert decode_rsocket(capture, also_load=["rsio"]).frames == []  # what the README warns of
+
+
 # -- malformed frames --------------------------------------------------------------------------
 
 GOOD = {V1: RequestN(stream_id=1, request_n=1), DRAFT: RequestN(stream_id=1, request_n=1)}
@@ -453,6 +465,12 @@ MALFORMED = [
     (DRAFT, "0000001a" "00000015" "0000000000000001" "0000000000000001" "ffff", "RS-FRAME-7"),
     (DRAFT, "00000012" "00000031" "0000000000000000" "6869", "RS-FRAME-9"),
 ]
+
+
+def test_the_malformed_cases_cover_every_rule_a_whole_frame_can_break() -> None:
+    breakable = {rule for rule in RSOCKET_RULES if rule.startswith(("RS-FRAME-", "RS-DRAFT-"))}
+    breakable -= {"RS-FRAME-8", "RS-DRAFT-2"}  # the stream ending inside a frame; a frame to ignore
+    assert {rule for _, _, rule in MALFORMED} == breakable
 
 
 @pytest.mark.parametrize("profile", PROFILES)
