@@ -636,6 +636,56 @@ local EMPTY = {
     [hf.mime_metadata] = "Metadata MIME type", [hf.mime_data] = "Data MIME type",
 }
 
+-- Text fields are added with their value and label: given bytes alone, Wireshark flags a NUL inside
+-- the text ("Trailing stray characters", a warning), and a NUL is legal in an error message or a MIME
+-- field.  The label shows the whole text (invalid UTF-8 as U+FFFD), which can be longer than its bytes.
+local TEXT = { [hf.mime_metadata] = "Metadata MIME type", [hf.mime_data] = "Data MIME type",
+    [hf.error_message] = "Error message" }
+
+-- The length of the valid UTF-8 sequence (strict, as Python decodes) starting at s[i], or nil.
+local function utf8_sequence(s, i)
+    local b, need, lo, hi = byte(s, i), nil, 0x80, 0xBF
+    if b >= 0xC2 and b <= 0xDF then need = 1
+    elseif b == 0xE0 then need, lo = 2, 0xA0
+    elseif b == 0xED then need, hi = 2, 0x9F
+    elseif b >= 0xE1 and b <= 0xEF then need = 2
+    elseif b == 0xF0 then need, lo = 3, 0x90
+    elseif b >= 0xF1 and b <= 0xF3 then need = 3
+    elseif b == 0xF4 then need, hi = 3, 0x8F
+    else return nil end
+    if i + need > #s then return nil end
+    local second = byte(s, i + 1)
+    if second < lo or second > hi then return nil end
+    for k = 2, need do
+        local cont = byte(s, i + k)
+        if cont < 0x80 or cont > 0xBF then return nil end
+    end
+    return need + 1
+end
+
+-- Bytes as text: valid UTF-8 kept, control characters and invalid bytes escaped (\xNN).
+local function printable(s)
+    local out, i = {}, 1
+    while i <= #s do
+        local b = byte(s, i)
+        local n = b >= 0x80 and utf8_sequence(s, i) or 1
+        if b >= 0x80 and n > 1 then
+            out[#out + 1] = s:sub(i, i + n - 1)
+        elseif b >= 0x20 and b < 0x7F then
+            out[#out + 1] = string.char(b)
+        else
+            out[#out + 1] = format("\\x%02x", b)
+        end
+        i = i + n
+    end
+    return table.concat(out)
+end
+
+local function add_text(tree, field, range)
+    local text = printable(range:raw())
+    tree:add(field, range, text):set_text(TEXT[field] .. ": " .. text)
+end
+
 local function render(tree, tvb, f)
     local P = f.profile
     local root = tree:add(rsocket, tvb(f.at, f.len), "RSocket " .. summary(f))
@@ -663,7 +713,9 @@ local function render(tree, tvb, f)
     if P == DRAFT then root:add(hf.stream_id, tvb(f.stream_at, f.stream_len)) end
     if f.version then root:add(hf.version, f.version):set_generated() end
     for _, entry in ipairs(f.items) do
-        if entry.len > 0 then
+        if TEXT[entry.hf] and entry.len > 0 then
+            add_text(root, entry.hf, tvb(entry.at, entry.len))
+        elseif entry.len > 0 then
             root:add(entry.hf, tvb(entry.at, entry.len))
         else
             root:add(entry.hf, tvb(entry.at, 0)):set_text(EMPTY[entry.hf] .. ": (empty)")
@@ -678,7 +730,7 @@ local function render(tree, tvb, f)
         root:add(hf.error_code, f.error_code):append_text(" (implied: the draft's ERROR carries no code)"):set_generated()
     end
     if f.message_at and f.message_at < f.at + f.len then
-        root:add(hf.error_message, tvb(f.message_at, f.at + f.len - f.message_at))
+        add_text(root, hf.error_message, tvb(f.message_at, f.at + f.len - f.message_at))
     end
     if f.ignored then
         root:add(hf.ignored, f.ignored.rule):set_generated()
