@@ -26,6 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from test_rsocket_golden import DATA as GOLDEN_DIR
+from test_rsocket_golden import load_vectors
+from test_rsocket_malformed import MALFORMED as CODEC_MALFORMED
+from test_rsocket_malformed import _stream as codec_stream
 from typer.testing import CliRunner
 
 from rsio_tck.bindings.rsocket import DEFAULT_LIMITS, IgnoredFrame, fragment, get_profile
@@ -356,6 +360,24 @@ def test_every_frame_type_decodes_as_the_kit_decodes_it(tmp_path: Path, profile:
         assert_same(kit, tshark_view(decoded))
 
 
+@pytest.mark.parametrize("how", HOW)
+@pytest.mark.parametrize("profile", PROFILES)
+def test_golden_vectors_decode_as_the_kit_decodes_them(tmp_path: Path, profile: str, how: str) -> None:
+    """tests/data/rsocket/PROFILE.hex, one vector after the other from the server."""
+    vectors = load_vectors(GOLDEN_DIR / f"{profile}.hex")
+    stream = b"".join(vectors.values())
+    records = [TraceRecord(t=i * 1e-3, sender=Side.SERVER, data=piece)
+               for i, piece in enumerate(chunks(stream, how, random.Random(18)))]
+    capture = tmp_path / "golden.pcap"
+    write_capture(capture, [records])
+    kit = kit_view(capture, profile)
+    assert [row[3] for row in kit.frames[(40000, PORT)]] == [len(raw) for raw in vectors.values()]
+    for two_pass in (False, True):
+        decoded = decode_rsocket(capture, prefs=port_prefs(profile), two_pass=two_pass)
+        assert decoded.lua_errors() == [] and decoded.anomalies() == []
+        assert_same(kit, tshark_view(decoded))
+
+
 @pytest.mark.parametrize("profile", PROFILES)
 def test_the_heuristic_finds_a_session_on_any_port_by_its_setup(tmp_path: Path, profile: str) -> None:
     """No port preference, and the preference names the other profile: the SETUP decides."""
@@ -478,6 +500,29 @@ MALFORMED = [
     (DRAFT, "0000001a" "00000015" "0000000000000001" "0000000000000001" "ffff", "RS-FRAME-7"),
     (DRAFT, "00000012" "00000031" "0000000000000000" "6869", "RS-FRAME-9"),
 ]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_the_codec_tests_malformed_inputs_decode_as_the_kit_decodes_them(tmp_path: Path, profile: str) -> None:
+    """The table of test_rsocket_malformed.py, each after a good frame on its own connection, whole and one
+    byte a segment.  Its RS-FRAME-2 cases assume a 64-byte limit; under the default limit (the dissector's)
+    some are frames still arriving: both sides agree on that too."""
+    cases = [(codec_stream(hexes, profile), rule, eof) for p, hexes, rule, eof in CODEC_MALFORMED if p == profile]
+    good = encoded(profile, [GOOD[profile]])
+    connections = []
+    for raw, _, _ in cases:
+        connections.append([TraceRecord(t=0.0, sender=Side.CLIENT, data=good + raw)])
+        connections.append([TraceRecord(t=0.0, sender=Side.CLIENT, data=piece)
+                            for piece in chunks(good + raw, "bytes", random.Random(0))])
+    capture = tmp_path / "codec-malformed.pcap"
+    write_capture(capture, connections)
+    kit = kit_view(capture, profile)
+    decoded = decode_rsocket(capture, prefs=port_prefs(profile))
+    assert decoded.lua_errors() == []
+    assert_same(kit, tshark_view(decoded))
+    expected = {rule for _, rule, eof in cases if not eof and rule != "RS-FRAME-2"}
+    assert expected <= {bad.rule for bad in decoded.malformed}
+    assert sum(e.count for e in decoded.anomalies()) == len(decoded.malformed) == len(kit.rejected)
 
 
 def test_the_malformed_cases_cover_every_rule_a_whole_frame_can_break() -> None:
