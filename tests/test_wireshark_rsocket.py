@@ -583,7 +583,7 @@ def test_mutated_sessions_decode_as_the_kit_decodes_them(tmp_path: Path, profile
     capture = tmp_path / "mutated.pcap"
     write_capture(capture, connections)
     kit = kit_view(capture, profile)
-    assert len(kit.rejected) >= 10  # most mutations break a rule
+    assert len(kit.rejected) >= 5  # many mutations break a rule (the others change values, or lengths still arriving)
     decoded = decode_rsocket(capture, prefs=port_prefs(profile))
     assert decoded.lua_errors() == []
     assert_same(kit, tshark_view(decoded))
