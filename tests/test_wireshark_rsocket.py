@@ -413,6 +413,25 @@ def test_a_capture_that_starts_after_the_setup_is_recognised_by_its_frames(tmp_p
     assert_same(kit_view(capture, profile), tshark_view(decoded))
 
 
+@pytest.mark.parametrize("profile", PROFILES)
+def test_a_direction_that_started_before_the_stream_was_recognised_is_not_misread(tmp_path: Path, profile: str) -> None:
+    """The client's SETUP arrives one byte a segment (too few for the heuristic), the server's frames whole:
+    the stream is recognised by the server's frames, and the client's later segments, which start inside
+    a frame, are shown as not decoded, not as malformed frames."""
+    client = [RequestStream(stream_id=1, initial_request_n=2, data=b"tck/range?count=2"), RequestN(stream_id=1, request_n=1)]
+    server = [Payload(stream_id=1, next=True, data=b"1"), Payload(stream_id=1, next=True, complete=True, data=b"2")]
+    data = encoded(profile, client)
+    records = [TraceRecord(t=i * 1e-3, sender=Side.CLIENT, data=data[i : i + 1]) for i in range(20)]
+    records.append(TraceRecord(t=0.5, sender=Side.SERVER, data=encoded(profile, server)))
+    records += [TraceRecord(t=1 + i * 1e-3, sender=Side.CLIENT, data=data[i : i + 1]) for i in range(20, len(data))]
+    capture = tmp_path / "late-client.pcap"
+    write_capture(capture, [records], server_port=45678)
+    decoded = decode_rsocket(capture, prefs={"rsocket.profile": profile})
+    assert decoded.lua_errors() == [] and decoded.anomalies() == [] and decoded.malformed == []
+    assert [(f.sender_port, f.stream_id) for f in decoded.frames] == [(45678, 1), (45678, 1)]
+    assert decoded.undecoded == len(data) - 20
+
+
 def test_decode_as_takes_a_port_and_the_profile_preference_applies(tmp_path: Path) -> None:
     """A draft stream that starts with no SETUP, on a port given with Decode As (tshark -d)."""
     frames = [RequestN(stream_id=2**33, request_n=5, metadata=b"x"), Cancel(stream_id=2**33)]

@@ -767,10 +767,22 @@ end
 
 local AFTER_MALFORMED = "after a malformed frame in this direction"
 local UNFRAMED = "frame boundaries lost (TCP reassembly is off)"
+local MISSED_START = "this direction started before the stream was recognised (by its other direction)"
+
+-- Where a direction starts: its relative sequence number 1.  A stream the heuristic recognises by one
+-- direction is handed to this dissector from then on, the other direction perhaps in mid-frame; that
+-- direction is not decoded rather than misread.  (Without relative numbers, tcp.seq is tcp.seq_raw.)
+local tcp_seq, tcp_seq_raw = Field.new("tcp.seq"), Field.new("tcp.seq_raw")
+
+local function mid_direction()
+    local seq, raw = tcp_seq(), tcp_seq_raw()
+    return seq ~= nil and raw ~= nil and seq.value ~= raw.value and seq.value ~= 1
+end
 
 -- Streams are told apart by their endpoints (not tcp.stream: field values exist only when Wireshark
 -- builds a tree, and tshark -2 dissects its first pass without one).
-local streams = {} -- per TCP stream: {profile = V1|DRAFT|nil, dead = {[sender] = why its bytes are not decoded}}
+local streams = {} -- per TCP stream: {profile = V1|DRAFT|nil, seen = {[sender] = true},
+                   --                 dead = {[sender] = why its bytes are not decoded}}
 local recorded = {} -- per place in the capture: what the first pass found there
 local heuristic_tried = {} -- per stream and direction: whether the heuristic has judged its first bytes
 
@@ -788,7 +800,7 @@ local function stream_of(pinfo)
     local sender, key = endpoints(pinfo)
     local stream = streams[key]
     if stream == nil then
-        stream = { profile = nil, dead = {} }
+        stream = { profile = nil, seen = {}, dead = {} }
         streams[key] = stream
     end
     return stream, sender
@@ -878,6 +890,11 @@ local function dissect(tvb, pinfo, tree)
     local visited = pinfo.visited
     local raw = tvb:raw(0, limit)
     local preferred = PROFILES[rsocket.prefs.profile] or V1
+
+    if not visited and not stream.seen[sender] then
+        stream.seen[sender] = true
+        if mid_direction() then stream.dead[sender] = MISSED_START end
+    end
 
     if stream.profile == nil then
         local found = sniff_profile(raw, limit, preferred)
