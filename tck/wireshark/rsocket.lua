@@ -23,7 +23,7 @@
 -- bit, a length shorter than the header or over the kit's 16,777,215-byte limit), never waiting for
 -- a body that will not come.  After a malformed frame nothing more of that direction is decoded (the
 -- kit's decoder stops there too), nor after a frame cut off by a segment when TCP reassembly is off
--- (the next segment starts inside it); the first pass records that per place in the capture, so a
+-- (the next segment starts inside it); the first pass records that per packet, so a
 -- second pass (the GUI, tshark -2) shows the same.
 --
 -- Recognition: Decode As (TCP port), the TCP port preference (default none), and a heuristic on the
@@ -768,22 +768,12 @@ end
 local AFTER_MALFORMED = "after a malformed frame in this direction"
 local UNFRAMED = "frame boundaries lost (TCP reassembly is off)"
 local MISSED_START = "this direction started before the stream was recognised (by its other direction)"
-
--- Where a direction starts: its relative sequence number 1.  A stream the heuristic recognises by one
--- direction is handed to this dissector from then on, the other direction perhaps in mid-frame; that
--- direction is not decoded rather than misread.  (Without relative numbers, tcp.seq is tcp.seq_raw.)
-local tcp_seq, tcp_seq_raw = Field.new("tcp.seq"), Field.new("tcp.seq_raw")
-
-local function mid_direction()
-    local seq, raw = tcp_seq(), tcp_seq_raw()
-    return seq ~= nil and raw ~= nil and seq.value ~= raw.value and seq.value ~= 1
-end
+local NOT_SEEN = "not dissected in the first pass (before the stream was recognised)"
 
 -- Streams are told apart by their endpoints (not tcp.stream: field values exist only when Wireshark
 -- builds a tree, and tshark -2 dissects its first pass without one).
-local streams = {} -- per TCP stream: {profile = V1|DRAFT|nil, seen = {[sender] = true},
-                   --                 dead = {[sender] = why its bytes are not decoded}}
-local recorded = {} -- per place in the capture: what the first pass found there
+local streams = {} -- per TCP stream: {profile = V1|DRAFT|nil, dead = {[sender] = why its bytes are not decoded}}
+local recorded = {} -- per packet: what the first pass found there; and the packets the heuristic took
 local heuristic_tried = {} -- per stream and direction: whether the heuristic has judged its first bytes
 
 function rsocket.init()
@@ -793,14 +783,14 @@ end
 local function endpoints(pinfo)
     local sender = tostring(pinfo.src) .. "/" .. pinfo.src_port
     local receiver = tostring(pinfo.dst) .. "/" .. pinfo.dst_port
-    return sender, (sender < receiver) and (sender .. " " .. receiver) or (receiver .. " " .. sender)
+    return sender, (sender < receiver) and (sender .. " " .. receiver) or (receiver .. " " .. sender), receiver
 end
 
 local function stream_of(pinfo)
     local sender, key = endpoints(pinfo)
     local stream = streams[key]
     if stream == nil then
-        stream = { profile = nil, seen = {}, dead = {} }
+        stream = { profile = nil, dead = {} }
         streams[key] = stream
     end
     return stream, sender
@@ -891,9 +881,23 @@ local function dissect(tvb, pinfo, tree)
     local raw = tvb:raw(0, limit)
     local preferred = PROFILES[rsocket.prefs.profile] or V1
 
-    if not visited and not stream.seen[sender] then
-        stream.seen[sender] = true
-        if mid_direction() then stream.dead[sender] = MISSED_START end
+    -- What the first pass found in this packet: true (decoded) or why its bytes are not.  Keyed by
+    -- packet, not by tvb: a later pass may cut a packet's bytes differently (TCP then knows where the
+    -- reassembled frames end).  A later pass shows only what the first one decoded: it may hand over
+    -- bytes the first pass never saw (a stream's before it was recognised), which TCP no longer reassembles.
+    local why
+    if visited then
+        why = recorded[pinfo.number]
+        if why == nil then why = NOT_SEEN elseif why == true then why = nil end
+    else
+        why = stream.dead[sender]
+        if recorded[pinfo.number] == nil then recorded[pinfo.number] = why or true end
+    end
+    if why then
+        local item = tree:add(rsocket, tvb(0, limit), "RSocket: " .. limit .. " bytes not decoded: " .. why)
+        item:add(hf.undecoded, tvb(0, limit))
+        set_info(pinfo, { "[not decoded: " .. why .. "]" }, 0)
+        return limit
     end
 
     if stream.profile == nil then
@@ -906,17 +910,6 @@ local function dissect(tvb, pinfo, tree)
     end
     local P = stream.profile
     pinfo.cols.protocol = "RSocket"
-
-    -- Where this call's bytes are in the capture, for what the first pass recorded.
-    local place = pinfo.number .. ":" .. tvb:offset() .. ":" .. tvb:reported_len()
-    local why = visited and recorded[place] or (not visited and stream.dead[sender])
-    if why then
-        recorded[place] = why
-        local item = tree:add(rsocket, tvb(0, limit), "RSocket: " .. limit .. " bytes not decoded: " .. why)
-        item:add(hf.undecoded, tvb(0, limit))
-        set_info(pinfo, { "[not decoded: " .. why .. "]" }, 0)
-        return limit
-    end
 
     local names, more = {}, 0
     local function on_frame(f)
@@ -966,7 +959,7 @@ local function heuristic(tvb, pinfo, tree)
     else
         -- Only the first bytes of each direction of each stream: TCP asks the heuristics about every
         -- segment of a stream no dissector has claimed, and only a direction's start is framed.
-        local sender, key = endpoints(pinfo)
+        local sender, key, receiver = endpoints(pinfo)
         local direction = key .. " from " .. sender
         if heuristic_tried[direction] then return false end
         heuristic_tried[direction] = true
@@ -975,6 +968,9 @@ local function heuristic(tvb, pinfo, tree)
         if found == false or (found == nil and limit < 4) then return false end
         local stream = stream_of(pinfo)
         if stream.profile == nil then stream.profile = found end
+        -- The other direction, if it has already sent bytes, went by undecoded: what it sends from now
+        -- on may start inside a frame, so it is not decoded rather than misread.
+        if heuristic_tried[key .. " from " .. receiver] then stream.dead[receiver] = MISSED_START end
         recorded[accepted] = true
     end
     pinfo.conversation = rsocket
