@@ -1,7 +1,7 @@
 """Wireshark dissectors shipped with the kit, and where they go.
 
-One Lua dissector per binding (today RS-IO, ``rsio.lua``; the RSocket and Ditto
-dissectors join ``DISSECTORS`` when their bindings exist).  Each is a single
+One Lua dissector per binding (today RS-IO, ``rsio.lua``, and RSocket,
+``rsocket.lua``; the Ditto dissector joins ``DISSECTORS`` when its binding exists).  Each is a single
 self-contained file of this package's data, so it can be loaded by path
 (``tshark -X lua_script:FILE``) or copied into Wireshark's personal Lua plugin
 folder, where Wireshark loads every ``*.lua`` at start-up.
@@ -31,6 +31,8 @@ class Dissector:
 DISSECTORS: dict[str, Dissector] = {
     "rsio": Dissector(binding="rsio", filename="rsio.lua", protocol="rsio",
                       description="RS-IO, both codecs (msgpack, varint)"),
+    "rsocket": Dissector(binding="rsocket", filename="rsocket.lua", protocol="rsocket",
+                         description="RSocket over TCP, both profiles (rsocket-1.0, reactivesocket-draft)"),
 }
 
 
