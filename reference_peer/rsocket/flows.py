@@ -172,6 +172,9 @@ class SubscribeBack(Consumer):
         self.session.wake(self.outer)
 
     def _request(self, n: int) -> None:
+        record = self.session.endpoint.streams.get(self.inner or 0)
+        if record is None or not record.receiving:
+            return  # the element that used the demand up also completed the stream
         if len(self.queue.items) > LOW_WATER:
             self.held += n
         elif self.inner is not None and not self.ended and not self.cancelled:

@@ -198,32 +198,28 @@ class Endpoint:
         self._next_id = sid + 2
         return sid
 
-    def send(self, frame: Frame | IgnoredFrame, *, check: bool = True) -> None:
-        """Queue ``frame`` (cut into fragments when an MTU is set); ``check`` holds this side to its rules."""
+    def send(self, frame: Frame | IgnoredFrame, *, check: bool = True, fragment_size: int | None = None) -> None:
+        """Queue ``frame``; ``check`` holds this side to its rules.
+
+        A fragmentable frame is cut into fragments of at most ``fragment_size``
+        bytes of metadata + data (default: what the MTU leaves), never more than the MTU allows.
+        """
         if isinstance(frame, IgnoredFrame):
             self._out.append(self._encoder.encode(frame))
             return
         if check:
             self._check(frame)
         self._account_sent(frame)
+        size = self.mtu - FRAGMENT_OVERHEAD if self.mtu is not None else None
+        if fragment_size is not None:
+            size = fragment_size if size is None else min(size, fragment_size)
         pieces: list[Any] = [frame]
-        if self.mtu is not None and isinstance(frame, FRAGMENTABLE) and (not self.draft or isinstance(frame, Payload)):
-            pieces = fragment(frame, self.mtu - FRAGMENT_OVERHEAD)  # type: ignore[arg-type]
+        if size is not None and isinstance(frame, FRAGMENTABLE) and (not self.draft or isinstance(frame, Payload)):
+            pieces = fragment(frame, size)  # type: ignore[arg-type]
         for piece in pieces:
             self._out.append(self._encoder.encode(piece))
         if isinstance(frame, Setup) and frame.lease and self.role is Side.CLIENT:
             self.grant_lease()  # the client-side responder grants the server-side requester (Sequences with LEASE)
-
-    def send_fragments(self, fragments: list[Any]) -> None:
-        """Queue fragments cut by the application (its own sizes); accounted as the frame they make up."""
-        whole = Reassembler(None)
-        joined = None
-        for piece in fragments:
-            joined = whole.push(piece)
-        if joined is not None:
-            self._account_sent(joined)  # type: ignore[arg-type]
-        for piece in fragments:
-            self._out.append(self._encoder.encode(piece))
 
     def send_raw(self, data: bytes) -> None:
         """Bytes that bypass codec, checks and accounting (faults, malformed-input tests)."""
@@ -427,12 +423,11 @@ class Endpoint:
             return []
         self._last_received = self.now
         events: list[Event] = []
+        wire_error: ProtocolViolation | None = None
         try:
             frames = self._decoder.feed(data)
         except ProtocolViolation as violation:
             frames, wire_error = list(self._decoder.salvaged), violation.with_side(self.role.peer)
-        else:
-            wire_error = None
         for frame in frames:
             self._receive_frame(frame, events)
             if self.error is not None or self.state is EndpointState.CLOSED:
@@ -454,12 +449,25 @@ class Endpoint:
                                        "transport closed" + ("" if orderly else " without ERROR on stream 0")))
         return events
 
-    def _fail(self, violation: ProtocolViolation, events: list[Event], code: int = CONNECTION_ERROR) -> None:
+    def _fail(self, violation: ProtocolViolation, events: list[Event]) -> None:
+        """The remote broke the connection: ERROR on stream 0 (INVALID_SETUP before a SETUP), then closed."""
         self.error = violation
         if self.state is not EndpointState.CLOSED:
-            self.send(Error(stream_id=0, error_code=code, data=violation.message.encode()[:1024]), check=False)
+            message = violation.message.encode()[:1024]
+            if self.role is Side.SERVER and self.setup is None:
+                code = UNSUPPORTED_SETUP if violation.rule == "RS-DRAFT-1" else INVALID_SETUP
+                self._send_setup_error(code, message)
+            else:
+                self.send(Error(stream_id=0, error_code=CONNECTION_ERROR, data=message), check=False)
         self.state = EndpointState.CLOSED
         events.append(ProtocolError(violation=violation))
+
+    def _send_setup_error(self, code: int, message: bytes) -> None:
+        if self.draft:  # the draft's SETUP_ERROR, with its own codes
+            draft_code = {UNSUPPORTED_SETUP: 0x0010, REJECTED_SETUP: 0x0100}.get(code, 0x0001)
+            self.send(SetupError(error_code=draft_code, data=message), check=False)
+        else:
+            self.send(Error(stream_id=0, error_code=code, data=message), check=False)
 
     def _ignore(self, frame: Any, why: str, events: list[Event], rule: str = "RS-IGNORE-3") -> None:
         events.append(Ignored(frame=frame, rule=rule, why=why))
@@ -497,7 +505,7 @@ class Endpoint:
             what = f"{frame.wire_name} on stream {frame.stream_id}"
             violation = ProtocolViolation(rule=RULE["setup-first"], side=Side.CLIENT,
                                           message=f"client's first frame is {what}, not SETUP on stream 0")
-            self._fail(violation, events, INVALID_SETUP)
+            self._fail(violation, events)
             return
         version = (0, 0) if self.draft else (1, 0)
         if (frame.major_version, frame.minor_version) != version and (self.draft or frame.major_version != 1):
@@ -516,11 +524,7 @@ class Endpoint:
                 self.grant_lease()
 
     def _reject_setup(self, frame: Any, code: int, reason: str, events: list[Event]) -> None:
-        if self.draft:
-            self.send(SetupError(error_code={UNSUPPORTED_SETUP: 0x0010, REJECTED_SETUP: 0x0100}.get(code, 0x0001),
-                                 data=reason.encode()), check=False)
-        else:
-            self.send(Error(stream_id=0, error_code=code, data=reason.encode()), check=False)
+        self._send_setup_error(code, reason.encode())
         self.state = EndpointState.CLOSED
         events.append(SetupRejected(setup=frame, error_code=code, reason=reason))
 
@@ -583,7 +587,7 @@ class Endpoint:
                 return
             self._granted_left -= 1
             if self._granted_left <= self.lease_grant[1] // 2:
-                self.grant_lease()
+                self._renew_at = self.now  # renewed at the next tick: a burst beyond the grant is still rejected
         self._open_stream(frame, local_requester=False)
         events.append(frame)
 
