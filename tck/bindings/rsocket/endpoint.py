@@ -85,22 +85,32 @@ CONNECTION_CODES = SETUP_CODES | {CONNECTION_ERROR, CONNECTION_CLOSE}
 # length and REQUEST_STREAM/CHANNEL's request N (the draft's wider fields included).
 FRAGMENT_OVERHEAD = 4 + 12 + 4 + 8
 
-# The rules a checked ``send`` holds this side to (IDs of the RSocket catalogue).
+# The rules a checked ``send`` holds this side to (IDs of the catalogue, tck/rules.py).
 RULE = {
     "setup-first": "RS-SETUP-1",
-    "setup-stream": "RS-SETUP-2",
-    "request-before-setup": "RS-SETUP-5",
+    "setup-stream": "RS-SETUP-4",
+    "setup-twice": "RS-SETUP-2",
+    "server-setup": "RS-SETUP-3",
+    "server-first": "RS-SETUP-10",
     "keepalive-stream": "RS-KEEPALIVE-1",
-    "id-parity": "RS-ID-1",
-    "id-sequence": "RS-ID-2",
-    "id-reuse": "RS-ID-3",
+    "lease-stream": "RS-LEASE-1",
+    "lease-unasked": "RS-LEASE-2",
+    "lease": "RS-LEASE-4",
+    "id-parity": "RS-STREAMID-1",
+    "id-sequence": "RS-STREAMID-2",
+    "id-reuse": "RS-STREAMID-3",
+    "id-in-use": "RS-STREAMID-4",
     "request-n": "RS-FLOW-1",
     "demand": "RS-FLOW-2",
-    "after-terminal": "RS-STREAM-1",
-    "payload-flags": "RS-STREAM-2",
-    "error-code": "RS-ERROR-1",
-    "lease": "RS-LEASE-1",
-    "metadata-push-stream": "RS-FRAME-10",
+    "channel-demand": "RS-CHANNEL-1",
+    "payload-flags": "RS-STREAM-1",
+    "not-requested": "RS-STREAM-2",
+    "after-terminal": "RS-STREAM-3",
+    "connection-code": "RS-ERROR-1",
+    "stream-code": "RS-ERROR-2",
+    "after-connection-error": "RS-ERROR-5",
+    "metadata-push-stream": "RS-PUSH-1",
+    "ignored": "RS-UNEXPECTED-1",
 }
 
 
@@ -250,36 +260,46 @@ class Endpoint:
 
     def _check(self, frame: Frame) -> None:
         if self.state is EndpointState.CLOSED:
-            raise self._violation("after-terminal", f"{frame.wire_name} after the connection closed")
+            raise self._violation("after-connection-error", f"{frame.wire_name} after the connection closed")
         sid = frame.stream_id
-        if isinstance(frame, (Setup, Keepalive, Lease, Resume)) and sid != 0:
-            raise self._violation("keepalive-stream" if isinstance(frame, Keepalive) else "setup-stream",
-                                  f"{frame.wire_name} on stream {sid}, not 0")
-        if isinstance(frame, MetadataPush) and sid != 0:
-            raise self._violation("metadata-push-stream", f"METADATA_PUSH on stream {sid}, not 0")
+        if sid != 0 and isinstance(frame, (Setup, Keepalive, Lease, MetadataPush)):
+            key = {Setup: "setup-stream", Keepalive: "keepalive-stream", Lease: "lease-stream"}.get(
+                type(frame), "metadata-push-stream")
+            raise self._violation(key, f"{frame.wire_name} on stream {sid}, not 0")
+        if isinstance(frame, Setup):
+            if self.role is Side.SERVER:
+                raise self._violation("server-setup", "SETUP: only a client does")
+            if self.setup is not None:
+                raise self._violation("setup-twice", "a second SETUP")
+            return
+        if self.role is Side.CLIENT and self.setup is None and not isinstance(frame, Resume):
+            raise self._violation("setup-first", f"{frame.wire_name} before its SETUP")
+        if isinstance(frame, Lease) and not (self.setup is not None and self.setup.lease):
+            raise self._violation("lease-unasked", "LEASE on a connection whose SETUP did not ask for leases")
         if isinstance(frame, Error):
-            connection_code = frame.error_code in CONNECTION_CODES
-            if connection_code != (sid == 0):
-                raise self._violation("error-code", f"ERROR code 0x{frame.error_code:x} on stream {sid}")
+            if (frame.error_code in CONNECTION_CODES) != (sid == 0):
+                key = "connection-code" if sid else "stream-code"
+                raise self._violation(key, f"ERROR code 0x{frame.error_code:x} on stream {sid}")
             if sid == 0:
                 return
         if isinstance(frame, REQUESTS):
             self._check_request(frame)
-            return
-        if self.role is Side.CLIENT and self.setup is None and not isinstance(frame, (Setup, Resume)):
-            raise self._violation("setup-first", f"{frame.wire_name} before its SETUP")
-        if sid == 0 or not isinstance(frame, (Payload, RequestN, Cancel, Error)):
-            return
-        record = self.streams.get(sid)
+        elif sid != 0 and isinstance(frame, (Payload, RequestN, Cancel, Error)):
+            self._check_stream_frame(frame, self.streams.get(sid))
+
+    def _check_stream_frame(self, frame: Payload | RequestN | Cancel | Error, record: StreamRecord | None) -> None:
+        sid = frame.stream_id
         if record is None:
-            raise self._violation("after-terminal", f"{frame.wire_name} on stream {sid}, which is not open")
+            key = "not-requested" if sid % 2 != self._next_id % 2 else "after-terminal"
+            raise self._violation(key, f"{frame.wire_name} on stream {sid}, which is not open")
         if isinstance(frame, Payload):
             if not record.sending:
                 raise self._violation("after-terminal", f"PAYLOAD on stream {sid} after it ended this direction")
             if not (frame.next or frame.complete):
                 raise self._violation("payload-flags", f"PAYLOAD on stream {sid} with neither N nor C")
             if frame.next and record.credit < 1:
-                raise self._violation("demand", f"PAYLOAD on stream {sid} beyond the demand it was granted")
+                key = "channel-demand" if record.local_requester else "demand"
+                raise self._violation(key, f"PAYLOAD on stream {sid} beyond the credit it was granted")
         elif isinstance(frame, RequestN):
             if frame.request_n < 1:
                 raise self._violation("request-n", f"REQUEST_N {frame.request_n} on stream {sid}")
@@ -290,14 +310,17 @@ class Endpoint:
 
     def _check_request(self, frame: Any) -> None:
         sid = frame.stream_id
-        if self.setup is None:
-            raise self._violation("request-before-setup", f"{frame.wire_name} before the SETUP exchange")
+        if self.role is Side.SERVER and self.setup is None:
+            raise self._violation("server-first", f"{frame.wire_name} before the client's SETUP")
         if sid % 2 != (1 if self.role is Side.CLIENT else 0) or sid == 0:
             raise self._violation("id-parity", f"{frame.wire_name} on stream {sid}: a {self.role} uses "
                                   f"{'odd' if self.role is Side.CLIENT else 'even'} ids")
-        if sid in self.streams or sid <= self._highest_sent:
+        if sid in self.streams:
+            raise self._violation("id-in-use", f"{frame.wire_name} on stream {sid}, which is in use")
+        if sid <= self._highest_sent:
             raise self._violation("id-reuse", f"{frame.wire_name} reusing stream id {sid}")
-        if sid != self._highest_sent + 2 and not (self._highest_sent == 0 and sid in (1, 2)):
+        first = 1 if self.role is Side.CLIENT else 2
+        if sid != (self._highest_sent + 2 if self._highest_sent else first):
             raise self._violation("id-sequence", f"{frame.wire_name} on stream {sid}, skipping ids")
         if isinstance(frame, (RequestStream, RequestChannel)) and frame.initial_request_n < 1:
             raise self._violation("request-n", f"{frame.wire_name} with initial request N {frame.initial_request_n}")
@@ -469,7 +492,7 @@ class Endpoint:
         else:
             self.send(Error(stream_id=0, error_code=code, data=message), check=False)
 
-    def _ignore(self, frame: Any, why: str, events: list[Event], rule: str = "RS-IGNORE-3") -> None:
+    def _ignore(self, frame: Any, why: str, events: list[Event], rule: str = RULE["ignored"]) -> None:
         events.append(Ignored(frame=frame, rule=rule, why=why))
 
     def _receive_frame(self, decoded: Any, events: list[Event]) -> None:
