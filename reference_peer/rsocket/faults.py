@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rsio_tck.rules import RULES
+
 from .policy import Policy
 
 Base = Callable[..., Any]
@@ -44,6 +46,10 @@ FAULTS: dict[str, Fault] = {}
 
 
 def fault(name: str, rule: str, description: str) -> Fault:
+    if rule not in RULES or not rule.startswith("RS-"):
+        raise ValueError(f"fault {name}: {rule} is not a rule of the RSocket catalogue")
+    if name in FAULTS:
+        raise ValueError(f"fault {name} is declared twice")
     declared = FAULTS[name] = Fault(name, rule, description)
     return declared
 

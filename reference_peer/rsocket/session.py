@@ -83,6 +83,7 @@ class Session:
         """Serve the connection until it ends; the reason it ended."""
         if self.role is Side.CLIENT and not self.ready.done():
             self.ready.set_result(None)
+        self._guard(self.policy.on_connection_made, self)
         self.flush()
         tasks = [asyncio.ensure_future(self._produce()), asyncio.ensure_future(self._tick())]
         try:
@@ -201,7 +202,7 @@ class Session:
         self.policy.after_setup(self, setup)
 
     def _on_fnf(self, frame: RequestFnf) -> None:
-        publishers.count_fnf(frame.data, self.config.fnf_counts)
+        self.policy.on_fnf(self, frame)
 
     def open_stream(self, frame: RequestStream | RequestResponse | RequestChannel) -> None:
         sid = frame.stream_id
@@ -239,17 +240,11 @@ class Session:
             if isinstance(frame, RequestChannel) and frame.complete:
                 echo.on_end(None)
             else:
-                echo.grant()
+                self.policy.open_channel(self, echo)
         elif isinstance(resolved, publishers.SubscribeBack):
-            self.request_when_leased(lambda: self.policy.open_inner(self, SubscribeBack(self, resolved.spec, flow)))
+            back = SubscribeBack(self, resolved.spec, flow)
+            self.policy.when_leased(self, lambda: self.policy.open_inner(self, back))
         self.wake(flow)
-
-    def request_when_leased(self, request: Any) -> None:
-        """Send a request now if the lease allows one, else when a LEASE does."""
-        if self.endpoint.may_request():
-            request()
-        else:
-            self.waiting_lease.append(request)
 
     def _on_lease(self, lease: Lease) -> None:
         while self.waiting_lease and self.endpoint.may_request():
