@@ -37,6 +37,7 @@ from rsio_tck.bindings.rsocket.frames import (
     SetupError,
 )
 from rsio_tck.errors import Side
+from rsio_tck.monitor import Monitor
 from rsio_tck.protocol.events import ConnectionClosed
 from rsio_tck.reference_peer.rsocket import PeerConfig, serve_connection
 from rsio_tck.testpubs import large_bytes
@@ -68,6 +69,14 @@ async def running_peer(config: PeerConfig) -> AsyncIterator[int]:
         await asyncio.wait_for(asyncio.gather(*connections, return_exceptions=True), WAIT)
 
 
+class ConnectionEnded(AssertionError):
+    """The peer closed the connection before the awaited condition held."""
+
+    def __init__(self, client: Client) -> None:
+        super().__init__(f"connection ended before the condition held; events: {client.events}")
+        self.client = client
+
+
 class Client:
     """A test client: the endpoint, the socket, and every byte either way (for the monitor)."""
 
@@ -75,6 +84,7 @@ class Client:
         self.reader, self.writer, self.ep = reader, writer, endpoint
         self.sent = bytearray()
         self.received = bytearray()
+        self.log: list[tuple[Side, bytes, float]] = []  # both directions, in the order this client saw them
         self.events: list[Any] = []
         self.eof = False
 
@@ -98,6 +108,7 @@ class Client:
         data = self.ep.data_to_send()
         if data and not self.writer.is_closing():
             self.sent += data
+            self.log.append((Side.CLIENT, data, asyncio.get_running_loop().time()))
             self.writer.write(data)
             await asyncio.wait_for(self.writer.drain(), WAIT)
 
@@ -106,13 +117,14 @@ class Client:
         async def read() -> None:
             while not done(self.events):
                 if self.eof:
-                    raise AssertionError(f"connection ended before the condition held; events: {self.events}")
+                    raise ConnectionEnded(self)
                 data = await self.reader.read(65536)
                 if not data:
                     self.eof = True
                     self.events += self.ep.receive_eof()
                     continue
                 self.received += data
+                self.log.append((Side.SERVER, data, asyncio.get_running_loop().time()))
                 self.events += self.ep.receive_data(data)
                 await self.flush()  # answers the endpoint queued (KEEPALIVE)
 
@@ -132,9 +144,36 @@ class Client:
         return self.on(sid)
 
     async def close(self) -> None:
+        """Half-close, read (bounded) until the peer closes too, then close the socket."""
+        with contextlib.suppress(ConnectionError, OSError, RuntimeError):
+            if not self.eof and not self.writer.is_closing() and self.writer.can_write_eof():
+                self.writer.write_eof()
+                with contextlib.suppress(ConnectionEnded):
+                    await self.until(lambda ev: False)
         self.writer.close()
         with contextlib.suppress(ConnectionError, OSError):
             await asyncio.wait_for(self.writer.wait_closed(), WAIT)
+
+
+def judged(client: Client, profile: str = "rsocket-1.0", *, closed: bool = True, idle: float = 0.0) -> Monitor:
+    """The monitor's verdict on everything that crossed ``client``'s connection, with the times it crossed.
+
+    ``idle``: then the monitor is told that many seconds passed with nothing sent
+    (the judge's clock, for rules of time such as an unanswered KEEPALIVE).
+    """
+    monitor = Monitor(profile, binding="rsocket")
+    start = client.log[0][2] if client.log else 0.0
+    t = 0.0
+    for side, data, when in client.log:
+        t = when - start
+        monitor.observe(side, data, t)
+    if idle:
+        monitor.observe(Side.SERVER, b"", t + idle)
+    if closed:
+        monitor.close(Side.CLIENT)
+        if client.eof:
+            monitor.close(Side.SERVER)
+    return monitor
 
 
 def elements(frames: list[Any]) -> list[bytes]:

@@ -141,12 +141,20 @@ _endpoint_override("keepalive-on-stream", "RS-KEEPALIVE-1", "answers a KEEPALIVE
 
 def _no_lease(parent: Callable[..., None]) -> Callable[..., None]:
     def grant_lease(self: Endpoint, ttl_ms: int | None = None, requests: int | None = None) -> None:
-        pass  # the SETUP asked for leases; none is ever sent
+        self._grants = True  # a lease of nothing, never sent: every request is rejected, and no LEASE goes out
+        self._granted_left, self._granted_until, self._renew_at = 0, 0.0, float("inf")
     return grant_lease
 
 
-_endpoint_override("lease-never-granted", "RS-LEASE-3", "accepts a SETUP with L but never sends a LEASE",
-                   "grant_lease", _no_lease)
+never_granted = _endpoint_override("lease-never-granted", "RS-LEASE-3",
+                                   "accepts a SETUP with L (and says so with a METADATA_PUSH) but never sends a LEASE",
+                                   "grant_lease", _no_lease)
+
+
+@never_granted.on("after_setup")
+def _never_granted(p: Policy, base: Base, s: Session, setup: Setup) -> None:
+    base(s, setup)
+    s.send_unchecked(MetadataPush(metadata=b"accepted"))
 
 unasked_lease = fault("lease-unasked", "RS-LEASE-2", "sends a LEASE on a connection whose SETUP did not ask for one")
 
@@ -232,9 +240,16 @@ beyond = fault("flow-beyond-demand", "RS-FLOW-2", "sends one element more than t
 @beyond.on("sendable")
 def _beyond(p: Policy, base: Base, s: Session, flow: Flow) -> int:
     credit: int = base(s, flow)
-    if credit == 0 and flow.kind == "stream" and flow.sent and flow.source.available() and _once(flow, "beyond"):
+    if credit == 0 and flow.kind == "stream" and flow.sent and "beyond" not in flow.marks:
         return 1
     return credit
+
+
+@beyond.on("emit")
+def _beyond_emit(p: Policy, base: Base, s: Session, flow: Flow, data: bytes, complete: bool) -> None:
+    if s.endpoint.credit(flow.sid) == 0:
+        flow.marks.add("beyond")  # this is the element beyond the demand
+    base(s, flow, data, complete)
 
 
 def _remember_credit(parent: Callable[..., None]) -> Callable[..., None]:
@@ -296,14 +311,14 @@ def _after_complete_nc(p: Policy, base: Base, s: Session, flow: Flow, data: byte
         s.send_unchecked(Payload(stream_id=flow.sid, next=True, data=b"0"))
 
 
-two_responses = fault("rr-two-responses", "RS-RR-1", "answers a request-response with two PAYLOADs")
+two_responses = fault("rr-two-responses", "RS-RR-1", "answers a request-response twice")
 
 
 @two_responses.on("emit")
 def _two_responses(p: Policy, base: Base, s: Session, flow: Flow, data: bytes, complete: bool) -> None:
-    if flow.kind == "response":
-        s.send_unchecked(Payload(stream_id=flow.sid, next=True, data=data))
     base(s, flow, data, complete)
+    if flow.kind == "response":
+        s.send_unchecked(Payload(stream_id=flow.sid, next=True, complete=True, data=data))
 
 
 fnf_answered = fault("fnf-answered", "RS-FNF-1", "answers a fire-and-forget with a PAYLOAD")
@@ -501,14 +516,15 @@ def _server_setup(p: Policy, base: Base, s: Session, setup: Setup) -> None:
 
 
 late_setup_error = fault("error-setup-code-after-accept", "RS-ERROR-4",
-                         "after accepting the SETUP, sends ERROR[REJECTED_SETUP] on stream 0 and closes")
+                         "after its first response, sends ERROR[REJECTED_SETUP] on stream 0 and closes")
 
 
-@late_setup_error.on("after_setup")
-def _late_setup_error(p: Policy, base: Base, s: Session, setup: Setup) -> None:
-    base(s, setup)
-    s.send_unchecked(Error(stream_id=0, error_code=REJECTED_SETUP, data=b"changed my mind"))
-    s.close("fault error-setup-code-after-accept")
+@late_setup_error.on("emit")
+def _late_setup_error(p: Policy, base: Base, s: Session, flow: Flow, data: bytes, complete: bool) -> None:
+    base(s, flow, data, complete)
+    if complete and _first(p, "late-setup-error"):
+        s.send_unchecked(Error(stream_id=0, error_code=REJECTED_SETUP, data=b"changed my mind"))
+        s.close("fault error-setup-code-after-accept")
 
 
 def _answer_unexpected(parent: Callable[..., None]) -> Callable[..., None]:

@@ -19,7 +19,7 @@ import contextlib
 import logging
 from typing import Any
 
-from rsio_tck.bindings.rsocket.endpoint import EndpointState, SetupRejected, default_setup
+from rsio_tck.bindings.rsocket.endpoint import Endpoint, EndpointState, SetupRejected, default_setup
 from rsio_tck.bindings.rsocket.frames import (
     REJECTED,
     Cancel,
@@ -64,7 +64,7 @@ class Session:
         if role is Side.CLIENT:
             setup = default_setup(config.profile, keepalive_ms=config.keepalive_ms, lifetime_ms=config.lifetime_ms,
                                   lease=config.lease)
-        self.endpoint = self.policy.make_endpoint(
+        self.endpoint: Endpoint = self.policy.make_endpoint(
             self, setup=setup, mtu=config.mtu, lease_grant=(config.lease_ttl_ms, config.lease_requests),
             enforce_lifetime=config.enforce_lifetime, now=self.loop.time())
         self.flows: dict[int, Flow] = {}  # streams this peer sends on, by id

@@ -513,7 +513,7 @@ class Endpoint:
             self.accepted = True  # a client infers acceptance from these (Connection Establishment)
         handler = self._RECEIVERS.get(type(frame))
         if handler is not None:
-            handler(self, frame, events)
+            getattr(self, handler)(frame, events)  # by name: a subclass may override one receiver
         elif isinstance(frame, REQUESTS):
             self._receive_request(frame, events)
         else:
@@ -559,7 +559,7 @@ class Endpoint:
         if frame.stream_id != 0:
             self._ignore(frame, f"KEEPALIVE on stream {frame.stream_id}", events)
             return
-        if frame.respond or (self.draft and self.role is Side.SERVER):
+        if (frame.respond or (self.draft and self.role is Side.SERVER)) and self.setup is not None:
             self.send(Keepalive(respond=False, data=frame.data))
         events.append(frame)
 
@@ -651,16 +651,16 @@ class Endpoint:
             return
         events.append(frame)
 
-    _RECEIVERS: dict[type, Any] = {
-        Setup: _receive_setup,
-        SetupError: _receive_setup_error,
-        Keepalive: _receive_keepalive,
-        Lease: _receive_lease,
-        Error: _receive_error,
-        RequestN: _receive_request_n,
-        Cancel: _receive_cancel,
-        Payload: _receive_payload,
-        MetadataPush: _receive_metadata_push,
+    _RECEIVERS: dict[type, str] = {
+        Setup: "_receive_setup",
+        SetupError: "_receive_setup_error",
+        Keepalive: "_receive_keepalive",
+        Lease: "_receive_lease",
+        Error: "_receive_error",
+        RequestN: "_receive_request_n",
+        Cancel: "_receive_cancel",
+        Payload: "_receive_payload",
+        MetadataPush: "_receive_metadata_push",
     }
 
 
