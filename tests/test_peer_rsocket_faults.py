@@ -125,8 +125,9 @@ async def lease_burst(port: int) -> Client:
 async def wrong_version(port: int) -> Client:
     c = await Client.connect(port, setup=False)
     c.ep.send(replace(default_setup("rsocket-1.0"), major_version=2), check=False)
+    c.ep.send(RequestResponse(stream_id=1, data=b"tck/range?count=1"), check=False)
     await c.flush()
-    await c.until(lambda ev: bool(ev))
+    await c.until(lambda ev: any(isinstance(e, (Payload, Error, ConnectionClosed)) for e in ev))
     return c
 
 

@@ -11,6 +11,7 @@ never produce.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from rsio_tck.bindings.rsocket.endpoint import Endpoint, EndpointState
@@ -77,8 +78,7 @@ def _endpoint_override(name: str, rule: str, description: str, method: str,
 def _accept_any_version(parent: Callable[..., None]) -> Callable[..., None]:
     def receive_first(self: Endpoint, frame: Any, events: list[Any]) -> None:
         if isinstance(frame, Setup):
-            frame = Setup(**{**{f: getattr(frame, f) for f in frame.__dataclass_fields__},
-                             "major_version": 0 if self.draft else 1, "minor_version": 0})
+            frame = replace(frame, major_version=0 if self.draft else 1, minor_version=0)
         parent(self, frame, events)
     return receive_first
 
