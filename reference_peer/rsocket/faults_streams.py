@@ -163,3 +163,67 @@ def _no_grant(p: Policy, base: Base, s: Session, echo: Echo) -> None:
     s.end_flow(echo.flow, End())
 
 
+
+
+# -- the test-publisher contract (RS-TCK, bindings.md §2) ---------------------------------------------------------
+
+
+def _publisher_emit(name: str, rule: str, description: str, path: str,
+                    change: Callable[[Session, Flow, bytes, bool], tuple[bytes, bool] | None]) -> None:
+    """A fault that changes the streamed elements of one test publisher (request-response is left alone):
+    ``change`` gives (data, complete), or None to drop the element."""
+    declared = fault(name, rule, description)
+
+    @declared.on("emit")
+    def _emit(p: Policy, base: Base, s: Session, flow: Flow, data: bytes, complete: bool) -> None:
+        if flow.name.partition("?")[0] != path or flow.kind == "response":
+            base(s, flow, data, complete)
+            return
+        changed = change(s, flow, data, complete)
+        if changed is None:
+            flow.sent += 1  # dropped: as if sent
+            return
+        base(s, flow, *changed)
+
+
+_publisher_emit("tck-range-wrong-element", "RS-TCK-1", "tck/range: its first element is one too high", "tck/range",
+                lambda s, flow, data, complete: (str(int(data) + 1).encode() if flow.sent == 0 else data, complete))
+
+
+def _infinite_ends(s: Session, flow: Flow, data: bytes, complete: bool) -> tuple[bytes, bool]:
+    return data, complete or flow.sent == 1  # the second element completes the stream
+
+
+_publisher_emit("tck-infinite-completes", "RS-TCK-2", "tck/infinite: completes with its second element",
+                "tck/infinite", _infinite_ends)
+_publisher_emit("tck-large-wrong-byte", "RS-TCK-4", "tck/large: the last byte of its first element is wrong",
+                "tck/large", lambda s, flow, data, complete: (
+                    data[:-1] + bytes([(data[-1] + 1) % 256]) if flow.sent == 0 and data else data, complete))
+_publisher_emit("tck-echo-drops-first", "RS-TCK-7", "tck/echo: drops the first payload it should echo", "tck/echo",
+                lambda s, flow, data, complete: None if flow.sent == 0 else (data, complete))
+
+wrong_message = fault("tck-error-wrong-message", "RS-TCK-3", "tck/error: its ERROR carries another message")
+
+
+@wrong_message.on("finish")
+def _wrong_message(p: Policy, base: Base, s: Session, flow: Flow, end: End) -> None:
+    base(s, flow, End(error="not the message asked for") if end.error is not None else end)
+
+
+unknown_completes = fault("tck-unknown-completes", "RS-TCK-5", "answers an unknown name with an empty completion")
+
+
+@unknown_completes.on("reject")
+def _unknown_completes(p: Policy, base: Base, s: Session, sid: int, reason: str) -> None:
+    s.send_unchecked(Payload(stream_id=sid, complete=True))
+
+
+second_element = fault("tck-response-second-element", "RS-TCK-6",
+                       "request-response: answers with the publisher's second element")
+
+
+@second_element.on("emit")
+def _second_element(p: Policy, base: Base, s: Session, flow: Flow, data: bytes, complete: bool) -> None:
+    if flow.kind == "response" and flow.source.available():
+        data = flow.source.take(1)[0]
+    base(s, flow, data, complete)
