@@ -19,7 +19,7 @@ import contextlib
 import logging
 from typing import Any
 
-from rsio_tck.bindings.rsocket.endpoint import Endpoint, EndpointState, SetupRejected, default_setup
+from rsio_tck.bindings.rsocket.endpoint import Endpoint, EndpointState, SetupRejected, default_setup, stream_error
 from rsio_tck.bindings.rsocket.frames import (
     REJECTED,
     Cancel,
@@ -209,8 +209,8 @@ class Session:
         kind = "response" if isinstance(frame, RequestResponse) else "channel" if isinstance(
             frame, RequestChannel) else "stream"
         if len(self.flows) >= self.config.max_streams:
-            self.send(Error(stream_id=sid, error_code=REJECTED,
-                            data=f"more than {self.config.max_streams} streams on this connection".encode()))
+            self.send(stream_error(self.config.profile, sid, REJECTED,
+                                   f"more than {self.config.max_streams} streams on this connection"))
             return
         resolved = publishers.resolve(frame.data, self.config.fnf_counts)
         name = frame.data.decode("utf-8", "replace")
@@ -340,7 +340,7 @@ class Session:
         """Run a step; a ProtocolViolation raised by a checked send is a bug of this peer: the connection ends."""
         try:
             return function(*args)
-        except ProtocolViolation as violation:
+        except (ProtocolViolation, ValueError) as violation:  # ValueError: a frame its wire cannot carry
             log.error("rsocket connection #%d: the reference peer broke a rule: %s", self.number, violation)
             self.end_reason = f"internal error: the reference peer broke a rule: {violation}"
             return None
