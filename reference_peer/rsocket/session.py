@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 from typing import Any
 
 from rsio_tck.bindings.rsocket.endpoint import Endpoint, EndpointState, SetupRejected, default_setup, stream_error
@@ -76,6 +77,10 @@ class Session:
         self.ready: asyncio.Future[None] = self.loop.create_future()  # SETUP accepted (server) or sent (client)
         with contextlib.suppress(AttributeError, NotImplementedError):
             writer.transport.set_write_buffer_limits(config.write_high, config.write_high // 4)  # type: ignore[attr-defined]
+        sock = writer.get_extra_info("socket")
+        if sock is not None and config.socket_send_buffer:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, config.socket_send_buffer)
 
     # -- running ---------------------------------------------------------------------------
 
