@@ -389,6 +389,8 @@ _RSOCKET_RULES: tuple[Rule, ...] = (
          title="request-response on a test publisher answers its first element (N|C), an empty completion (C) when it has none, or its ERROR."),
     Rule(id="RS-TCK-7", level=M, binds="target", source="bindings.md §2 (request-channel row)",
          title="request-channel tck/echo sends back every later inbound payload, in order, and completes only once the inbound has completed."),
+    Rule(id="RS-TCK-8", level=M, binds="target", source="bindings.md §2 (metadata-push row: 'ignored; the connection stays up'); " + P + "METADATA_PUSH Frame",
+         title="A METADATA_PUSH on stream 0 is accepted: no ERROR on stream 0 answers it and the connection stays up."),
 )
 
 _RULES = _RULES + _RSOCKET_RULES

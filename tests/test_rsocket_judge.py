@@ -296,6 +296,11 @@ CASES += [
     ("RS-TCK-7", S, [setup(), rc(1, 5, data=ECHO), rn(1, 5, by=S), nxt(1, data=b"a")]),
     ("RS-TCK-7", S, [setup(), rc(1, 5, data=ECHO), rn(1, 5, by=S), nxt(1, by=C, data=b"a"), nc(1, data=b"a")]),
 ]
+PUSH = (C, MetadataPush(metadata=b"m"))
+CASES += [
+    ("RS-TCK-8", S, [setup(), PUSH, err(0, CONNECTION_ERROR)]),
+    ("RS-TCK-8", S, [setup(), rs(1, 1), PUSH, (S, CLOSE)]),
+]
 CASES.append(("RS-LIMIT-1", S, [setup(), rs(1, 5), nxt(1, follows=True, data=b"x" * 400), nxt(1, data=b"y")],
               V1, RSocketLimits(max_reassembly=512)))
 
@@ -361,6 +366,9 @@ LEGAL: dict[str, list[Item]] = {
     "request-response cancelled, the answer crossing": [setup(), rr(1), cancel(1), nc(1)],
     "fire-and-forget": [setup(), fnf(1), rs(3, 1), nc(3)],
     "metadata push": [setup(), (C, MetadataPush(metadata=b"m")), (S, MetadataPush(metadata=b"n"))],
+    "metadata push, then the stream goes on": [setup(), rs(1, 3), nxt(1), (C, MetadataPush(metadata=b"m")),
+                                               nxt(1), nxt(1), (S, CLOSE)],
+    "metadata push, the kit closes first": [setup(), (C, MetadataPush(metadata=b"m")), (C, CLOSE), (S, CLOSE)],
     "channel": [setup(), rc(1, 2), rn(1, 2, by=S), nxt(1, by=C), nxt(1), nxt(1, by=C), nxt(1),
                 done(1, by=C), rn(1, 1), nc(1)],
     "channel completed in its request": [setup(), rc(1, 1, complete=True), nc(1)],
@@ -414,11 +422,15 @@ LEGAL: dict[str, list[Item]] = {
                  nxt(1, by=C, data=b"b"), done(1, by=C), nc(1, data=b"b")],
     "tck/echo completed in its request": [setup(), rc(1, 1, complete=True, data=ECHO), done(1)],
     "ERROR answering a peer's protocol error": [setup(), rs(2, 1), err(0, CONNECTION_ERROR)],
+    "ids wrap after the max id": [setup(), rs(1, 1), nc(1), rs(2**31 - 1, 1), nc(2**31 - 1), rs(1, 1), nc(1),
+                                  rs(3, 1), rs(3, 1)],
 }
 # Findings a legal-looking trace must have: exactly these (the kit's deliberate violations).
 EXPECTED_ONLY: dict[str, list[tuple[str, Side]]] = {
     "request N = 0 answered with ERROR": [("RS-FLOW-1", C)],
     "ERROR answering a peer's protocol error": [("RS-STREAMID-1", C)],
+    # The jump to the max id is out of order; after it a finished id may be reused, one in use still not.
+    "ids wrap after the max id": [("RS-STREAMID-2", C), ("RS-STREAMID-4", C)],
 }
 
 

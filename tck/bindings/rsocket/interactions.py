@@ -44,9 +44,9 @@ from .model import ConnectionModel, max_stream_id
 Request = RequestStream | RequestChannel | RequestResponse | RequestFnf | RequestSubscription
 REQUEST_TYPES = (RequestStream, RequestChannel, RequestResponse, RequestFnf, RequestSubscription)
 
-# RSocket's wire: no onSubscribe frame, ids never reused, demand saturating at 2^63-1 (RS-e).
+# RSocket's wire: no onSubscribe frame, ids never reused, demand saturating at 2^63-1 (RS-e).  A requester
+# that has used the max id may wrap (RS-a): its reused id then opens a fresh stream, never asking the table.
 OPTIONS = StreamOptions(on_subscribe_frame=False, reuse_ids=False, demand_ceiling=UNBOUNDED)
-WRAPPED = StreamOptions(on_subscribe_frame=False, reuse_ids=True, demand_ceiling=UNBOUNDED)  # after the max id
 
 LIVE = frozenset({StreamState.ACTIVE, StreamState.PART, StreamState.SUBSCRIBING, StreamState.RESUBSCRIBING})
 
@@ -144,8 +144,7 @@ class Interactions:
     # -- the table -------------------------------------------------------------------
 
     def _step(self, sender: Side, sid: int, st: RStream | None, rec: StreamRecord, signal: Signal,
-              args: SignalArgs, name: str, *, inbound: bool = False,
-              options: StreamOptions = OPTIONS) -> Transition | None:
+              args: SignalArgs, name: str, *, inbound: bool = False) -> Transition | None:
         kind = st.kind if st is not None else None
         role = "requester" if st is not None and st.requester is sender else "responder"
         where = f"{kind.value if kind else 'unknown'} stream {sid}"
@@ -156,7 +155,7 @@ class Interactions:
 
         state = rec.state
         try:
-            return step(sender, sid, rec, signal, args, warn, options)
+            return step(sender, sid, rec, signal, args, warn, OPTIONS)
         except ProtocolViolation as violation:
             why = violation.message.split(": ", 1)[-1]
             report(contract_rule(violation.rule, kind, inbound), sender,
@@ -208,8 +207,7 @@ class Interactions:
         st = self.streams[sid] = RStream(kind, sender)
         st.lease_reject = reject
         n = 1 if kind is Kind.RESPONSE else 0 if kind is Kind.FNF else frame.initial_request_n  # type: ignore[union-attr]
-        self._step(sender, sid, st, st.out, Signal.SUBSCRIBE, SignalArgs(amount=n), name,
-                   options=WRAPPED if wrapped else OPTIONS)
+        self._step(sender, sid, st, st.out, Signal.SUBSCRIBE, SignalArgs(amount=n), name)
         if kind is Kind.FNF:
             st.out.state = StreamState.DONE  # fire-and-forget ends as it opens
         elif n <= 0 and kind is not Kind.RESPONSE:

@@ -121,7 +121,7 @@ class RSocketJudge:
         opened = parties[Side.CLIENT].first_sent
         for side, party in parties.items():
             self._plain[side] = (opened and party.first_sent and party.ended is None and party.owes is None
-                                 and not party.awaiting_resume_ok)
+                                 and not party.awaiting_resume_ok and not party.push_unanswered)
 
     # -- one frame -------------------------------------------------------------------
 
