@@ -111,7 +111,8 @@ class Client:
             self.sent += data
             self.log.append((Side.CLIENT, data, asyncio.get_running_loop().time()))
             self.writer.write(data)
-            await asyncio.wait_for(self.writer.drain(), WAIT)
+            with contextlib.suppress(ConnectionResetError, BrokenPipeError):  # the peer may have closed
+                await asyncio.wait_for(self.writer.drain(), WAIT)
 
     async def until(self, done: Callable[[list[Any]], bool]) -> list[Any]:
         """Read until ``done(events so far)``; every event since the start of this client."""
@@ -119,7 +120,10 @@ class Client:
             while not done(self.events):
                 if self.eof:
                     raise ConnectionEnded(self)
-                data = await self.reader.read(65536)
+                try:
+                    data = await self.reader.read(65536)
+                except ConnectionResetError:  # the peer closed while bytes of ours were unread: an end too
+                    data = b""
                 if not data:
                     self.eof = True
                     self.events += self.ep.receive_eof()

@@ -25,6 +25,7 @@ from rsio_tck.bindings.rsocket.frames import (
     Cancel,
     Error,
     Keepalive,
+    MetadataPush,
     Payload,
     RequestChannel,
     RequestFnf,
@@ -300,6 +301,13 @@ async def publishers_tour(port: int) -> Client:
     return c
 
 
+async def metadata_push(port: int) -> Client:
+    c = await connect(port)
+    await c.send(MetadataPush(metadata=b"hello"))
+    await _barrier(c)
+    return c
+
+
 async def until_closed_after_setup(port: int) -> Client:
     c = await connect(port)
     await _ended(c)
@@ -360,6 +368,7 @@ TRIGGERS: dict[str, Trigger] = {
     "tck-unknown-completes": publishers_tour,
     "tck-response-second-element": publishers_tour,
     "tck-echo-drops-first": publishers_tour,
+    "tck-push-closes": metadata_push,
 }
 # Triggers the fault-free peer must come through without a finding (those needing a faulty peer to end are left out).
 # (subscribe_back_lease never completes against a correct peer: it waits for the lease this client never grants).

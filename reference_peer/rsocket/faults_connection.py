@@ -278,3 +278,12 @@ endpoint_override("error-silent-close", "RS-ERROR-8",
                    "closes on malformed input (an invalid metadata length) without sending ERROR[CONNECTION_ERROR]",
                    "_fail", _silent_close)
 
+
+
+push_closes = fault("tck-push-closes", "RS-TCK-8", "answers a METADATA_PUSH with ERROR[CONNECTION_ERROR] and closes")
+
+
+@push_closes.on("on_metadata_push")
+def _push_closes(p: Policy, base: Base, s: Session, frame: MetadataPush) -> None:
+    s.send_unchecked(Error(stream_id=0, error_code=CONNECTION_ERROR, data=b"no metadata push here"))
+    s.close("fault tck-push-closes")

@@ -27,6 +27,7 @@ from rsio_tck.bindings.rsocket.frames import (
     Error,
     Frame,
     Lease,
+    MetadataPush,
     Payload,
     RequestChannel,
     RequestFnf,
@@ -74,6 +75,7 @@ class Session:
         self._active: dict[int, Flow] = {}
         self._wake = asyncio.Event()
         self.end_reason: str | None = None
+        self._half_closed = False  # close() sent end-of-file; the transport closes once the remote has
         self.ready: asyncio.Future[None] = self.loop.create_future()  # SETUP accepted (server) or sent (client)
         with contextlib.suppress(AttributeError, NotImplementedError):
             writer.transport.set_write_buffer_limits(config.write_high, config.write_high // 4)  # type: ignore[attr-defined]
@@ -107,14 +109,18 @@ class Session:
         return self.end_reason or "closed"
 
     async def _read(self) -> None:
-        while self.open:
+        while True:
             data = await self.reader.read(READ_SIZE)
             if not data:
-                self._guard(self.dispatch, self.endpoint.receive_eof())
+                if self.open:
+                    self._guard(self.dispatch, self.endpoint.receive_eof())
                 break
-            self._guard(self.dispatch, self.endpoint.receive_data(data, now=self.loop.time()))
-            self.flush()
-            await self.writer.drain()
+            if self.open:
+                self._guard(self.dispatch, self.endpoint.receive_data(data, now=self.loop.time()))
+                self.flush()
+                await self.writer.drain()
+            if not self.open:  # ended (here or elsewhere): half-close, drop input until the remote closes too
+                self.close(self.end_reason or "closed")
 
     async def _produce(self) -> None:
         while self.open:
@@ -302,6 +308,7 @@ class Session:
     _HANDLERS: dict[type, Any] = {
         Setup: _on_setup,
         RequestFnf: _on_fnf,
+        MetadataPush: lambda s, frame: s.policy.on_metadata_push(s, frame),
         Lease: _on_lease,
         RequestN: _on_request_n,
         Cancel: _on_cancel,
@@ -315,11 +322,25 @@ class Session:
     # -- closing ------------------------------------------------------------------------------
 
     def close(self, reason: str) -> None:
-        """End the connection: RSocket has no goodbye exchange, the transport just closes."""
+        """End the connection: RSocket has no goodbye exchange, the transport just closes.
+
+        Half-close first and close once the remote has closed too (or after ``linger``):
+        closing a socket with unread input resets it, and the reset can destroy what was
+        sent last (an ERROR on stream 0) before the remote reads it.
+        """
         self.end_reason = self.end_reason or reason
         self._wake.set()
         self.flush()
-        self.writer.close()
+        writer = self.writer
+        if writer.is_closing() or self._half_closed:
+            return
+        self._half_closed = True
+        with contextlib.suppress(ConnectionError, OSError, RuntimeError):
+            if writer.can_write_eof():
+                writer.write_eof()
+                self.loop.call_later(self.config.linger, writer.close)
+                return
+        writer.close()
 
     def _teardown(self) -> None:
         for flow in list(self.flows.values()):
@@ -333,10 +354,10 @@ class Session:
         writer = self.writer
         if writer.is_closing():
             return
-        with contextlib.suppress(ConnectionError, OSError, RuntimeError):
+        with contextlib.suppress(ConnectionError, OSError, RuntimeError, asyncio.TimeoutError):
             if writer.can_write_eof():
                 writer.write_eof()
-            await asyncio.wait_for(writer.drain(), 2.0)
+            await asyncio.wait_for(writer.drain(), self.config.linger)
         writer.close()
         with contextlib.suppress(ConnectionError, OSError, asyncio.TimeoutError):
             await asyncio.wait_for(writer.wait_closed(), 2.0)
