@@ -446,3 +446,11 @@ def test_fault_breaks_exactly_its_rule(profile: str, name: str) -> None:
     for n, t in CLEAN_TRIGGERS if profile == "rsocket-1.0" or n not in DRAFT_CLEAN_NOT_APPLICABLE])
 def test_fault_free_peer_draws_no_finding(profile: str, trigger: Trigger) -> None:
     assert server_rules(PeerConfig(profile=profile, lease_requests=2), trigger) == set()
+
+
+@pytest.mark.parametrize("profile", ["rsocket-1.0", "reactivesocket-draft"])
+@pytest.mark.parametrize("seed", range(6))
+def test_fault_free_peer_draws_no_finding_whatever_its_freedoms(profile: str, seed: int) -> None:
+    """Seeded legal freedoms (N|C or a separate C, chunked writes, fragment sizes under a small MTU)."""
+    config = PeerConfig(profile=profile, seed=seed, mtu=64, lease_requests=2)
+    assert server_rules(config, publishers_tour) == set()
