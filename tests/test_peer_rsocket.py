@@ -643,3 +643,20 @@ def test_a_client_that_does_not_read_stops_production() -> None:
     sent, buffered = asyncio.run(main())
     assert buffered <= 64 * 1024 + 256 * 16  # the high-water mark, plus at most one batch of small elements
     assert 0 < sent < 200_000  # bounded by the socket buffers and the high-water mark, not by the demand
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_fragmented_request_is_served(profile: str) -> None:
+    async def main() -> None:
+        async with running_peer(PeerConfig(profile=profile)) as port:
+            c = await Client.connect(port, profile)
+            request = RequestStream(stream_id=1, initial_request_n=5, data=b"tck/range?start=3&count=2")
+            if profile == "rsocket-1.0":
+                c.ep.send(request, fragment_size=4)  # the name arrives in 7 fragments
+            else:  # the draft's requests have no F flag: only PAYLOADs fragment there
+                c.ep.send(request)
+            await c.flush()
+            assert elements(await c.ended(1)) == [b"3", b"4"]
+            await c.close()
+            assert findings(c, profile) == []
+    run(main)
