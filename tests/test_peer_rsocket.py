@@ -607,7 +607,8 @@ def test_judge_gaps(gap: str) -> None:
 
 
 def test_a_client_that_does_not_read_stops_production() -> None:
-    """tck/infinite with all the demand RSocket can give, to a client that reads nothing: production waits."""
+    """tck/infinite with all the demand RSocket can give, to a client that reads nothing: production waits,
+    and the client's CANCEL is still read and honoured."""
     async def main() -> tuple[int, int]:
         sessions: list[Session] = []
         config = PeerConfig(write_high=64 * 1024)
@@ -637,6 +638,13 @@ def test_a_client_that_does_not_read_stops_production() -> None:
 
             sent = await asyncio.wait_for(stalled(), WAIT)
             buffered = sessions[0].writer.transport.get_write_buffer_size()
+
+            async def cancelled() -> None:  # a CANCEL gets through while the peer's writer is saturated
+                await c.send(Cancel(stream_id=1))
+                while 1 in sessions[0].flows:
+                    await asyncio.sleep(0.05)
+
+            await asyncio.wait_for(cancelled(), WAIT)
             sessions[0].close("test over")
             await c.close()
             return sent, buffered

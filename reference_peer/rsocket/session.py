@@ -39,7 +39,7 @@ from rsio_tck.bindings.rsocket.frames import (
 from rsio_tck.errors import ProtocolViolation, Side
 from rsio_tck.protocol.events import ConnectionClosed, ProtocolError
 
-from ..sources import COMPLETE, End, QueueSource
+from ..sources import End, QueueSource
 from . import publishers
 from .config import PeerConfig
 from .faults import build_policy
@@ -118,7 +118,10 @@ class Session:
             if self.open:
                 self._guard(self.dispatch, self.endpoint.receive_data(data, now=self.loop.time()))
                 self.flush()
-                await self.writer.drain()
+                # Reading goes on while production waits for the transport (a CANCEL must get through);
+                # only answers the remote provokes beyond the hard bound make reading wait too.
+                if self.writer.transport.get_write_buffer_size() > 4 * self.config.write_high:
+                    await self.writer.drain()
             if not self.open:  # ended (here or elsewhere): half-close, drop input until the remote closes too
                 self.close(self.end_reason or "closed")
 
@@ -381,4 +384,4 @@ async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamW
     return reason
 
 
-__all__ = ["COMPLETE", "Session", "serve_connection"]
+__all__ = ["Session", "serve_connection"]
