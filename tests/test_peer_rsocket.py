@@ -668,3 +668,17 @@ def test_fragmented_request_is_served(profile: str) -> None:
             await c.close()
             assert findings(c, profile) == []
     run(main)
+
+
+def test_an_element_larger_than_a_frame_is_fragmented_without_an_mtu() -> None:
+    async def main() -> None:
+        config = PeerConfig(limits=replace(PeerConfig().limits, max_frame=4096), freedoms=False)
+        async with running_peer(config) as port:
+            c = await Client.connect(port)
+            await c.send(RequestResponse(stream_id=1, data=b"tck/large?size=10000&count=1"))
+            assert elements(await c.ended(1)) == [large_bytes(0, 0, 10000)]
+            raw = get_profile("rsocket-1.0").decoder().feed(bytes(c.received))
+            assert len(raw) == 3 and all(len(get_profile("rsocket-1.0").encode_frame(f)) <= 4096 for f in raw)
+            await c.close()
+            assert findings(c) == []
+    run(main)

@@ -161,13 +161,13 @@ class Session:
     def send_raw(self, data: bytes) -> None:
         self.endpoint.send_raw(data)
 
-    def fragment_size(self, flow: Flow) -> int | None:
-        """Payload bytes per fragment for ``flow``'s elements: tck/large's part, the MTU, the freedom."""
-        most = flow.part
-        if self.config.mtu is not None:
-            room = self.config.mtu - FRAGMENT_ROOM
-            most = room if most is None else min(most, room)
-        return None if most is None else self.freedoms.fragment_size(most)
+    def fragment_size(self, flow: Flow) -> int:
+        """Payload bytes per fragment for ``flow``'s elements: what the frame limit and the MTU leave,
+        tck/large's part, and the freedom's choice below that (a payload that fits is not cut)."""
+        most = min(self.config.mtu or self.config.limits.max_frame, self.config.limits.max_frame) - FRAGMENT_ROOM
+        if flow.part is not None:
+            most = min(most, flow.part)
+        return self.freedoms.fragment_size(most)
 
     def flush(self) -> None:
         data = self.endpoint.data_to_send()
