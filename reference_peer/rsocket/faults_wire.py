@@ -124,3 +124,8 @@ def _metadata_late(p: Policy, base: Base, s: Session, flow: Flow, data: bytes, c
         s.forget_flow(flow)
 
 
+
+
+@cut_short.on("complete_together")
+def _cut_short_separately(p: Policy, base: Base, s: Session, flow: Flow) -> bool:
+    return False  # the stream ends with a PAYLOAD C of its own, where this fault acts

@@ -82,6 +82,10 @@ class Policy:
         if complete:
             s.forget_flow(flow)
 
+    def complete_together(self, s: Session, flow: Flow) -> bool:
+        """Whether the stream's last element carries its completion (N|C) or a PAYLOAD C follows: a freedom."""
+        return s.freedoms.complete_together()
+
     def finish(self, s: Session, flow: Flow, end: End) -> None:
         if end.error is None:
             s.send(Payload(stream_id=flow.sid, complete=True))

@@ -167,6 +167,8 @@ class Session:
         most = min(self.config.mtu or self.config.limits.max_frame, self.config.limits.max_frame) - FRAGMENT_ROOM
         if flow.part is not None:
             most = min(most, flow.part)
+        elif self.config.mtu is None:
+            return most  # only the frame limit: no choice to make
         return self.freedoms.fragment_size(most)
 
     def flush(self) -> None:
