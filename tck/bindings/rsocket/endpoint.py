@@ -295,10 +295,8 @@ class Endpoint:
         if isinstance(frame, RequestFnf):
             return None
         channel = isinstance(frame, RequestChannel)
-        responder_sends = not isinstance(frame, RequestFnf)
         record = StreamRecord(stream_id=sid, kind=frame.wire_name, local_requester=local_requester,
-                              sending=channel or (not local_requester and responder_sends),
-                              receiving=channel or local_requester)
+                              sending=channel or not local_requester, receiving=channel or local_requester)
         if channel and frame.complete:
             if local_requester:
                 record.sending = False
