@@ -15,6 +15,8 @@ from rsio_tck.bindings.rsocket.frames import (
     Keepalive,
     Lease,
     MetadataPush,
+    Resume,
+    ResumeOk,
     Setup,
 )
 from rsio_tck.protocol.events import ProtocolError
@@ -287,3 +289,48 @@ push_closes = fault("tck-push-closes", "RS-TCK-8", "answers a METADATA_PUSH with
 def _push_closes(p: Policy, base: Base, s: Session, frame: MetadataPush) -> None:
     s.send_unchecked(Error(stream_id=0, error_code=CONNECTION_ERROR, data=b"no metadata push here"))
     s.close("fault tck-push-closes")
+
+
+def _answer_ignored(rule: str) -> Callable[[Any], Callable[..., None]]:
+    """An override of the endpoint's ``_ignore``: frames ``rule`` says to ignore get ERROR[CONNECTION_ERROR]."""
+    def make(parent: Callable[..., None]) -> Callable[..., None]:
+        def ignore(self: Endpoint, frame: Any, why: str, events: list[Any], rule_: str = "RS-UNEXPECTED-1") -> None:
+            if rule_ != rule:
+                parent(self, frame, why, events, rule_)
+                return
+            self.send(Error(stream_id=0, error_code=CONNECTION_ERROR, data=f"not understood: {why}".encode()),
+                      check=False)
+            self.state = EndpointState.CLOSED
+        return ignore
+    return make
+
+
+endpoint_override("ignore-flag-answered", "RS-IGNORE-1",
+                  "answers a frame of an unknown type with the I flag with ERROR[CONNECTION_ERROR]", "_ignore",
+                  _answer_ignored("RS-IGNORE-1"))
+endpoint_override("ignore-bad-metadata-answered", "RS-IGNORE-2",
+                  "answers a frame with the I flag and an invalid metadata length with ERROR[CONNECTION_ERROR]",
+                  "_ignore", _answer_ignored("RS-IGNORE-2"))
+
+resume_ok = fault("resume-ok-unasked", "RS-RESUME-3", "sends RESUME_OK after accepting a SETUP (no RESUME asked)")
+
+
+@resume_ok.on("after_setup")
+def _resume_ok(p: Policy, base: Base, s: Session, setup: Setup) -> None:
+    base(s, setup)
+    s.send_unchecked(ResumeOk(last_received_client_position=0))
+
+
+def _resume_refused_wrongly(parent: Callable[..., None]) -> Callable[..., None]:
+    def receive_first(self: Endpoint, frame: Any, events: list[Any]) -> None:
+        if not isinstance(frame, Resume):
+            parent(self, frame, events)
+            return
+        self.send(Error(stream_id=0, error_code=REJECTED_SETUP, data=b"no resumption here"), check=False)
+        self.state = EndpointState.CLOSED
+    return receive_first
+
+
+endpoint_override("resume-refused-with-setup-code", "RS-RESUME-4",
+                  "refuses a RESUME with ERROR[REJECTED_SETUP] instead of REJECTED_RESUME", "_receive_first",
+                  _resume_refused_wrongly)
