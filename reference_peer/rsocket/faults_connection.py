@@ -19,6 +19,7 @@ from rsio_tck.bindings.rsocket.frames import (
     ResumeOk,
     Setup,
 )
+from rsio_tck.errors import Side
 from rsio_tck.protocol.events import ProtocolError
 
 from ..sources import End
@@ -334,3 +335,33 @@ def _resume_refused_wrongly(parent: Callable[..., None]) -> Callable[..., None]:
 endpoint_override("resume-refused-with-setup-code", "RS-RESUME-4",
                   "refuses a RESUME with ERROR[REJECTED_SETUP] instead of REJECTED_RESUME", "_receive_first",
                   _resume_refused_wrongly)
+
+
+# -- the peer as client (the kit's listen mode judges clients) ----------------------------------------------------
+
+
+def _client_setup(name: str, rule: str, description: str,
+                  opening: Callable[[Endpoint, Setup], list[Any]]) -> None:
+    """A fault of the client's opening: ``opening(endpoint, setup)`` gives the frames sent instead of the SETUP."""
+    declared = fault(name, rule, description)
+
+    @declared.on("make_endpoint")
+    def _make(p: Policy, base: Base, s: Session, **options: Any) -> Endpoint:
+        setup = options.get("setup")
+        if s.role is not Side.CLIENT or not isinstance(setup, Setup):
+            return base(s, **options)  # type: ignore[no-any-return]
+        endpoint: Endpoint = base(s, **{**options, "setup": False})
+        for frame in opening(endpoint, setup):
+            endpoint.send(frame, check=False)
+        return endpoint
+
+
+_client_setup("client-keepalive-before-setup", "RS-SETUP-1", "as client: sends a KEEPALIVE before its SETUP",
+              lambda e, setup: [Keepalive(respond=not e.draft, data=b"early"), setup])
+_client_setup("client-setup-twice", "RS-SETUP-2", "as client: sends its SETUP twice", lambda e, setup: [setup, setup])
+_client_setup("client-setup-on-stream", "RS-SETUP-4", "as client: sends its SETUP on stream 1",
+              lambda e, setup: [replace(setup, stream_id=1)])
+_client_setup("client-setup-zero-keepalive", "RS-SETUP-5", "as client: its SETUP has keepalive interval 0",
+              lambda e, setup: [replace(setup, keepalive_interval=0)])
+_client_setup("client-setup-empty-mime", "RS-SETUP-7", "as client: its SETUP names an empty data MIME type",
+              lambda e, setup: [replace(setup, data_mime=b"")])
