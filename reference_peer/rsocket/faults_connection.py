@@ -312,6 +312,9 @@ endpoint_override("ignore-flag-answered", "RS-IGNORE-1",
 endpoint_override("ignore-bad-metadata-answered", "RS-IGNORE-2",
                   "answers a frame with the I flag and an invalid metadata length with ERROR[CONNECTION_ERROR]",
                   "_ignore", _answer_ignored("RS-IGNORE-2"))
+endpoint_override("draft-bad-metadata-answered", "RS-DRAFT-2",
+                  "reactivesocket-draft: answers a frame whose metadata length does not fit with ERROR[CONNECTION_ERROR]",
+                  "_ignore", _answer_ignored("RS-DRAFT-2"))
 
 resume_ok = fault("resume-ok-unasked", "RS-RESUME-3", "sends RESUME_OK after accepting a SETUP (no RESUME asked)")
 
