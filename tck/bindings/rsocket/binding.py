@@ -43,6 +43,22 @@ class RSocketBinding:
             raise ValueError(f"unknown RSocket profile {profile!r}; choose one of {', '.join(PROFILES)}")
         return RSocketJudge(profile, limits, contract=contract, keep=keep)
 
+    def endpoint(self, role: Any, profile: str, limits: Any = None, **options: Any) -> Any:
+        """RSocket's sans-IO endpoint (options: ``setup``, ``mtu``, ``length_prefix``, ``lease_grant``,
+        ``enforce_lifetime``, ``now``)."""
+        from .endpoint import Endpoint
+
+        return Endpoint(role, profile, limits, **options)
+
+    def row_fields(self, frame: Any) -> tuple[str, int | None, int, int]:
+        """The pipeline's frame row of ``frame``: (type, stream id, data bytes, elements it carries)."""
+        from .runs import PayloadRun
+
+        if isinstance(frame, PayloadRun):
+            return "PAYLOAD", frame.stream_id, sum(len(f.data) for f in frame.to_frames()), frame.count
+        elements = 1 if getattr(frame, "next", False) and not getattr(frame, "follows", False) else 0
+        return frame.wire_name, getattr(frame, "stream_id", None), len(getattr(frame, "data", b"") or b""), elements
+
     def describe(self, frame: Any) -> str:
         from .runs import PayloadRun
 
