@@ -27,6 +27,9 @@ from .interactions import Kind, RStream
 from .model import ConnectionModel
 
 ECHO = "tck/echo"
+# bindings.md §2's fire-and-forget publishers: served on RSocket, but what they answer (a count kept
+# across connections) is not known from one connection, so they are not watched.
+SERVED_UNWATCHED = frozenset({"tck/fnf", "tck/fnf-count"})
 
 
 @dataclass(slots=True)
@@ -79,7 +82,7 @@ class ContractJudge:
                 done = st.inbound is not None and st.inbound.state is StreamState.DONE  # C on REQUEST_CHANNEL
                 self._watch(sid, st, Watch(None, st.kind, name, inbound_done=done))
             return
-        if st.kind not in (Kind.STREAM, Kind.RESPONSE):
+        if st.kind not in (Kind.STREAM, Kind.RESPONSE) or name.partition("?")[0] in SERVED_UNWATCHED:
             return
         spec = parse(name)  # tck/echo outside a channel is a name the target does not serve: Malformed
         if isinstance(spec, Malformed) and not spec.certain:

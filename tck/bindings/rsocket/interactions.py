@@ -335,6 +335,10 @@ class Interactions:
         if st.watched and self.contract is not None:
             if st.requester is sender:
                 self.contract.requester_frame(sid, frame)
+            elif st.zero_owed is sender or (st.lease_reject and frame.error_code == REJECTED):
+                # The ERROR that RS-FLOW-3 (after a request N of 0) or RS-LEASE-5 (beyond the lease) asks
+                # for, not the publisher's own: the watch ends without judging it.
+                self.contract.requester_frame(sid, None)
             else:
                 self.contract.responder_error(sender, sid, frame)
         if st.requester is sender:
