@@ -154,6 +154,7 @@ class ScenarioAdapter(Protocol):
     quiet_kinds: frozenset[str]  # events that are not signals (hellos, keepalives): silence ignores them
     reply_awaited: bool  # the kit's goodbye is answered (RS-IO: goodbye for goodbye, BYE-2)
     fast_type: type | None  # the frame class ``fast_element`` may take (floods of elements)
+    keepalive_every: float  # seconds between the kit's own ``keepalive()`` frames; 0: none
     error: str | None  # set when received data went past a kit limit (reassembly): the scenario fails
     truncated: dict[str, str]  # store -> why a record was cut (the runner reports it)
 
@@ -186,6 +187,10 @@ class ScenarioAdapter(Protocol):
 
     def replies(self) -> list[Any]:
         """Frames the binding answers by itself, owed since the last call (RSocket: KEEPALIVE with R)."""
+        ...
+
+    def keepalive(self) -> list[Any]:
+        """The frames the kit sends every ``keepalive_every`` seconds (RSocket's client KEEPALIVE)."""
         ...
 
     def key(self, name: str, fields: dict[str, Any]) -> ScenarioKey:

@@ -169,6 +169,7 @@ class KitSession:
         self.goodbye: Event | None = None
         self._arrival = asyncio.Event()
         self._reader_task: asyncio.Task[None] | None = None
+        self._keepalive_task: asyncio.Task[None] | None = None
         self.kit_closed = False
         self.kit_aborted = False
 
@@ -275,6 +276,8 @@ class KitSession:
             pass
 
     async def shutdown(self) -> None:
+        if self._keepalive_task is not None:
+            self._keepalive_task.cancel()
         if self._reader_task is not None:
             self._reader_task.cancel()
             try:
@@ -290,7 +293,21 @@ class KitSession:
     # -- receiving ----------------------------------------------------------------------
 
     def start(self) -> None:
-        self._reader_task = asyncio.get_running_loop().create_task(self._read_loop())
+        loop = asyncio.get_running_loop()
+        self._reader_task = loop.create_task(self._read_loop())
+        if self.adapter.keepalive_every > 0:
+            self._keepalive_task = loop.create_task(self._keep_alive())
+
+    async def _keep_alive(self) -> None:
+        """Send the binding's keepalive every ``adapter.keepalive_every`` seconds while the connection
+        is open (a timer, not a wait on the target: the kit's own obligation, e.g. RS-KEEPALIVE-2)."""
+        while True:
+            await asyncio.sleep(self.adapter.keepalive_every)
+            if self.kit_closed or self.eof or self.writer.is_closing():
+                return
+            frames = self.adapter.keepalive()
+            if frames:
+                await self.send_frames(frames)
 
     async def _read_loop(self) -> None:
         size = FIRST_READ_SIZE

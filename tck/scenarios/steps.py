@@ -123,7 +123,10 @@ async def _expect_one(ctx: StepContext, spec: dict[str, Any], rule: str, timeout
 async def step_send(ctx: StepContext, step: dict[str, Any]) -> None:
     specs = step["send"] if isinstance(step["send"], list) else [step["send"]]
     frames = [frame for spec in specs for frame in build_frames(ctx.session, spec, ctx.variables)]
-    await ctx.session.send_frames(frames, step.get("chunk", 0))
+    try:
+        await ctx.session.send_frames(frames, step.get("chunk", 0))
+    except ValueError as exc:  # a frame the wire profile cannot carry (the encoder says which)
+        raise StepFailed(ctx.default_rule, "frames the wire profile can encode", f"scenario error: {exc}") from None
 
 
 async def step_send_hex(ctx: StepContext, step: dict[str, Any]) -> None:

@@ -74,6 +74,7 @@ class RsioScenarioAdapter:
     reply_awaited = True
     fast_type: type | None = OnNext
     features = FEATURES
+    keepalive_every = 0.0  # RS-IO has no keepalive
 
     def __init__(self, binding: Any, profile: str, limits: Limits | None = None) -> None:
         self.binding = binding
@@ -112,6 +113,9 @@ class RsioScenarioAdapter:
         return []  # every RS-IO signal is a frame of its own: the target sends its onSubscribe
 
     def replies(self) -> list[Any]:
+        return []
+
+    def keepalive(self) -> list[Any]:
         return []
 
     def goodbye(self, reason: str) -> list[Any]:

@@ -43,6 +43,7 @@ from .codec import RSocketLimits
 from .fragments import Reassembler, fragment
 from .frames import (
     APPLICATION_ERROR,
+    DRAFT_ONLY_TYPES,
     ERROR_CODE_NAMES,
     FRAME_TYPES,
     Cancel,
@@ -60,11 +61,11 @@ from .frames import (
 
 Key = tuple[str, int | None]
 KEEPALIVES: Key = ("keepalive", None)
-FRAME_BY_NAME: dict[str, type] = {cls.wire_name: cls for cls in FRAME_TYPES}
+FRAME_BY_NAME: dict[str, type] = {cls.wire_name: cls for cls in FRAME_TYPES + DRAFT_ONLY_TYPES}
 CODE_BY_NAME = {name: code for code, name in ERROR_CODE_NAMES.items()}
 REQUESTS = (RequestStream, RequestChannel, RequestResponse, RequestFnf)
 REQUEST_NAMES = frozenset(cls.wire_name for cls in REQUESTS)
-CONNECTION_NAMES = frozenset({"SETUP", "LEASE", "METADATA_PUSH", "RESUME", "RESUME_OK"})
+CONNECTION_NAMES = frozenset({"SETUP", "LEASE", "METADATA_PUSH", "RESUME", "RESUME_OK", "SETUP_ERROR"})
 BYTES_FIELDS = frozenset({"data", "metadata", "metadata_mime", "data_mime", "resume_token", "body"})
 # What contract scenarios may need that RSocket has (see the RS-IO adapter for the full list).
 FEATURES = frozenset({
@@ -74,6 +75,9 @@ FEATURES = frozenset({
 # bindings.md section 2: what the kit's SETUP says unless a scenario sends its own.
 KEEPALIVE_MS = 30_000
 LIFETIME_MS = 90_000
+# The draft counts both in nanoseconds, in 32 bits (at most 4.29 s): the kit keeps alive every second.
+DRAFT_KEEPALIVE_NS = 1_000_000_000
+DRAFT_LIFETIME_NS = 4_000_000_000
 METADATA_MIME = b"application/octet-stream"
 DATA_MIME = b"text/plain"
 
@@ -88,7 +92,7 @@ def _text(data: bytes) -> str:
 
 class RSocketScenarioAdapter:
     opens_with_reply = False
-    goodbye_kinds = frozenset({"ERROR"})
+    goodbye_kinds = frozenset({"ERROR", "SETUP_ERROR"})  # on stream 0: the connection ends
     quiet_kinds = frozenset({"KEEPALIVE"})
     reply_awaited = False
     fast_type: type | None = Payload
@@ -100,6 +104,8 @@ class RSocketScenarioAdapter:
         self.profile = profile
         self.limits = limits
         self.setup = setup or {}
+        self.draft = profile == "reactivesocket-draft"
+        self._setup_sent: Setup | None = None  # the SETUP a scenario sent itself (its keepalive interval)
         self.error: str | None = None
         self.truncated: dict[str, str] = {}
         self._reassembler = Reassembler(limits if isinstance(limits, RSocketLimits) else None)
@@ -117,10 +123,20 @@ class RSocketScenarioAdapter:
     def opening(self) -> list[Any]:
         values: dict[str, Any] = {"keepalive_interval": KEEPALIVE_MS, "max_lifetime": LIFETIME_MS,
                                   "metadata_mime": METADATA_MIME, "data_mime": DATA_MIME}
-        if self.profile == "reactivesocket-draft":
-            values["major_version"] = 0
+        if self.draft:
+            values.update(major_version=0, keepalive_interval=DRAFT_KEEPALIVE_NS, max_lifetime=DRAFT_LIFETIME_NS)
         values.update(self.setup)
         return [Setup(**values)]
+
+    @property
+    def keepalive_every(self) -> float:
+        """Seconds between the kit's own KEEPALIVEs (the client MUST keep the connection alive)."""
+        setup = self._setup_sent or self.opening()[0]
+        return max(float(setup.keepalive_interval) / (1e9 if self.draft else 1e3), 0.05)
+
+    def keepalive(self) -> list[Any]:
+        """The kit's periodic KEEPALIVE: R set in 1.0 (the draft has no R; its server answers every one)."""
+        return [] if self._closing else [Keepalive(respond=not self.draft)]
 
     def check_opening(self, event: Any) -> tuple[str, str] | None:
         return None  # RSocket answers SETUP with nothing (an ERROR[*_SETUP] refuses it)
@@ -236,6 +252,8 @@ class RSocketScenarioAdapter:
                 raise ValueError(f"unknown error code {values['error_code']!r}")
             values["error_code"] = code
         frame = cls(**values)
+        if cls is Setup and self._setup_sent is None:
+            self._setup_sent = frame
         if cls in REQUESTS and frame.stream_id & 1 and frame.stream_id not in self._logical:
             # A request on a stream id the scenario chose: logical subscriber (id+1)/2, as bindings.md
             # numbers them, and a later ``subscribe`` takes the next id after it.
