@@ -11,24 +11,27 @@ method it replaces as ``base`` and usually calls it, so faults combine.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from rsio_tck.bindings.rsocket.endpoint import Endpoint
+from rsio_tck.bindings.rsocket.endpoint import Endpoint, stream_error
 from rsio_tck.bindings.rsocket.frames import (
     APPLICATION_ERROR,
     INVALID,
     Cancel,
     Error,
     Payload,
+    RequestFnf,
     RequestN,
     RequestStream,
     Setup,
 )
 
 from ..sources import End
+from . import publishers
 
 if TYPE_CHECKING:
-    from .flows import Flow, SubscribeBack
+    from .flows import Echo, Flow, SubscribeBack
     from .session import Session
 
 RULE_3_9 = "Reactive Streams rule 3.9"
@@ -44,8 +47,18 @@ class Policy:
     def make_endpoint(self, s: Session, **options: Any) -> Endpoint:
         return Endpoint(s.role, s.config.profile, s.config.limits, **options)
 
+    def on_connection_made(self, s: Session) -> None:
+        pass  # a server waits for the client's SETUP; a client's SETUP is already queued
+
     def after_setup(self, s: Session, setup: Setup) -> None:
         pass  # the endpoint accepted it (and granted a LEASE if asked)
+
+    def when_leased(self, s: Session, request: Callable[[], None]) -> None:
+        """Send a request now if the lease allows one, else when a LEASE does (Lease Semantics)."""
+        if s.endpoint.may_request():
+            request()
+        else:
+            s.waiting_lease.append(request)
 
     # -- serving -------------------------------------------------------------------------
 
@@ -55,7 +68,7 @@ class Policy:
 
     def on_bad_request_n(self, s: Session, flow: Flow, n: int) -> None:
         """Request N = 0 (bindings.md §2): ERROR[INVALID] on the stream, as rule 3.9 asks."""
-        s.send(Error(stream_id=flow.sid, error_code=INVALID, data=f"request N {n} violates {RULE_3_9}".encode()))
+        s.send(stream_error(s.config.profile, flow.sid, INVALID, f"request N {n} violates {RULE_3_9}"))
         s.stop_flow(flow)
 
     def sendable(self, s: Session, flow: Flow) -> int:
@@ -77,6 +90,12 @@ class Policy:
 
     def on_cancel(self, s: Session, flow: Flow) -> None:
         s.stop_flow(flow)
+
+    def on_fnf(self, s: Session, frame: RequestFnf) -> None:
+        publishers.count_fnf(frame.data, s.config.fnf_counts)  # nothing goes back (RS-FNF-1)
+
+    def open_channel(self, s: Session, echo: Echo) -> None:
+        echo.grant()  # the first REQUEST_N of the channel (RS-CHANNEL-3)
 
     # -- requesting (tck/subscribe, channel echo, the client role) --------------------------
 

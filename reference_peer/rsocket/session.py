@@ -17,9 +17,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 from typing import Any
 
-from rsio_tck.bindings.rsocket.endpoint import EndpointState, SetupRejected, default_setup
+from rsio_tck.bindings.rsocket.endpoint import Endpoint, EndpointState, SetupRejected, default_setup, stream_error
 from rsio_tck.bindings.rsocket.frames import (
     REJECTED,
     Cancel,
@@ -64,7 +65,7 @@ class Session:
         if role is Side.CLIENT:
             setup = default_setup(config.profile, keepalive_ms=config.keepalive_ms, lifetime_ms=config.lifetime_ms,
                                   lease=config.lease)
-        self.endpoint = self.policy.make_endpoint(
+        self.endpoint: Endpoint = self.policy.make_endpoint(
             self, setup=setup, mtu=config.mtu, lease_grant=(config.lease_ttl_ms, config.lease_requests),
             enforce_lifetime=config.enforce_lifetime, now=self.loop.time())
         self.flows: dict[int, Flow] = {}  # streams this peer sends on, by id
@@ -76,6 +77,10 @@ class Session:
         self.ready: asyncio.Future[None] = self.loop.create_future()  # SETUP accepted (server) or sent (client)
         with contextlib.suppress(AttributeError, NotImplementedError):
             writer.transport.set_write_buffer_limits(config.write_high, config.write_high // 4)  # type: ignore[attr-defined]
+        sock = writer.get_extra_info("socket")
+        if sock is not None and config.socket_send_buffer:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, config.socket_send_buffer)
 
     # -- running ---------------------------------------------------------------------------
 
@@ -83,6 +88,7 @@ class Session:
         """Serve the connection until it ends; the reason it ended."""
         if self.role is Side.CLIENT and not self.ready.done():
             self.ready.set_result(None)
+        self._guard(self.policy.on_connection_made, self)
         self.flush()
         tasks = [asyncio.ensure_future(self._produce()), asyncio.ensure_future(self._tick())]
         try:
@@ -201,15 +207,15 @@ class Session:
         self.policy.after_setup(self, setup)
 
     def _on_fnf(self, frame: RequestFnf) -> None:
-        publishers.count_fnf(frame.data, self.config.fnf_counts)
+        self.policy.on_fnf(self, frame)
 
     def open_stream(self, frame: RequestStream | RequestResponse | RequestChannel) -> None:
         sid = frame.stream_id
         kind = "response" if isinstance(frame, RequestResponse) else "channel" if isinstance(
             frame, RequestChannel) else "stream"
         if len(self.flows) >= self.config.max_streams:
-            self.send(Error(stream_id=sid, error_code=REJECTED,
-                            data=f"more than {self.config.max_streams} streams on this connection".encode()))
+            self.send(stream_error(self.config.profile, sid, REJECTED,
+                                   f"more than {self.config.max_streams} streams on this connection"))
             return
         resolved = publishers.resolve(frame.data, self.config.fnf_counts)
         name = frame.data.decode("utf-8", "replace")
@@ -239,17 +245,11 @@ class Session:
             if isinstance(frame, RequestChannel) and frame.complete:
                 echo.on_end(None)
             else:
-                echo.grant()
+                self.policy.open_channel(self, echo)
         elif isinstance(resolved, publishers.SubscribeBack):
-            self.request_when_leased(lambda: self.policy.open_inner(self, SubscribeBack(self, resolved.spec, flow)))
+            back = SubscribeBack(self, resolved.spec, flow)
+            self.policy.when_leased(self, lambda: self.policy.open_inner(self, back))
         self.wake(flow)
-
-    def request_when_leased(self, request: Any) -> None:
-        """Send a request now if the lease allows one, else when a LEASE does."""
-        if self.endpoint.may_request():
-            request()
-        else:
-            self.waiting_lease.append(request)
 
     def _on_lease(self, lease: Lease) -> None:
         while self.waiting_lease and self.endpoint.may_request():
@@ -345,7 +345,7 @@ class Session:
         """Run a step; a ProtocolViolation raised by a checked send is a bug of this peer: the connection ends."""
         try:
             return function(*args)
-        except ProtocolViolation as violation:
+        except (ProtocolViolation, ValueError) as violation:  # ValueError: a frame its wire cannot carry
             log.error("rsocket connection #%d: the reference peer broke a rule: %s", self.number, violation)
             self.end_reason = f"internal error: the reference peer broke a rule: {violation}"
             return None

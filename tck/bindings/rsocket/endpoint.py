@@ -31,9 +31,13 @@ What the endpoint does on its own, because the spec makes it automatic:
 
 Streams are tracked only as far as routing and the sender's own obligations
 need: which side may still send PAYLOADs on each stream, and the credit the
-remote granted.  ``send(frame)`` checks this side's obligations (ProtocolViolation
-naming the rule); ``send(frame, check=False)`` and ``send_raw`` let the
-reference peer's faults break them on purpose.
+remote granted.  Every frame either way also goes through the binding's own
+judge (the monitor's), so ``send(frame)`` holds this side to exactly the rules
+the kit judges: a ProtocolViolation naming the rule, and nothing queued.  The
+judge has seen the refused frame, as with RS-IO's ``Connection``: a refused send
+is a bug of the application, and the endpoint is not to be used further.
+``send(frame, check=False)`` and ``send_raw`` let the reference peer's faults
+break rules on purpose.
 """
 
 from __future__ import annotations
@@ -44,7 +48,9 @@ from typing import Any
 
 from ...errors import ProtocolViolation, Side
 from ...protocol.events import ConnectionClosed, Event, Ignored, ProtocolError
+from ...rules import RULES, Level
 from . import get_profile
+from .binding import BINDING
 from .codec import RSocketLimits
 from .fragments import Reassembler, fragment
 from .frames import (
@@ -85,32 +91,12 @@ CONNECTION_CODES = SETUP_CODES | {CONNECTION_ERROR, CONNECTION_CLOSE}
 # length and REQUEST_STREAM/CHANNEL's request N (the draft's wider fields included).
 FRAGMENT_OVERHEAD = 4 + 12 + 4 + 8
 
-# The rules a checked ``send`` holds this side to (IDs of the catalogue, tck/rules.py).
+# Rules the endpoint itself cites (a checked send cites whatever the judge finds).
 RULE = {
-    "setup-first": "RS-SETUP-1",
-    "setup-stream": "RS-SETUP-4",
-    "setup-twice": "RS-SETUP-2",
-    "server-setup": "RS-SETUP-3",
-    "server-first": "RS-SETUP-10",
-    "keepalive-stream": "RS-KEEPALIVE-1",
-    "lease-stream": "RS-LEASE-1",
-    "lease-unasked": "RS-LEASE-2",
-    "lease": "RS-LEASE-4",
-    "id-parity": "RS-STREAMID-1",
-    "id-sequence": "RS-STREAMID-2",
-    "id-reuse": "RS-STREAMID-3",
-    "id-in-use": "RS-STREAMID-4",
-    "request-n": "RS-FLOW-1",
-    "demand": "RS-FLOW-2",
-    "channel-demand": "RS-CHANNEL-1",
-    "payload-flags": "RS-STREAM-1",
-    "not-requested": "RS-STREAM-2",
-    "after-terminal": "RS-STREAM-3",
-    "connection-code": "RS-ERROR-1",
-    "stream-code": "RS-ERROR-2",
-    "after-connection-error": "RS-ERROR-5",
-    "metadata-push-stream": "RS-PUSH-1",
-    "ignored": "RS-UNEXPECTED-1",
+    "setup-first": "RS-SETUP-1",  # a server's first frame from the client is not SETUP
+    "id-exhausted": "RS-STREAMID-3",  # every stream id has been used
+    "lease": "RS-LEASE-4",  # a request beyond the lease this side granted
+    "ignored": "RS-UNEXPECTED-1",  # a frame the spec says to ignore
 }
 
 
@@ -170,6 +156,9 @@ class Endpoint:
         self._encoder = chosen.encoder(limits, length_prefix=length_prefix)
         self._decoder = chosen.decoder(limits, length_prefix=length_prefix)
         self._reassembler = Reassembler(limits)
+        # The kit's judge, fed every frame either way: a checked send is judged as the monitor would judge it.
+        self._judge = BINDING.judge(profile, limits, contract=False)
+        self._judged = 0  # frames judged, both directions
         if mtu is not None and mtu <= FRAGMENT_OVERHEAD:
             raise ValueError(f"mtu {mtu} leaves no room for payload (at least {FRAGMENT_OVERHEAD + 1})")
         self.mtu = mtu
@@ -203,7 +192,7 @@ class Endpoint:
         """This role's next stream id: odd for a client, even for a server, increasing, never reused."""
         sid = self._next_id
         if sid > STREAM_ID_MAX:
-            raise ProtocolViolation(rule=RULE["id-reuse"], side=self.role,
+            raise ProtocolViolation(rule=RULE["id-exhausted"], side=self.role,
                                     message=f"{self.role} has used every stream id; a new connection is needed")
         self._next_id = sid + 2
         return sid
@@ -215,17 +204,20 @@ class Endpoint:
         bytes of metadata + data (default: what the MTU leaves), never more than the MTU allows.
         """
         if isinstance(frame, IgnoredFrame):
+            self._judge_frames(self.role, [frame])
             self._out.append(self._encoder.encode(frame))
             return
-        if check:
-            self._check(frame)
-        self._account_sent(frame)
         size = self.mtu - FRAGMENT_OVERHEAD if self.mtu is not None else None
         if fragment_size is not None:
             size = fragment_size if size is None else min(size, fragment_size)
         pieces: list[Any] = [frame]
         if size is not None and isinstance(frame, FRAGMENTABLE) and (not self.draft or isinstance(frame, Payload)):
             pieces = fragment(frame, size)  # type: ignore[arg-type]
+        broken = [v for v in self._judge_frames(self.role, pieces) if v.side is self.role]
+        if check and broken:
+            raise ProtocolViolation(rule=broken[0].rule, side=self.role,
+                                    message=f"{self.role} would send {frame.wire_name}: {broken[0].message}")
+        self._account_sent(frame)
         for piece in pieces:
             self._out.append(self._encoder.encode(piece))
         if isinstance(frame, Setup) and frame.lease and self.role is Side.CLIENT:
@@ -255,77 +247,16 @@ class Endpoint:
             return True
         return self._lease_left > 0 and self.now < self._lease_until
 
-    def _violation(self, key: str, message: str) -> ProtocolViolation:
-        return ProtocolViolation(rule=RULE[key], side=self.role, message=f"{self.role} would send {message}")
+    def _judge_frames(self, sender: Side, frames: list[Any]) -> list[ProtocolViolation]:
+        """Apply ``frames`` to the judge; the MUST rules they broke (not those found by time passing)."""
+        found: list[ProtocolViolation] = []
 
-    def _check(self, frame: Frame) -> None:
-        if self.state is EndpointState.CLOSED:
-            raise self._violation("after-connection-error", f"{frame.wire_name} after the connection closed")
-        sid = frame.stream_id
-        if sid != 0 and isinstance(frame, (Setup, Keepalive, Lease, MetadataPush)):
-            key = {Setup: "setup-stream", Keepalive: "keepalive-stream", Lease: "lease-stream"}.get(
-                type(frame), "metadata-push-stream")
-            raise self._violation(key, f"{frame.wire_name} on stream {sid}, not 0")
-        if isinstance(frame, Setup):
-            if self.role is Side.SERVER:
-                raise self._violation("server-setup", "SETUP: only a client does")
-            if self.setup is not None:
-                raise self._violation("setup-twice", "a second SETUP")
-            return
-        if self.role is Side.CLIENT and self.setup is None and not isinstance(frame, Resume):
-            raise self._violation("setup-first", f"{frame.wire_name} before its SETUP")
-        if isinstance(frame, Lease) and not (self.setup is not None and self.setup.lease):
-            raise self._violation("lease-unasked", "LEASE on a connection whose SETUP did not ask for leases")
-        if isinstance(frame, Error):
-            if (frame.error_code in CONNECTION_CODES) != (sid == 0):
-                key = "connection-code" if sid else "stream-code"
-                raise self._violation(key, f"ERROR code 0x{frame.error_code:x} on stream {sid}")
-            if sid == 0:
-                return
-        if isinstance(frame, REQUESTS):
-            self._check_request(frame)
-        elif sid != 0 and isinstance(frame, (Payload, RequestN, Cancel, Error)):
-            self._check_stream_frame(frame, self.streams.get(sid))
+        def record(violation: ProtocolViolation, index: int | None, frame: Any) -> None:
+            if frame is not None and RULES[violation.rule].level is Level.MUST:
+                found.append(violation)
 
-    def _check_stream_frame(self, frame: Payload | RequestN | Cancel | Error, record: StreamRecord | None) -> None:
-        sid = frame.stream_id
-        if record is None:
-            key = "not-requested" if sid % 2 != self._next_id % 2 else "after-terminal"
-            raise self._violation(key, f"{frame.wire_name} on stream {sid}, which is not open")
-        if isinstance(frame, Payload):
-            if not record.sending:
-                raise self._violation("after-terminal", f"PAYLOAD on stream {sid} after it ended this direction")
-            if not (frame.next or frame.complete):
-                raise self._violation("payload-flags", f"PAYLOAD on stream {sid} with neither N nor C")
-            if frame.next and record.credit < 1:
-                key = "channel-demand" if record.local_requester else "demand"
-                raise self._violation(key, f"PAYLOAD on stream {sid} beyond the credit it was granted")
-        elif isinstance(frame, RequestN):
-            if frame.request_n < 1:
-                raise self._violation("request-n", f"REQUEST_N {frame.request_n} on stream {sid}")
-            if not record.receiving:
-                raise self._violation("after-terminal", f"REQUEST_N on stream {sid} after it ended")
-        elif isinstance(frame, Cancel) and not record.receiving:
-            raise self._violation("after-terminal", f"CANCEL on stream {sid} after it ended")
-
-    def _check_request(self, frame: Any) -> None:
-        sid = frame.stream_id
-        if self.role is Side.SERVER and self.setup is None:
-            raise self._violation("server-first", f"{frame.wire_name} before the client's SETUP")
-        if sid % 2 != (1 if self.role is Side.CLIENT else 0) or sid == 0:
-            raise self._violation("id-parity", f"{frame.wire_name} on stream {sid}: a {self.role} uses "
-                                  f"{'odd' if self.role is Side.CLIENT else 'even'} ids")
-        if sid in self.streams:
-            raise self._violation("id-in-use", f"{frame.wire_name} on stream {sid}, which is in use")
-        if sid <= self._highest_sent:
-            raise self._violation("id-reuse", f"{frame.wire_name} reusing stream id {sid}")
-        first = 1 if self.role is Side.CLIENT else 2
-        if sid != (self._highest_sent + 2 if self._highest_sent else first):
-            raise self._violation("id-sequence", f"{frame.wire_name} on stream {sid}, skipping ids")
-        if isinstance(frame, (RequestStream, RequestChannel)) and frame.initial_request_n < 1:
-            raise self._violation("request-n", f"{frame.wire_name} with initial request N {frame.initial_request_n}")
-        if not self.may_request():
-            raise self._violation("lease", f"{frame.wire_name} without a lease allowing it")
+        self._judged = self._judge.judge(sender, frames, self.now, self._judged, record)
+        return found
 
     def _account_sent(self, frame: Frame) -> None:
         """What sending ``frame`` changes in this side's view of the connection."""
@@ -451,6 +382,9 @@ class Endpoint:
             frames = self._decoder.feed(data)
         except ProtocolViolation as violation:
             frames, wire_error = list(self._decoder.salvaged), violation.with_side(self.role.peer)
+        self._judge_frames(self.role.peer, frames)  # the remote's frames keep the judge's model whole
+        if wire_error is not None:
+            self._judge.wire_error(self.role.peer, wire_error)
         for frame in frames:
             self._receive_frame(frame, events)
             if self.error is not None or self.state is EndpointState.CLOSED:
@@ -513,7 +447,7 @@ class Endpoint:
             self.accepted = True  # a client infers acceptance from these (Connection Establishment)
         handler = self._RECEIVERS.get(type(frame))
         if handler is not None:
-            handler(self, frame, events)
+            getattr(self, handler)(frame, events)  # by name: a subclass may override one receiver
         elif isinstance(frame, REQUESTS):
             self._receive_request(frame, events)
         else:
@@ -559,7 +493,7 @@ class Endpoint:
         if frame.stream_id != 0:
             self._ignore(frame, f"KEEPALIVE on stream {frame.stream_id}", events)
             return
-        if frame.respond or (self.draft and self.role is Side.SERVER):
+        if (frame.respond or (self.draft and self.role is Side.SERVER)) and self.setup is not None:
             self.send(Keepalive(respond=False, data=frame.data))
         events.append(frame)
 
@@ -604,9 +538,11 @@ class Endpoint:
             return
         if self._grants:
             if self._granted_left <= 0 or self.now >= self._granted_until:
-                if not isinstance(frame, RequestFnf):
+                answered = not isinstance(frame, RequestFnf) and not self.draft  # the draft ignores it (seed 001)
+                if answered:
                     self.send(Error(stream_id=sid, error_code=REJECTED, data=b"request beyond the lease"), check=False)
-                self._ignore(frame, "request beyond the lease granted: ERROR[REJECTED] sent", events, RULE["lease"])
+                why = "ERROR[REJECTED] sent" if answered else "ignored"
+                self._ignore(frame, f"request beyond the lease granted: {why}", events, RULE["lease"])
                 return
             self._granted_left -= 1
             if self._granted_left <= self.lease_grant[1] // 2:
@@ -651,21 +587,23 @@ class Endpoint:
             return
         events.append(frame)
 
-    _RECEIVERS: dict[type, Any] = {
-        Setup: _receive_setup,
-        SetupError: _receive_setup_error,
-        Keepalive: _receive_keepalive,
-        Lease: _receive_lease,
-        Error: _receive_error,
-        RequestN: _receive_request_n,
-        Cancel: _receive_cancel,
-        Payload: _receive_payload,
-        MetadataPush: _receive_metadata_push,
+    _RECEIVERS: dict[type, str] = {
+        Setup: "_receive_setup",
+        SetupError: "_receive_setup_error",
+        Keepalive: "_receive_keepalive",
+        Lease: "_receive_lease",
+        Error: "_receive_error",
+        RequestN: "_receive_request_n",
+        Cancel: "_receive_cancel",
+        Payload: "_receive_payload",
+        MetadataPush: "_receive_metadata_push",
     }
 
 
-def application_error(stream_id: int, message: str) -> Error:
-    return Error(stream_id=stream_id, error_code=APPLICATION_ERROR, data=message.encode())
+def stream_error(profile: str, stream_id: int, code: int, message: str) -> Error:
+    """ERROR ``code`` on a stream; the draft's ERROR has no code, so there it is always APPLICATION_ERROR."""
+    return Error(stream_id=stream_id, error_code=APPLICATION_ERROR if profile == "reactivesocket-draft" else code,
+                 data=message.encode())
 
 
-__all__ = ["Endpoint", "EndpointState", "SetupRejected", "StreamRecord", "application_error", "default_setup"]
+__all__ = ["Endpoint", "EndpointState", "SetupRejected", "StreamRecord", "default_setup", "stream_error"]
