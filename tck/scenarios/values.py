@@ -2,13 +2,19 @@
 
 Values (in ``send``) are YAML scalars, ``${var}`` references, or byte
 constructors: ``{hex: "0102"}``, ``{utf8: "text"}``, ``{msgpack: value}``,
-``{zeros: n}``, ``{large: [index, offset, length]}`` (tck/large bytes).
+``{zeros: n}``, ``{large: [index, offset, length]}`` (tck/large bytes), ``{sum: [a, b]}``
+(integers added), and
+``{int: n}``: the binding's test-publisher element for the integer n (RS-IO:
+MessagePack; RSocket: decimal text), encoded by the function the step context
+binds under the reserved variable name ``ELEMENT``; as a matcher it reads the
+element back (``ELEMENT_VALUE``) and compares integers.
 
 Matchers (in ``expect``) are values (exact match) or one-key maps:
 ``any``, ``{range: [lo, hi]}``, ``{contains: text}``, ``{nonempty: true}``,
 ``{regex: re}`` (on text, or on the hex of bytes), ``{bind: var}`` (matches
 anything and binds it), ``{msgpack: matcher}`` (the bytes, decoded as
-MessagePack, match), ``{len: n}``; maps and lists match element-wise.
+MessagePack, match), ``{decimal: matcher}`` (the bytes, read as a decimal integer in
+ASCII, match), ``{len: n}``; maps and lists match element-wise.
 """
 
 from __future__ import annotations
@@ -20,7 +26,21 @@ import msgpack
 
 from ..testpubs import large_bytes
 
-CONSTANTS: dict[str, Any] = {"MAX": 2**63 - 1, "MAX64": 2**64 - 1, "OVER": 2**63}
+CONSTANTS: dict[str, Any] = {"MAX": 2**63 - 1, "MAX64": 2**64 - 1, "OVER": 2**63, "MAX31": 2**31 - 1}
+# The variables key of the binding's element encoder (int -> bytes); not a valid ${name}, so no
+# scenario can bind or read it.  Without it, ``{int: n}`` is the MessagePack encoding (RS-IO's).
+ELEMENT = "element bytes"
+# The variables key of the binding's element reader (bytes -> int or None): ``{int: n}`` as a matcher
+# compares integers, so any encoding of n the binding allows matches (RS-IO: MessagePack of any width).
+ELEMENT_VALUE = "element value"
+
+
+def _msgpack_int(data: bytes) -> int | None:
+    try:
+        value = msgpack.unpackb(data, raw=False)
+    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -56,6 +76,12 @@ def resolve(value: Any, variables: dict[str, Any]) -> Any:
                 return msgpack.packb(resolve(arg, variables), use_bin_type=True)
             if key == "zeros":
                 return bytes(int(resolve(arg, variables)))
+            if key == "sum":
+                return sum(int(resolve(a, variables)) for a in arg)
+            if key == "int":
+                encode = variables.get(ELEMENT)
+                number = int(resolve(arg, variables))
+                return encode(number) if encode is not None else msgpack.packb(number)
             if key == "large":
                 index, offset, length = (int(resolve(a, variables)) for a in arg)
                 return large_bytes(index, offset, length)
@@ -99,7 +125,16 @@ def matches(pattern: Any, value: Any, variables: dict[str, Any]) -> bool:
             except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
                 return False
             return matches(arg, decoded, variables)
-        if key in ("hex", "utf8", "zeros", "large", "var"):
+        if key == "decimal" and isinstance(value, bytes):
+            text = value.decode("ascii", errors="replace")
+            return text.lstrip("-").isdigit() and matches(arg, int(text), variables)
+        if key == "int":
+            if not isinstance(value, bytes):
+                return False
+            read = variables.get(ELEMENT_VALUE) or _msgpack_int
+            number = read(value)
+            return number is not None and number == int(resolve(arg, variables))
+        if key in ("hex", "utf8", "zeros", "large", "var", "sum"):
             return bool(resolve(pattern, variables) == value)
     if isinstance(pattern, dict):
         return (
