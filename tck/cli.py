@@ -143,7 +143,7 @@ def _run_inputs(target: str | None, wire: tuple[str, str], capabilities: Path | 
     named = gate.check_target_name(name) if name else (reference_peer_name(faults, binding) if target is None else None)
     caps = gate.load_capabilities(capabilities, binding)
     known = gate.read_baseline(baseline) if baseline is not None else frozenset()
-    scenarios = gate.load_scenarios(scenarios_paths)
+    scenarios = gate.load_scenarios(scenarios_paths, binding=binding)
     chosen = gate.choose(scenarios, keyword)
     warning = gate.baseline_warning(baseline, known, scenarios, strict) if baseline is not None else None
     if warning:

@@ -286,8 +286,9 @@ def reach_target(target: Target, wait: float = 0.0, attempt_timeout: float = 5.0
         raise GateError(reason + waited, ExitCode.UNRUNNABLE)
 
 
-def load_scenarios(paths: Sequence[Path], flag: str = "--scenarios") -> list[Scenario]:
-    """The scenarios of files and directories (``.yaml``/``.yml``); the kit's own when none are given."""
+def load_scenarios(paths: Sequence[Path], flag: str = "--scenarios", binding: str = "rsio") -> list[Scenario]:
+    """The scenarios of files and directories (``.yaml``/``.yml``) that run on ``binding``; the kit's own
+    when none are given."""
     from .scenarios import ScenarioError
     from .scenarios.loader import load_paths
 
@@ -295,7 +296,7 @@ def load_scenarios(paths: Sequence[Path], flag: str = "--scenarios") -> list[Sce
         if not path.exists():
             raise GateError(f"{flag} {path}: no such file or directory")
     try:
-        scenarios = load_paths(list(paths))
+        scenarios = load_paths(list(paths), binding)
     except ScenarioError as exc:
         raise GateError(str(exc)) from None
     return scenarios

@@ -250,9 +250,13 @@ def _allure(config: pytest.Config) -> Any:
 class ScenarioFile(pytest.File):
     def collect(self) -> Any:
         from .scenarios import load_file
+        from .scenarios.loader import applies_to
 
         baseline = self.config.stash[_STATE].baseline()
+        binding, _ = _wire(self.config)
         for scenario in load_file(self.path):
+            if applies_to(scenario, binding) is not None:
+                continue  # another binding's scenario: not part of this run (not a skip: nothing is unclaimed)
             item = ScenarioItem.from_parent(self, name=scenario.id, scenario=scenario)
             item.add_marker("rsio")
             item.add_marker(f"area_{scenario.area}")

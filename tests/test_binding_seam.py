@@ -33,15 +33,6 @@ ROOTS = [
     *(f"rsio_tck.reference_peer.{name}" for name in sorted(PEER_SHELL)),
 ]
 
-# The scenario engine becomes binding-neutral in the engine helper's branch (H4); until that
-# merges its modules are exempt.  The coordinator empties this set at merge: the test then
-# holds them too.  No other module may be listed here.
-PENDING_ENGINE = {
-    "rsio_tck.scenarios.runner",
-    "rsio_tck.scenarios.steps",
-    "rsio_tck.scenarios.session",
-}
-
 
 def module_path(name: str) -> Path | None:
     for package, directory in PACKAGES.items():
@@ -130,7 +121,7 @@ def seam_breaks() -> list[str]:
     todo = list(roots)
     while todo:
         module = todo.pop()
-        if module in seen or module in PENDING_ENGINE:
+        if module in seen:
             continue
         seen.add(module)
         for imported in imports_of(module):
@@ -154,19 +145,8 @@ def test_the_walk_catches_a_binding_import(tmp_path: Path) -> None:
     assert "rsio_tck.bindings.rsio.endpoint" in imports_of("rsio_tck.bindings.rsio.binding")
 
 
-def test_pending_engine_lists_only_scenario_modules() -> None:
-    assert all(name.startswith("rsio_tck.scenarios.") for name in PENDING_ENGINE)
-    assert all(module_path(name) is not None for name in PENDING_ENGINE)
-
-
-# Bindings whose ``BINDING`` object another helper is writing (RSocket: H2); emptied at merge.
-PENDING_BINDINGS = {"rsocket"}
-
-
 @pytest.mark.parametrize("name", BINDING_NAMES)
 def test_every_registered_binding_satisfies_the_protocol(name: str) -> None:
-    if name in PENDING_BINDINGS:
-        pytest.skip(f"{name}: its BINDING object is being written in another branch")
     binding = get_binding(name)
     assert binding.name == name
     assert binding.profiles and all(isinstance(profile, str) for profile in binding.profiles)
@@ -348,10 +328,6 @@ def test_peer_registry_gives_rsio_and_a_one_line_error_for_a_missing_peer(capsys
         assert main(argv) == 2
         err = capsys.readouterr().err.strip()
         assert expected in err and "\n" not in err and err.startswith("rsio-peer: ")
-    if "rsocket" in PENDING_BINDINGS:  # until the RSocket peer merges: a one-line error, not a traceback
-        assert main(["--binding", "rsocket", "--listen", "tcp://127.0.0.1:0"]) == 2
-        err = capsys.readouterr().err.strip()
-        assert "does not speak 'rsocket'" in err and "\n" not in err
 
 
 def test_a_stream_shaped_peer_module_serves_through_the_shell(monkeypatch: pytest.MonkeyPatch) -> None:
