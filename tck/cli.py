@@ -223,9 +223,12 @@ def summary(results: list) -> None:  # type: ignore[type-arg]
     table.add_column("area")
     for verdict in verdicts:
         table.add_column(verdict, justify="right")
-    by_area: dict[str, Counter[str]] = {area: Counter() for area in AREAS}
+    # The areas of the rules this run's scenarios cite (one binding's), in the catalogue's order.
+    by_area: dict[str, Counter[str]] = {}
     for result in results:
         by_area.setdefault(result.rules[0].rsplit("-", 1)[0], Counter())[result.verdict.value] += 1
+    order = list(AREAS)
+    by_area = dict(sorted(by_area.items(), key=lambda item: order.index(item[0]) if item[0] in order else len(order)))
     total: Counter[str] = Counter()
     for area, counts in by_area.items():
         total.update(counts)
