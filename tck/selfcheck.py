@@ -1,8 +1,10 @@
-"""The kit checking itself against its own reference peer.
+"""The kit checking itself against its own reference peer, binding by binding.
 
-Correct peer: every scenario passes (or skips with a reason), over both codecs.
+Correct peer: every scenario passes (or skips with a reason), over every profile.
 Faulty peer: each fault must fail at least one scenario that cites the rule the
-fault breaks.  The share of faults caught is the mutation score.
+fault breaks.  The share of faults caught is the mutation score.  The binding's
+peer (``reference_peer.peer_registry``) names its faults and the SHOULD rules it
+departs from on purpose; the embedded peer serves the binding given.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+from .binding import DEFAULT_BINDING, get_binding
 from .embedded import EmbeddedPeer
 from .scenarios import RunConfig, Scenario, ScenarioResult, Verdict, load_directory, run_suite
 
@@ -37,27 +41,36 @@ class FaultOutcome:
         return self.rule not in NOT_FORCEABLE
 
 
-def freedom_only(result: ScenarioResult) -> bool:
-    """A warning caused only by a SHOULD the peer departs from on purpose (its wide integers):
-    the correct peer's expected outcome, where a failure of the same rule would be a regression."""
-    from rsio_tck.reference_peer.freedoms import DELIBERATE_WARNINGS
+def _peer(binding: str) -> Any:
+    from rsio_tck.reference_peer.peer_registry import get_peer_binding
 
+    return get_peer_binding(binding)
+
+
+def freedom_only(result: ScenarioResult, binding: str = DEFAULT_BINDING) -> bool:
+    """A warning caused only by a SHOULD the peer departs from on purpose (RS-IO's wide integers):
+    the correct peer's expected outcome, where a failure of the same rule would be a regression."""
     target = {f.rule for f in result.findings if str(f.side) == "server"}
     return (result.verdict is Verdict.WARN and not result.failures and bool(target)
-            and target <= DELIBERATE_WARNINGS)
+            and target <= frozenset(_peer(binding).deliberate_warnings))
 
 
-def run_against_peer(scenarios: list[Scenario], codec: str = "msgpack", faults: tuple[str, ...] = (),
-                     jobs: int = 8) -> list[ScenarioResult]:
-    with EmbeddedPeer(codec=codec, faults=faults) as url:
-        return asyncio.run(run_suite(scenarios, RunConfig(target=url, codec=codec), jobs=jobs))
+def run_against_peer(scenarios: list[Scenario], codec: str | None = None, faults: tuple[str, ...] = (),
+                     jobs: int = 8, *, binding: str = DEFAULT_BINDING) -> list[ScenarioResult]:
+    profile = codec or get_binding(binding).profiles[0]
+    with EmbeddedPeer(binding=binding, profile=profile, faults=faults) as url:
+        return asyncio.run(run_suite(scenarios, RunConfig(target=url, codec=profile, binding=binding), jobs=jobs))
 
 
-def check_fault(fault: str, rule: str, scenarios: list[Scenario], codec: str = "msgpack") -> FaultOutcome:
-    """Run the whole suite against the peer with ``fault`` switched on."""
-    results = run_against_peer(scenarios, codec, (fault,), jobs=8)
+def check_fault(fault: str, rule: str, scenarios: list[Scenario], codec: str | None = None, *,
+                binding: str = DEFAULT_BINDING) -> FaultOutcome:
+    """Run the suite against the peer with ``fault`` switched on.
+
+    Only the scenarios that cite the fault's rule can catch it (``caught_by``); the others are
+    run too, so ``failed`` shows every scenario the fault disturbs."""
+    results = run_against_peer(scenarios, codec, (fault,), jobs=8, binding=binding)
     # A warning the peer's own freedoms cause (wide integers) is no sign of the fault.
-    failing = [r for r in results if r.verdict in (Verdict.FAIL, Verdict.WARN) and not freedom_only(r)]
+    failing = [r for r in results if r.verdict in (Verdict.FAIL, Verdict.WARN) and not freedom_only(r, binding)]
     failed = tuple(r.id for r in failing)
     caught = tuple(r.id for r in failing if rule in r.rules)
     return FaultOutcome(fault, rule, caught, failed)
@@ -69,14 +82,14 @@ def mutation_score(outcomes: list[FaultOutcome]) -> float:
     return sum(o.caught for o in counted) / max(len(counted), 1)
 
 
-def check_all_faults(scenarios: list[Scenario] | None = None, codec: str = "msgpack",
-                     on_outcome: Callable[[FaultOutcome], None] | None = None) -> list[FaultOutcome]:
-    from rsio_tck.reference_peer.faults import FAULTS
-
-    chosen = scenarios if scenarios is not None else load_directory()
+def check_all_faults(scenarios: list[Scenario] | None = None, codec: str | None = None,
+                     on_outcome: Callable[[FaultOutcome], None] | None = None, *,
+                     binding: str = DEFAULT_BINDING) -> list[FaultOutcome]:
+    faults = _peer(binding).faults
+    chosen = scenarios if scenarios is not None else load_directory(binding=binding)
     outcomes = []
-    for name, fault in sorted(FAULTS.items()):
-        outcome = check_fault(name, fault.rule, chosen, codec)
+    for name, fault in sorted(faults.items()):
+        outcome = check_fault(name, fault.rule, chosen, codec, binding=binding)
         outcomes.append(outcome)
         if on_outcome is not None:
             on_outcome(outcome)
@@ -84,11 +97,15 @@ def check_all_faults(scenarios: list[Scenario] | None = None, codec: str = "msgp
 
 
 def main() -> None:
-    scenarios = load_directory()
-    for codec in ("msgpack", "varint"):
-        results = run_against_peer(scenarios, codec, jobs=16)
-        bad = [r for r in results if r.verdict not in (Verdict.PASS, Verdict.SKIP) and not freedom_only(r)]
-        print(f"{codec}: {len(results) - len(bad)}/{len(results)} pass or skip")
+    """``python -m rsio_tck.selfcheck [BINDING]``: the correct peer on every profile, then every fault."""
+    import sys
+
+    binding = sys.argv[1] if len(sys.argv) > 1 else DEFAULT_BINDING
+    scenarios = load_directory(binding=binding)
+    for codec in get_binding(binding).profiles:
+        results = run_against_peer(scenarios, codec, jobs=16, binding=binding)
+        bad = [r for r in results if r.verdict not in (Verdict.PASS, Verdict.SKIP) and not freedom_only(r, binding)]
+        print(f"{binding}/{codec}: {len(results) - len(bad)}/{len(results)} pass or skip")
         for result in bad:
             print(result.explain())
 
@@ -97,7 +114,7 @@ def main() -> None:
         print(f"{mark:6s} {o.fault:36s} {o.rule:8s} by {', '.join(o.caught_by[:4]) or '-'}"
               f"{'' if o.caught else f'  (failed: {chr(44).join(o.failed[:6]) or chr(45)})'}", flush=True)
 
-    outcomes = check_all_faults(scenarios, on_outcome=show)
+    outcomes = check_all_faults(scenarios, on_outcome=show, binding=binding)
     counted = [o for o in outcomes if o.forceable]
     print(f"mutation score: {sum(o.caught for o in counted)}/{len(counted)} faults caught "
           f"({100 * mutation_score(outcomes):.0f}%); not forceable by any scenario: "
