@@ -86,6 +86,9 @@ def test_the_command_line_runs_listen_mode_and_writes_a_run_directory(tmp_path: 
     assert [(r["id"], r["verdict"]) for r in results] == [("CLIENT-rsio-stream-range", "pass"),
                                                           ("CLIENT-rsio-error", "pass")]
     assert (run_dir / "report" / "index.html").exists() and list((run_dir / "pcaps").glob("*.pcap"))
+    checked = subprocess.run([sys.executable, "-m", "rsio_tck.cli", "report", str(run_dir)], capture_output=True,
+                             text=True, timeout=120)
+    assert checked.returncode == 0, checked.stdout + checked.stderr  # the run directory meets its schemas
 
 
 @pytest.mark.parametrize(("args", "message"), [

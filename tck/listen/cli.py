@@ -74,7 +74,8 @@ def run_listen(listen: str, client_command: str, binding_name: str, profile: str
         raise GateError(f"--listen {listen}: listen mode listens on tcp://host:port")
     if not client_command.strip():
         raise GateError("--client-command: give the command that starts the client under test")
-    directory = report_dir / f"listen-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}"
+    now = time.time()  # the run directory's name, as rsio-tck run names it (run.schema.json's run_id)
+    directory = report_dir / (time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f"{int(now * 1000) % 1000:03d}Z")
     directory.mkdir(parents=True, exist_ok=True)
     named = gate.check_target_name(name) if name else None
     known = gate.read_baseline(baseline) if baseline is not None else frozenset()
