@@ -76,6 +76,8 @@ def publish_command(
     master: str | None = typer.Option(None, metavar="URL", help="Spark master URL; default local[*] bound to 127.0.0.1"),
     judge: bool = typer.Option(True, help="judge every recorded connection offline with the monitor"),
     build_reports: bool = typer.Option(True, help="build a missing per-run report with rsio_tck.report"),
+    grid: Path | None = typer.Option(None, metavar="FILE", help="a client x server matrix.json (make interop) to "
+                                     "publish as the grid page"),
     verbose: bool = typer.Option(False, "-v", help="log progress"),
 ) -> None:
     """Build the static multi-target compliance site (matrix, per-target pages, site.json) from run directories."""
@@ -87,6 +89,15 @@ def publish_command(
     spark = _spark(master)
     tables_dir = warehouse or out / "data"
     report = run_pipeline(spark, found, tables_dir, judge=judge)
-    index = publish_site(collect_tables(spark, tables_dir), out, build_reports=build_reports)
+    pairs = None
+    if grid is not None:
+        from .grid import read_grid
+
+        try:
+            pairs = read_grid(spark, grid)
+        except ValueError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+    index = publish_site(collect_tables(spark, tables_dir), out, build_reports=build_reports, grid=pairs)
     typer.echo(f"site: {index}  ({report.runs} runs, {report.frames} frames, "
                f"{report.offline_violations} offline violations, {time.perf_counter() - started:.1f} s)")

@@ -120,8 +120,9 @@ def _copy_report(run_path: str | None, out: Path, build: bool) -> bool:
     return True
 
 
-def publish_site(tables: dict[str, list[dict[str, Any]]], out: Path, *, build_reports: bool = True) -> Path:
-    """Render the site into ``out``; returns the path of its index.html."""
+def publish_site(tables: dict[str, list[dict[str, Any]]], out: Path, *, build_reports: bool = True,
+                 grid: list[dict[str, Any]] | None = None) -> Path:
+    """Render the site into ``out`` (with ``grid``, the client x server page too); returns its index.html."""
     data = site_data(tables)
     out.mkdir(parents=True, exist_ok=True)
     (out / "targets").mkdir(exist_ok=True)
@@ -132,7 +133,8 @@ def publish_site(tables: dict[str, list[dict[str, Any]]], out: Path, *, build_re
             if _copy_report(paths.get(version["run_id"]), where, build_reports):
                 version["report"] = f"{where.name}/index.html"  # relative to targets/<target>.html
     env = Environment(loader=PackageLoader("rsio_tck.pipeline", "templates"), autoescape=select_autoescape(["html"]))
-    common = {"generated": data["generated"], "kit_version": data["kit_version"], "runs": data["runs"]}
+    common = {"generated": data["generated"], "kit_version": data["kit_version"], "runs": data["runs"],
+              "has_grid": grid is not None}
     matrix = {(f"{row['target']}@{row['target_version']}", row["rule"]): row for row in data["matrix_latest"]}
     (out / "index.html").write_text(env.get_template("index.html").render(
         root="", columns=data["columns"], rules=data["rules"], matrix=matrix,
@@ -140,5 +142,11 @@ def publish_site(tables: dict[str, list[dict[str, Any]]], out: Path, *, build_re
     for target, page in data["targets"].items():
         (out / "targets" / f"{slug(target)}.html").write_text(env.get_template("target.html").render(
             root="../", target=target, verdicts=VERDICT_ORDER, **page, **common), encoding="utf-8")
+    if grid is not None:
+        from .grid import grid_shape
+
+        data["grid"] = grid
+        (out / "grid.html").write_text(env.get_template("grid.html").render(
+            root="", grid=grid_shape(grid), **common), encoding="utf-8")
     (out / "site.json").write_text(json.dumps(data, indent=1, default=str, sort_keys=True), encoding="utf-8")
     return out / "index.html"

@@ -1,0 +1,57 @@
+"""The client x server grid of ``make interop``: every real client against every real server, judged.
+
+Theory of operation: ``interop/run.py`` writes ``matrix.json``, one row per cell (client,
+server, client test case) with the cell's verdict, the client's exit code and the MUST rules
+the monitor found broken on each side of the proxied connection.  Spark reads it as a
+table and aggregates it per (client, server) pair: how many cases passed, failed, were
+known failures or skipped, and which rules each side broke; the publisher renders the grid.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F  # noqa: N812 - pyspark's convention
+
+VERDICTS = ("pass", "fail", "xfail", "xpass", "skip")
+
+
+def read_grid(spark: SparkSession, path: Path) -> list[dict[str, Any]]:
+    """Per (client, server): verdict counts, the cases that did not pass, and the rules broken per side."""
+    try:
+        cells = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a client x server matrix: {exc}") from None
+    if not isinstance(cells, list) or not all(isinstance(c, dict) and {"client", "server", "case", "verdict"} <= c.keys()
+                                             for c in cells):
+        raise ValueError(f"{path}: not a client x server matrix (a list of {{client, server, case, verdict}} rows)")
+    if not cells:
+        return []
+    rows = [(str(c["client"]), str(c["server"]), str(c["case"]), str(c["verdict"]),
+             [str(r) for r in c.get("client_rules") or []], [str(r) for r in c.get("server_rules") or []])
+            for c in cells]
+    frame = spark.createDataFrame(rows, "client string, server string, case string, verdict string, "
+                                        "client_rules array<string>, server_rules array<string>")
+    counts = [F.sum(F.when(F.col("verdict") == v, 1).otherwise(0)).alias(v) for v in VERDICTS]
+    grouped = frame.groupBy("client", "server").agg(
+        *counts,
+        F.sort_array(F.collect_list(F.when(F.col("verdict") != "pass", F.concat_ws(": ", "case", "verdict"))))
+        .alias("not_passed"),
+        F.sort_array(F.array_distinct(F.flatten(F.collect_list("client_rules")))).alias("client_rules"),
+        F.sort_array(F.array_distinct(F.flatten(F.collect_list("server_rules")))).alias("server_rules"),
+    ).orderBy("client", "server")
+    return [row.asDict(recursive=True) for row in grouped.collect()]
+
+
+def grid_shape(pairs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Rows (clients), columns (servers) and cells keyed by (client, server), with each cell's worst verdict."""
+    clients = sorted({p["client"] for p in pairs})
+    servers = sorted({p["server"] for p in pairs})
+    cells = {}
+    for pair in pairs:
+        worst = next((v for v in ("fail", "xpass", "xfail", "pass") if pair.get(v)), "skip")
+        cells[(pair["client"], pair["server"])] = {**pair, "worst": worst}
+    return {"clients": clients, "servers": servers, "cells": cells}

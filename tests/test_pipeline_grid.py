@@ -1,0 +1,56 @@
+"""The client x server grid of make interop: aggregated by Spark, rendered as the site's grid page."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pyspark")
+
+from pipeline_spark import session  # noqa: E402
+
+from rsio_tck.pipeline.grid import grid_shape, read_grid  # noqa: E402
+from rsio_tck.pipeline.publish import publish_site  # noqa: E402
+from rsio_tck.pipeline.schemas import DERIVED_TABLES  # noqa: E402
+
+CELLS = [
+    {"client": "a", "server": "x", "case": "stream-range", "verdict": "pass", "client_rules": [], "server_rules": []},
+    {"client": "a", "server": "x", "case": "error", "verdict": "fail", "client_rules": [],
+     "server_rules": ["RS-FLOW-2"]},
+    {"client": "a", "server": "y", "case": "stream-range", "verdict": "xfail", "client_rules": ["RS-FLOW-1"],
+     "server_rules": []},
+    {"client": "b", "server": "x", "case": "stream-range", "verdict": "skip", "client_rules": [], "server_rules": []},
+]
+
+
+def test_the_grid_counts_verdicts_and_rules_per_pair(tmp_path: Path) -> None:
+    path = tmp_path / "matrix.json"
+    path.write_text(json.dumps(CELLS))
+    pairs = {(p["client"], p["server"]): p for p in read_grid(session(), path)}
+    assert set(pairs) == {("a", "x"), ("a", "y"), ("b", "x")}
+    ax = pairs[("a", "x")]
+    assert (ax["pass"], ax["fail"], ax["server_rules"], ax["not_passed"]) == (1, 1, ["RS-FLOW-2"], ["error: fail"])
+    assert pairs[("a", "y")]["client_rules"] == ["RS-FLOW-1"]
+    shape = grid_shape(list(pairs.values()))
+    assert shape["clients"] == ["a", "b"] and shape["servers"] == ["x", "y"]
+    assert shape["cells"][("a", "x")]["worst"] == "fail" and shape["cells"][("b", "x")]["worst"] == "skip"
+
+
+def test_the_site_gets_a_grid_page(tmp_path: Path) -> None:
+    path = tmp_path / "matrix.json"
+    path.write_text(json.dumps(CELLS))
+    tables: dict[str, list[dict[str, object]]] = {name: [] for name in (*DERIVED_TABLES, "runs", "scenario_results")}
+    index = publish_site(tables, tmp_path / "site", build_reports=False, grid=read_grid(session(), path))
+    page = (index.parent / "grid.html").read_text()
+    assert "s: RS-FLOW-2" in page and "c: RS-FLOW-1" in page and 'class="fail"' in page
+    assert 'href="grid.html"' in index.read_text()
+
+
+@pytest.mark.parametrize("text", ["not json", "{}", '[{"client": "a"}]'])
+def test_a_bad_matrix_is_one_line(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "matrix.json"
+    path.write_text(text)
+    with pytest.raises(ValueError, match="not a client x server matrix"):
+        read_grid(session(), path)
