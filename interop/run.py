@@ -180,6 +180,22 @@ def matrix(names: list[str], out: Path) -> tuple[list[dict[str, object]], int]:
     return cells, changed
 
 
+def publish(out: Path, names: list[str]) -> None:
+    """One site per role (implementations x rules), each with the client x server grid, and an index of both."""
+    grid = out / "matrix.json"
+    for role in ("server", "client"):
+        runs = [str(out / role / name) for name in names if (out / role / name).is_dir()]
+        if runs:
+            kit("publish", *runs, "--out", str(out / "site" / role), *(["--grid", str(grid)] if grid.exists() else []))
+    (out / "site").mkdir(parents=True, exist_ok=True)
+    (out / "site" / "index.html").write_text(
+        "<!doctype html><html lang=en><meta charset=utf-8><title>rsio-tck interop</title><h1>RSocket interop</h1>"
+        "<ul><li><a href=server/index.html>implementations as servers</a> (the kit as client)</li>"
+        "<li><a href=client/index.html>implementations as clients</a> (the kit listening)</li>"
+        "<li><a href=server/grid.html>client x server grid</a> (real to real, judged by the kit's proxy)</li></ul>\n",
+        encoding="utf-8")
+
+
 def read_baseline(path: Path) -> set[str]:
     if not path.exists():
         return set()
@@ -208,15 +224,13 @@ def main() -> int:
     changed = 0
     if not args.no_matrix:
         _, changed = matrix(names, args.out)
-    runs = [str(p) for p in sorted(args.out.glob("*/*/*/run.json"))]
-    kit("publish", *sorted({str(Path(r).parent.parent) for r in runs}), "--out", str(args.out / "site"),
-        "--grid", str(args.out / "matrix.json"))
+    publish(args.out, names)
     bad = {what: code for what, code in codes.items() if code != 0}
     for what, code in bad.items():
         print(f"interop: {what}: exit {code} (a result differs from its baseline)", flush=True)
     if changed:
         print(f"interop: {changed} client x server cells differ from interop/matrix-baseline.txt", flush=True)
-    print(f"interop: done in {time.monotonic() - started:.0f} s; site: {args.out / 'site' / 'index.html'}")
+    print(f"interop: done in {time.monotonic() - started:.0f} s; site: {args.out / 'site' / 'index.html'}", flush=True)
     return 1 if bad or changed else 0
 
 
