@@ -110,8 +110,10 @@ def build(names: list[str]) -> dict[str, float | None]:
 
 def server_role(name: str, out: Path) -> int:
     started = time.monotonic()
+    caps = HERE / name / "capabilities.json"
     with Server(name) as url:
         code = kit("run", "--binding", "rsocket", "--target", url, "--name", f"{name}@{VERSIONS[name]}",
+                   *(["--capabilities", str(caps)] if caps.exists() else []),
                    "--baseline", str(HERE / name / "baseline.txt"), "--report-dir", str(out / "server" / name),
                    "--quiet", "--jobs", "4")
     print(f"interop: {name} as server: exit {code} in {time.monotonic() - started:.0f} s", flush=True)
