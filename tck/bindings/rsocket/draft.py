@@ -370,6 +370,10 @@ class ReactiveSocketDraft(Profile):
         stream_id = int.from_bytes(raw[4:12], "big")
         return Header(frame_type, stream_id, bool(flags & FLAG_I), bool(flags & FLAG_M), flags, 12)
 
+    def plain_next(self, buf: bytes, start: int) -> bool:
+        # Version 0, no flag (so no C: every such RESPONSE is an element), type RESPONSE.
+        return buf[start : start + 4] == b"\x00\x00\x00\x20"
+
     def build_header(self, frame_type: int, flags: int, stream_id: int) -> bytes:
         return bytes((VERSION, flags)) + frame_type.to_bytes(2, "big") + need_unsigned(stream_id, 64, "stream id")
 
