@@ -136,6 +136,8 @@ def test_run_equality_and_datas_follow_the_frames() -> None:
     assert run.to_frames() == [Payload(stream_id=7, next=True, data=d) for d in (b"a", b"", b"bc")]
     assert run == PayloadRun(7, 3, [b"a\x00\x00\x01", b"\x00\x00\x01", b"bc\x00\x00\x01"], 3)
     assert run == PayloadRun(7, 3, (b"a", b"", b"bc"))
+    head, rest = PayloadRun(7, 3, [b"a\x00\x00\x01", b"\x00\x00\x01", b"bc\x00\x00\x01"], 3).split(1)
+    assert (head.count, rest.count) == (1, 2) and head.to_frames() + rest.to_frames() == run.to_frames()
     assert run != Error(stream_id=7, error_code=0x201)
 
 

@@ -29,6 +29,7 @@ from .frames import (
     Cancel,
     Error,
     Ext,
+    Frame,
     Keepalive,
     Lease,
     MetadataPush,
@@ -369,6 +370,21 @@ class ReactiveSocketDraft(Profile):
         frame_type = (raw[2] << 8) | raw[3]
         stream_id = int.from_bytes(raw[4:12], "big")
         return Header(frame_type, stream_id, bool(flags & FLAG_I), bool(flags & FLAG_M), flags, 12)
+
+    def fast_decode(self, buf: bytes | bytearray, start: int, stop: int) -> Frame | None:
+        flags = buf[start + 1]
+        if buf[start] != VERSION or flags & (FLAG_I | FLAG_M) or buf[start + 2]:
+            return None  # another version, an ignorable frame, metadata, a type above 0xFF: the general path
+        kind = buf[start + 3]
+        if kind == 0x20:
+            data = bytes(buf[start + 12 : stop])
+            complete = bool(flags & FLAG_C)
+            return Payload(stream_id=int.from_bytes(buf[start + 4 : start + 12], "big"), follows=bool(flags & FLAG_F),
+                           complete=complete, next=not (complete and not data), data=data)
+        if kind == 0x15 and stop - start == 20:
+            return RequestN(stream_id=int.from_bytes(buf[start + 4 : start + 12], "big"),
+                            request_n=int.from_bytes(buf[start + 12 : stop], "big"))
+        return None
 
     def plain_next(self, buf: bytes, start: int) -> bool:
         # Version 0, no flag (so no C: every such RESPONSE is an element), type RESPONSE.

@@ -64,6 +64,14 @@ class PayloadRun:
             return tuple(self._pieces)
         return tuple(map(itemgetter(slice(None, -self._trim)), self._pieces))
 
+    def split(self, at: int) -> tuple[PayloadRun, PayloadRun]:
+        """The first ``at`` frames and the rest, as two runs (0 < ``at`` < ``count``)."""
+        if not 0 < at < self.count:
+            raise ValueError(f"cannot split a run of {self.count} frames at {at}")
+        pieces = self._pieces
+        return (PayloadRun(self.stream_id, at, pieces[:at], self._trim),
+                PayloadRun(self.stream_id, self.count - at, pieces[at:], self._trim))
+
     def to_frames(self) -> list[Payload]:
         sid = self.stream_id
         return [Payload(stream_id=sid, next=True, data=data) for data in self.datas]
