@@ -97,7 +97,7 @@ def _rules_cited(program: dict[str, object]) -> set[str]:
 def test_programs_are_scenarios_of_known_steps_citing_catalogued_rules(data: st.DataObject, profile: str) -> None:
     program = data.draw(fuzz_programs(profile))
     assert json.loads(json.dumps(program)) == program  # plain data: the engine caches programs as JSON
-    assert program["codecs"] == [profile] and program["level"] == "MUST"
+    assert program["profiles"] == [profile] and program["binding"] == "rsocket" and program["level"] == "MUST"
     steps = program["steps"]
     assert steps and all(len(set(step) - {"rule"}) == 1 and set(step) - {"rule"} <= STEP_KINDS for step in steps)
     assert _rules_cited(program) <= set(RULES)
