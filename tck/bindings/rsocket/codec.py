@@ -172,6 +172,7 @@ class Profile:
     prefix_size: int  # bytes of the length prefix on stream transports
     header_size: int  # bytes of the frame header (without the prefix)
     ignore_flag: int  # the I bit in this profile's flags field
+    id_last_byte: int  # offset in the header of the stream id's last (least significant) byte
     readers: dict[int, Reader]
     writers: dict[type, Writer]
     type_names: dict[int, str]
@@ -407,6 +408,8 @@ class FrameDecoder:
         fast = profile.fast_decode
         decode = profile.decode_frame
         plain_next = profile.plain_next
+        id_last = profile.id_last_byte
+        probe = prefix_size + id_last  # from a frame's end: the next frame's last stream id byte
         append = out.append
         end = len(buf)
         pos = 0
@@ -418,9 +421,12 @@ class FrameDecoder:
             stop = start + size
             if stop > end:
                 break
-            # A run is worth trying where the next frame repeats this one's header.
+            # A run is worth trying where the next frame repeats this one's header (the last
+            # stream id byte first: one comparison rules out interleaved streams).
             if (
-                buf[stop + prefix_size : stop + prefix_size + header_size] == buf[start : start + header_size]
+                stop + probe < end
+                and buf[stop + probe] == buf[start + id_last]
+                and buf[stop + prefix_size : stop + prefix_size + header_size] == buf[start : start + header_size]
                 and plain_next(buf, start)
             ):
                 if self._skip:

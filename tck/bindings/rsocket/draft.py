@@ -67,6 +67,12 @@ TYPE_NAMES: dict[int, str] = {
 }
 
 
+_new = object.__new__
+_set_stream, _set_ignore, _set_follows, _set_complete, _set_next, _set_metadata, _set_data = (
+    getattr(Payload, name).__set__ for name in ("stream_id", "ignore", "follows", "complete", "next", "metadata", "data")
+)
+
+
 def draft_error_code(stream_id: int) -> int:
     """The 1.0 code a draft ERROR (which carries none) decodes to: connection or application error."""
     return CONNECTION_ERROR if stream_id == 0 else APPLICATION_ERROR
@@ -359,6 +365,7 @@ class ReactiveSocketDraft(Profile):
     prefix_size = 4
     header_size = 12
     ignore_flag = FLAG_I
+    id_last_byte = 11
     readers = READERS
     writers = WRITERS
     type_names = TYPE_NAMES
@@ -377,10 +384,18 @@ class ReactiveSocketDraft(Profile):
             return None  # another version, an ignorable frame, metadata, a type above 0xFF: the general path
         kind = buf[start + 3]
         if kind == 0x20:
+            # Built field by field, as 1.0's fast path does: half the cost of the frozen dataclass's __init__.
             data = bytes(buf[start + 12 : stop])
             complete = bool(flags & FLAG_C)
-            return Payload(stream_id=int.from_bytes(buf[start + 4 : start + 12], "big"), follows=bool(flags & FLAG_F),
-                           complete=complete, next=not (complete and not data), data=data)
+            frame = _new(Payload)
+            _set_stream(frame, int.from_bytes(buf[start + 4 : start + 12], "big"))
+            _set_ignore(frame, False)
+            _set_follows(frame, bool(flags & FLAG_F))
+            _set_complete(frame, complete)
+            _set_next(frame, not (complete and not data))
+            _set_metadata(frame, None)
+            _set_data(frame, data)
+            return frame
         if kind == 0x15 and stop - start == 20:
             return RequestN(stream_id=int.from_bytes(buf[start + 4 : start + 12], "big"),
                             request_n=int.from_bytes(buf[start + 12 : stop], "big"))

@@ -393,6 +393,7 @@ class RSocket10(Profile):
     prefix_size = 3
     header_size = 6
     ignore_flag = FLAG_I
+    id_last_byte = 3
     readers = READERS
     writers = WRITERS
     type_names = TYPE_NAMES
