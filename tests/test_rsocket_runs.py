@@ -151,3 +151,18 @@ def test_a_length_shorter_than_the_header_ends_the_run_even_when_the_chain_match
     items, error = decode(V1, stream, [], "feed_runs")
     assert (expand(items), error) == decode(V1, stream, [], "feed")
     assert decode(V1, stream, [], "feed")[1] == ("RS-FRAME-1", len(good))
+
+
+def test_feed_and_feed_runs_may_alternate_on_one_decoder_and_messages_are_frames() -> None:
+    encoder = get_profile(DRAFT).encoder()
+    frames = [Payload(stream_id=9, next=True, data=b"%d" % i) for i in range(50)]
+    stream = b"".join(encoder.encode(f) for f in frames)
+    decoder = get_profile(DRAFT).decoder()
+    out: list[object] = []
+    for i, start in enumerate(range(0, len(stream), 37)):
+        feed = decoder.feed_runs if i % 2 else decoder.feed
+        out += feed(stream[start : start + 37])
+    decoder.eof()
+    assert expand(out) == frames
+    message = get_profile(V1).encoder(length_prefix=False).encode(frames[0])
+    assert get_profile(V1).decoder(length_prefix=False).feed_runs(message) == [frames[0]]
