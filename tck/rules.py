@@ -64,6 +64,7 @@ AREAS: dict[str, str] = {
     "RS-PUSH": "RSocket metadata push",
     "RS-RESUME": "RSocket resumption",
     "RS-UNEXPECTED": "RSocket handling the unexpected",
+    "RS-TCK": "RSocket test publishers",
 }
 
 M, S = Level.MUST, Level.SHOULD
@@ -268,7 +269,7 @@ _RSOCKET_RULES: tuple[Rule, ...] = (
     Rule(id="RS-SETUP-5", level=M, binds="client", source=P + "SETUP Frame (Time Between KEEPALIVE Frames, Max Lifetime: 'Value MUST be > 0')",
          title="SETUP's keepalive interval and max lifetime are greater than 0."),
     Rule(id="RS-SETUP-6", level=M, binds="server", source=P + "Versioning Scheme; Negotiation; Connection Establishment",
-         title="A server answers a SETUP of a major version it does not speak (any but the profile's) with ERROR[UNSUPPORTED_SETUP|INVALID_SETUP|REJECTED_SETUP] on stream 0."),
+         title="A server answers a SETUP of a major version above the profile's (which it cannot speak) with ERROR[UNSUPPORTED_SETUP|INVALID_SETUP|REJECTED_SETUP] on stream 0."),
     Rule(id="RS-SETUP-7", level=M, binds="client", source=P + "SETUP Frame (Encoding MIME Type: 'MUST NOT be null terminated')",
          title="SETUP names a metadata and a data MIME type: each non-empty and not null-terminated."),
     Rule(id="RS-SETUP-8", level=S, binds="client", source=P + "SETUP Frame (Encoding MIME Type: 'SHOULD be a US-ASCII string')",
@@ -301,9 +302,9 @@ _RSOCKET_RULES: tuple[Rule, ...] = (
          title="A request sent without a lease left is answered with ERROR[REJECTED] (draft: not answered)."),
     # Stream identifiers
     Rule(id="RS-STREAMID-1", level=M, binds="requester", source=P + "Stream Identifiers, Generation ('a client MUST generate odd Stream IDs, and a server MUST generate even')",
-         title="A request's stream id is odd from the client and even from the server, and never 0."),
+         title="rsocket-1.0: a request's stream id is odd from the client and even from the server, and never 0."),
     Rule(id="RS-STREAMID-2", level=M, binds="requester", source=P + "Stream Identifiers, Generation ('MUST start at 1 [2] and increment by 2 sequentially')",
-         title="A requester's stream ids start at 1 (client) or 2 (server) and each new one is the previous plus 2, until the max id has been used."),
+         title="rsocket-1.0: a requester's stream ids start at 1 (client) or 2 (server) and each new one is the previous plus 2, until the max id has been used."),
     Rule(id="RS-STREAMID-3", level=M, binds="requester", source=P + "Stream Sequences and Lifetimes ('the Stream ID MUST NOT be re-used'); Stream Identifiers, Lifetime",
          title="A requester never reuses a finished stream id (after the max id, it may wrap and reuse ids not in use)."),
     Rule(id="RS-STREAMID-4", level=M, binds="requester", source=P + "Stream Identifiers ('MUST be locally unique'; 'MUST skip IDs still in use'); Handling the Unexpected",
@@ -373,6 +374,23 @@ _RSOCKET_RULES: tuple[Rule, ...] = (
          title="A frame on an unknown stream, a request on a stream in use and a METADATA_PUSH on a non-0 stream are ignored: no ERROR answers them."),
     Rule(id="RS-UNEXPECTED-2", level=M, binds="both", source=P + "Handling the Unexpected ('A server MUST ignore a SETUP frame after it has accepted a previous SETUP'; '... ignore an ERROR[INVALID_SETUP|...]'; 'A client MUST ignore a SETUP frame')",
          title="A second SETUP, a SETUP from the server and a setup error code the receiver must ignore are ignored: no ERROR answers them."),
+    # Test publishers (bindings.md §2; names and parameters as rsio-v0 §8)
+    Rule(id="RS-TCK-1", level=M, binds="target", source="bindings.md §2; rsio-v0 §8",
+         title="request-stream tck/range?start=S&count=N emits S..S+N-1, each as decimal UTF-8 text, then completes."),
+    Rule(id="RS-TCK-2", level=M, binds="target", source="bindings.md §2; rsio-v0 §8",
+         title="request-stream tck/infinite?start=S emits S, S+1, ... as decimal UTF-8 text while credits last, and never completes."),
+    Rule(id="RS-TCK-3", level=M, binds="target", source="bindings.md §2; rsio-v0 §8",
+         title="request-stream tck/error?after=N&message=M emits 0..N-1 then ERROR[APPLICATION_ERROR] with data M."),
+    Rule(id="RS-TCK-4", level=M, binds="target", source="bindings.md §2; rsio-v0 §8",
+         title="request-stream tck/large?size=B&count=N emits N payloads of B bytes, byte j of payload i = (i+j) mod 256 (fragmented when needed), then completes."),
+    Rule(id="RS-TCK-5", level=M, binds="target", source="bindings.md §2 ('Unknown name: ERROR APPLICATION_ERROR on that stream')",
+         title="A request naming a publisher the target does not serve, or with a malformed parameter, is answered ERROR[APPLICATION_ERROR] on that stream."),
+    Rule(id="RS-TCK-6", level=M, binds="target", source="bindings.md §2 (request-response row)",
+         title="request-response on a test publisher answers its first element (N|C), an empty completion (C) when it has none, or its ERROR."),
+    Rule(id="RS-TCK-7", level=M, binds="target", source="bindings.md §2 (request-channel row)",
+         title="request-channel tck/echo sends back every later inbound payload, in order, and completes only once the inbound has completed."),
+    Rule(id="RS-TCK-8", level=M, binds="target", source="bindings.md §2 (metadata-push row: 'ignored; the connection stays up'); " + P + "METADATA_PUSH Frame",
+         title="A METADATA_PUSH on stream 0 is accepted: no ERROR on stream 0 answers it and the connection stays up."),
 )
 
 _RULES = _RULES + _RSOCKET_RULES
