@@ -4,7 +4,9 @@ mutated script exactly the rule it names (and nothing in a legal one), and progr
 from __future__ import annotations
 
 import json
+from importlib import resources
 
+import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -88,6 +90,10 @@ def test_every_mutation_kind_of_a_profile_is_drawn(profile: str) -> None:
     assert kinds == set(MUTATIONS) - NOT_IN.get(profile, frozenset())
 
 
+SCHEMA = json.loads(resources.files("rsio_tck.scenarios").joinpath("schema.json").read_text())
+SCENARIO_FILE = jsonschema.Draft202012Validator(SCHEMA)
+
+
 def _rules_cited(program: dict[str, object]) -> set[str]:
     return {step["rule"] for step in program["steps"] if "rule" in step}  # type: ignore[index, union-attr]
 
@@ -98,6 +104,7 @@ def test_programs_are_scenarios_of_known_steps_citing_catalogued_rules(data: st.
     program = data.draw(fuzz_programs(profile))
     assert json.loads(json.dumps(program)) == program  # plain data: the engine caches programs as JSON
     assert program["profiles"] == [profile] and program["binding"] == "rsocket" and program["level"] == "MUST"
+    assert "codecs" not in program  # RS-IO's wire names
     steps = program["steps"]
     assert steps and all(len(set(step) - {"rule"}) == 1 and set(step) - {"rule"} <= STEP_KINDS for step in steps)
     assert _rules_cited(program) <= set(RULES)
@@ -113,3 +120,13 @@ def test_programs_are_scenarios_of_known_steps_citing_catalogued_rules(data: st.
                 assert caught.value.rule == rule
             else:
                 assert all(isinstance(f, IgnoredFrame) for f in decoder.feed(raw))
+
+
+@pytest.mark.skipif("binding" not in SCHEMA["$defs"]["scenario"]["properties"],
+                    reason="this tree's scenario schema predates bindings (the engine's branch brings it)")
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), profile=PROFILES)
+def test_programs_are_valid_scenario_files(data: st.DataObject, profile: str) -> None:
+    program = data.draw(fuzz_programs(profile))
+    scenario = dict(program, id="FUZZ-001", title="fuzz program", rules=sorted(_rules_cited(program)))
+    SCENARIO_FILE.validate([scenario])

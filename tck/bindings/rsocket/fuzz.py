@@ -341,8 +341,9 @@ def fuzz_programs(draw: Draw, profile: str = V1, reassembly_limit: int | None = 
 
     ``reassembly_limit`` is accepted for the engine's hook signature; RSocket programs
     send no fragmented payloads to the target, so it does not change what is drawn."""
+    # ``codecs`` is RS-IO's; other bindings name their wire ``profiles`` (the scenario schema).
     scenario: dict[str, Any] = {"level": "MUST", "handshake": "auto", "goodbye": "auto", "binding": "rsocket",
-                                "profiles": [profile], "codecs": [profile]}
+                                "profiles": [profile]}
     steps: list[dict[str, Any]] = []
     for sub, block in enumerate(draw(st.lists(_episode(0), min_size=1, max_size=4)), start=1):
         # Episodes are drawn with a placeholder subscriber and numbered here, so a shrunk
