@@ -1,4 +1,4 @@
-"""The scapy RSocket layer agrees with the rsocket-1.0 codec: it builds the codec's bytes and dissects them back."""
+"""The scapy RSocket layers agree with the codecs of both profiles: they build the codec's bytes and dissect them back."""
 
 from __future__ import annotations
 
@@ -7,23 +7,35 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
-from scapy.packet import Raw
+from scapy.packet import Packet, Raw
 from scapy.utils import rdpcap, wrpcap
-from test_rsocket_codec import ROUNDTRIP_V1
+from test_rsocket_codec import GENERATED, ROUNDTRIP_DRAFT, ROUNDTRIP_V1
 from test_rsocket_golden import DATA, EXPECTED, load_vectors
 
-from rsio_tck.bindings.rsocket import Decoded, IgnoredFrame, get_profile
+from rsio_tck.bindings.rsocket import Decoded, IgnoredFrame, draft, get_profile, v1
 from rsio_tck.bindings.rsocket.frames import (
     Keepalive,
     Payload,
     RequestN,
     RequestStream,
+    RequestSubscription,
     Setup,
     describe,
 )
 from rsio_tck.bindings.rsocket.scapy_layer import (
+    BODIES,
+    DRAFT_BODIES,
+    PACKETS,
+    DraftRequestN,
+    DraftRequestStream,
+    DraftResponse,
+    DraftRSocket,
+    DraftRSocketMessage,
+    DraftSetup,
     RSocket,
     RSocketKeepalive,
     RSocketMessage,
@@ -37,7 +49,90 @@ from rsio_tck.bindings.rsocket.scapy_layer import (
 from rsio_tck.errors import ProtocolViolation
 
 V1 = get_profile("rsocket-1.0")
+DRAFT = get_profile("reactivesocket-draft")
 GOLDEN = load_vectors(DATA / "rsocket-1.0.hex")
+ETHER = {"src": "02:00:00:00:00:01", "dst": "02:00:00:00:00:02"}
+
+
+def test_every_frame_type_of_both_profiles_has_a_body_layer() -> None:
+    assert set(BODIES) == set(v1.READERS)
+    assert set(DRAFT_BODIES) == set(draft.READERS)
+
+
+@pytest.mark.parametrize("frame", ROUNDTRIP_DRAFT, ids=lambda f: describe(f)[:60])
+def test_draft_from_frame_builds_the_codec_bytes_and_dissects_back(frame: Decoded) -> None:
+    raw = DRAFT.encoder().encode(frame)
+    assert bytes(from_frame(frame, profile="reactivesocket-draft")) == raw
+    assert bytes(from_frame(frame, length_prefix=False, profile="reactivesocket-draft")) == raw[4:]
+    assert DraftRSocket(raw).to_frame() == frame
+    assert DraftRSocketMessage(raw[4:]).to_frame() == frame
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), profile=st.sampled_from(["rsocket-1.0", "reactivesocket-draft"]))
+def test_generated_frames_of_every_type_round_trip_through_the_layer(data: st.DataObject, profile: str) -> None:
+    frame = data.draw(GENERATED[profile])
+    codec = get_profile(profile)
+    raw = codec.encoder().encode(frame)
+    framed, message = PACKETS[profile]
+    pkt = from_frame(frame, profile=profile)
+    assert bytes(pkt) == raw
+    assert framed(raw).to_frame() == frame
+    assert message(raw[codec.prefix_size :]).to_frame() == frame
+    assert dissect_stream(raw + raw, profile)[1].to_frame() == frame
+
+
+def test_hand_built_draft_packets_decode_as_the_frames_they_name() -> None:
+    built: list[tuple[Packet, Decoded]] = [
+        (DraftRSocket(stream_id=5, frame_type="REQUEST_STREAM", flags="M")
+         / DraftRequestStream(initial_request_n=3, metadata=b"md", data=b"tck/range?count=3"),
+         RequestStream(stream_id=5, initial_request_n=3, metadata=b"md", data=b"tck/range?count=3")),
+        (DraftRSocket(stream_id=5, frame_type="RESPONSE", flags="C") / DraftResponse(data=b"2"),
+         Payload(stream_id=5, next=True, complete=True, data=b"2")),
+        (DraftRSocket(stream_id=5, frame_type="RESPONSE", flags="C") / DraftResponse(),
+         Payload(stream_id=5, complete=True)),
+        (DraftRSocket(stream_id=2**64 - 1, frame_type="REQUEST_N") / DraftRequestN(request_n=2**64 - 1),
+         RequestN(stream_id=2**64 - 1, request_n=2**64 - 1)),
+        (DraftRSocket(frame_type="SETUP", flags="F+C") / DraftSetup(keepalive_interval=5, max_lifetime=6,
+                                                                   metadata_mime=b"a", data_mime=b"b"),
+         Setup(major_version=0, keepalive_interval=5, max_lifetime=6, lease=True, strict=True, metadata_mime=b"a",
+               data_mime=b"b")),
+        (DraftRSocket(stream_id=7, frame_type="REQUEST_SUB") / Raw(bytes(8)),
+         RequestSubscription(stream_id=7, initial_request_n=0)),
+    ]
+    for pkt, frame in built:
+        assert pkt.to_frame() == frame
+        assert bytes(pkt) == DRAFT.encoder().encode(frame)
+
+
+def test_a_draft_metadata_length_past_the_frame_makes_it_ignored_and_a_short_length_is_rejected() -> None:
+    pkt = from_frame(Payload(stream_id=3, next=True, metadata=b"m", data=b"hi"), profile="reactivesocket-draft")
+    pkt[DraftResponse].metadata_len = 200
+    ignored = DraftRSocket(bytes(pkt)).to_frame()
+    assert isinstance(ignored, IgnoredFrame) and ignored.rule == "RS-DRAFT-2"
+    pkt = from_frame(Payload(stream_id=3, next=True, data=b"hi"), profile="reactivesocket-draft")
+    pkt.length = 15
+    with pytest.raises(ProtocolViolation) as caught:
+        DRAFT.decoder().feed(bytes(pkt))
+    assert caught.value.rule == "RS-FRAME-1"
+    pkt.length, pkt.reserved = None, 1
+    with pytest.raises(ProtocolViolation) as caught:
+        DRAFT.decoder().feed(bytes(pkt))
+    assert caught.value.rule == "RS-FRAME-3"
+    pkt.reserved, pkt.version = 0, 1
+    with pytest.raises(ProtocolViolation) as caught:
+        DRAFT.decoder().feed(bytes(pkt))
+    assert caught.value.rule == "RS-DRAFT-1"
+
+
+def test_draft_dissect_stream_keeps_an_incomplete_or_impossible_tail() -> None:
+    encoder = DRAFT.encoder()
+    frames = [RequestStream(stream_id=1, initial_request_n=2, data=b"x"), Payload(stream_id=1, next=True, data=b"1")]
+    stream = b"".join(encoder.encode(f) for f in frames)
+    packets = dissect_stream(stream + b"\x00\x00\x00\x20\x00", "reactivesocket-draft")
+    assert [p.to_frame() for p in packets[:2]] == frames
+    assert isinstance(packets[2], Raw) and bytes(packets[2]) == b"\x00\x00\x00\x20\x00"
+    assert isinstance(dissect_stream(b"\x00\x00\x00\x0f" + bytes(11), "reactivesocket-draft")[0], Raw)
 
 
 @pytest.mark.parametrize("frame", ROUNDTRIP_V1, ids=lambda f: describe(f)[:60])
@@ -127,19 +222,19 @@ def test_dissect_stream_splits_frames_and_keeps_an_incomplete_tail() -> None:
     assert isinstance(packets[2], Raw) and bytes(packets[2]) == b"\x00\x00\x09\x00"
 
 
-def _pcap(tmp_path: Path, frames: list[Decoded], port: int) -> Path:
+def _pcap(tmp_path: Path, frames: list[Decoded], port: int, profile: str = "rsocket-1.0") -> Path:
     packets = []
     seq = 1000
     for frame in frames:
-        pkt = from_frame(frame)
+        pkt = from_frame(frame, profile=profile)
         packets.append(
-            Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+            Ether(**ETHER)
             / IP(src="127.0.0.1", dst="127.0.0.1")
             / TCP(sport=port, dport=40000, flags="PA", seq=seq)
             / pkt
         )
         seq += len(pkt)
-    path = tmp_path / "rsocket.pcap"
+    path = tmp_path / f"{profile}.pcap"
     wrpcap(str(path), packets)
     return path
 
@@ -149,6 +244,15 @@ def test_pcap_round_trip(tmp_path: Path) -> None:
     path = _pcap(tmp_path, frames, 7878)
     payloads = [bytes(p[TCP].payload) for p in rdpcap(str(path))]
     assert [RSocket(raw).to_frame() for raw in payloads] == frames
+
+
+@pytest.mark.parametrize(("profile", "frames"), [("rsocket-1.0", ROUNDTRIP_V1), ("reactivesocket-draft", ROUNDTRIP_DRAFT)])
+def test_pcap_of_every_frame_type_reads_back(tmp_path: Path, profile: str, frames: list[Decoded]) -> None:
+    path = _pcap(tmp_path, frames, 7878, profile)
+    captured = rdpcap(str(path))
+    assert all(p[Ether].src == ETHER["src"] and p[Ether].dst == ETHER["dst"] for p in captured)
+    framed = PACKETS[profile][0]
+    assert [framed(bytes(p[TCP].payload)).to_frame() for p in captured] == frames
 
 
 @pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed")

@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 from ...errors import ProtocolViolation
 from .frames import Decoded, Frame, IgnoredFrame
 from .rules import RULES
+from .runs import FIRST_FRAMES, MAX_WINDOW, MIN_FRAMES, PayloadRun, find_run
 
 # -- limits ---------------------------------------------------------------------------
 
@@ -171,6 +172,7 @@ class Profile:
     prefix_size: int  # bytes of the length prefix on stream transports
     header_size: int  # bytes of the frame header (without the prefix)
     ignore_flag: int  # the I bit in this profile's flags field
+    id_last_byte: int  # offset in the header of the stream id's last (least significant) byte
     readers: dict[int, Reader]
     writers: dict[type, Writer]
     type_names: dict[int, str]
@@ -190,7 +192,12 @@ class Profile:
     def build_prefix(self, frame_size: int) -> bytes:
         raise NotImplementedError
 
-    def fast_decode(self, buf: bytearray, start: int, stop: int) -> Frame | None:
+    def plain_next(self, buf: bytes, start: int) -> bool:
+        """Whether the whole frame at ``buf[start]`` (after its prefix) is a PAYLOAD with only the
+        NEXT flag and a valid header: one that may start or continue a ``PayloadRun``."""
+        return False
+
+    def fast_decode(self, buf: bytes | bytearray, start: int, stop: int) -> Frame | None:
         """The frame in ``buf[start:stop]`` when it is a common, plainly valid one; None sends it the general way.
 
         The hot frames (PAYLOAD, REQUEST_N) skip the header tuple and the field
@@ -283,6 +290,9 @@ class FrameDecoder:
 
     ``offset`` is the stream offset of the frame in progress.  Without
     ``length_prefix`` every ``feed`` is one whole frame (one WebSocket message).
+    ``feed_runs`` returns the same frames, except that stretches of plain NEXT
+    PAYLOAD frames on one stream may come back as ``PayloadRun`` values (see
+    ``runs.py``); after a failed ``feed_runs``, ``salvaged`` may hold runs too.
     """
 
     def __init__(
@@ -292,9 +302,32 @@ class FrameDecoder:
         self.limits = limits or DEFAULT_LIMITS
         self.length_prefix = length_prefix
         self.offset = 0
-        self.salvaged: list[Decoded] = []
+        self.salvaged: list[Decoded | PayloadRun] = []
         self._buf = bytearray()  # bytes not consumed yet: the frame in progress; _buf[0] is at self.offset
         self._dead: ProtocolViolation | None = None
+        # The run finder's backoff: after a miss, this many chances to try are skipped.
+        self._skip = 0
+        self._backoff = 0
+
+    def feed_runs(self, data: bytes) -> list[Decoded | PayloadRun]:
+        """``feed``, with stretches of plain NEXT PAYLOAD frames on one stream as ``PayloadRun`` values."""
+        if self._dead is not None:
+            raise self._dead
+        if not self.length_prefix:
+            return self.feed(data)  # type: ignore[return-value]
+        out: list[Decoded | PayloadRun] = []
+        # One bytes object over the held bytes and the new ones: the pieces of a run are
+        # split from it, and a feed costs one copy of the bytes that were held.
+        buf = bytes(self._buf) + data if self._buf else bytes(data)
+        try:
+            pos = self._frames_and_runs(buf, out)
+        except ProtocolViolation as exc:
+            self._dead = exc
+            self.salvaged = out
+            raise
+        self._buf[:] = buf[pos:]
+        self.offset += pos
+        return out
 
     def feed(self, data: bytes) -> list[Decoded]:
         if self._dead is not None:
@@ -307,7 +340,7 @@ class FrameDecoder:
                 self._feed_message(data, out)
         except ProtocolViolation as exc:
             self._dead = exc
-            self.salvaged = out
+            self.salvaged = [*out]
             raise
         return out
 
@@ -363,6 +396,70 @@ class FrameDecoder:
             append(frame if frame is not None else decode(bytes(buf[start:stop]), self.offset + pos))
             pos = stop
         return pos
+
+    def _frames_and_runs(self, buf: bytes, out: list[Decoded | PayloadRun]) -> int:
+        """``_frames`` over ``buf``, trying a run wherever a plain NEXT frame is followed by
+        another with the same header; the position after the last whole frame or run."""
+        profile = self.profile
+        prefix_size = profile.prefix_size
+        header_size = profile.header_size
+        max_frame = self.limits.max_frame
+        frame_size = profile.frame_size
+        fast = profile.fast_decode
+        decode = profile.decode_frame
+        plain_next = profile.plain_next
+        id_last = profile.id_last_byte
+        probe = prefix_size + id_last  # from a frame's end: the next frame's last stream id byte
+        append = out.append
+        end = len(buf)
+        pos = 0
+        while end - pos >= prefix_size:
+            size = frame_size(buf[pos : pos + prefix_size], self.offset + pos)
+            if size > max_frame or size < header_size:
+                self._bad_size(size, pos)
+            start = pos + prefix_size
+            stop = start + size
+            if stop > end:
+                break
+            # A run is worth trying where the next frame repeats this one's header (the last
+            # stream id byte first: one comparison rules out interleaved streams).
+            if (
+                stop + probe < end
+                and buf[stop + probe] == buf[start + id_last]
+                and buf[stop + prefix_size : stop + prefix_size + header_size] == buf[start : start + header_size]
+                and plain_next(buf, start)
+            ):
+                if self._skip:
+                    self._skip -= 1
+                else:
+                    taken = self._run(buf, pos, stop, out)
+                    if taken:
+                        pos += taken
+                        continue
+            frame = fast(buf, start, stop)
+            append(frame if frame is not None else decode(buf[start:stop], self.offset + pos))
+            pos = stop
+        return pos
+
+    def _run(self, buf: bytes, pos: int, stop: int, out: list[Decoded | PayloadRun]) -> int:
+        """Append the run starting with the frame ``buf[pos:stop]`` if one is proved; the bytes it covers."""
+        prefix, header = self.profile.prefix_size, self.profile.header_size
+        found = find_run(buf, pos, stop, prefix=prefix, header=header,
+                         window=FIRST_FRAMES * (stop - pos), max_frame=self.limits.max_frame)
+        pieces, covered, complete = found
+        if complete:  # the first window was all one run: take as much as a window holds
+            pieces, covered, _ = find_run(buf, pos, stop, prefix=prefix, header=header,
+                                          window=MAX_WINDOW, max_frame=self.limits.max_frame)
+        if len(pieces) < MIN_FRAMES:
+            self._skip = self._backoff
+            self._backoff = min(2 * self._backoff + 1, 1023)
+        else:
+            self._backoff = 0
+        if len(pieces) < 2:
+            return 0
+        stream_id = self.profile.parse_header(buf[pos + prefix : pos + prefix + header], None).stream_id
+        out.append(PayloadRun(stream_id, len(pieces), pieces, prefix))
+        return covered
 
     def _bad_size(self, size: int, pos: int) -> None:
         offset = self.offset + pos

@@ -29,6 +29,7 @@ from .frames import (
     Cancel,
     Error,
     Ext,
+    Frame,
     Keepalive,
     Lease,
     MetadataPush,
@@ -64,6 +65,12 @@ TYPE_NAMES: dict[int, str] = {
     0x0031: "METADATA_PUSH",
     0xFFFF: "EXT",
 }
+
+
+_new = object.__new__
+_set_stream, _set_ignore, _set_follows, _set_complete, _set_next, _set_metadata, _set_data = (
+    getattr(Payload, name).__set__ for name in ("stream_id", "ignore", "follows", "complete", "next", "metadata", "data")
+)
 
 
 def draft_error_code(stream_id: int) -> int:
@@ -358,6 +365,7 @@ class ReactiveSocketDraft(Profile):
     prefix_size = 4
     header_size = 12
     ignore_flag = FLAG_I
+    id_last_byte = 11
     readers = READERS
     writers = WRITERS
     type_names = TYPE_NAMES
@@ -369,6 +377,33 @@ class ReactiveSocketDraft(Profile):
         frame_type = (raw[2] << 8) | raw[3]
         stream_id = int.from_bytes(raw[4:12], "big")
         return Header(frame_type, stream_id, bool(flags & FLAG_I), bool(flags & FLAG_M), flags, 12)
+
+    def fast_decode(self, buf: bytes | bytearray, start: int, stop: int) -> Frame | None:
+        flags = buf[start + 1]
+        if buf[start] != VERSION or flags & (FLAG_I | FLAG_M) or buf[start + 2]:
+            return None  # another version, an ignorable frame, metadata, a type above 0xFF: the general path
+        kind = buf[start + 3]
+        if kind == 0x20:
+            # Built field by field, as 1.0's fast path does: half the cost of the frozen dataclass's __init__.
+            data = bytes(buf[start + 12 : stop])
+            complete = bool(flags & FLAG_C)
+            frame = _new(Payload)
+            _set_stream(frame, int.from_bytes(buf[start + 4 : start + 12], "big"))
+            _set_ignore(frame, False)
+            _set_follows(frame, bool(flags & FLAG_F))
+            _set_complete(frame, complete)
+            _set_next(frame, not (complete and not data))
+            _set_metadata(frame, None)
+            _set_data(frame, data)
+            return frame
+        if kind == 0x15 and stop - start == 20:
+            return RequestN(stream_id=int.from_bytes(buf[start + 4 : start + 12], "big"),
+                            request_n=int.from_bytes(buf[start + 12 : stop], "big"))
+        return None
+
+    def plain_next(self, buf: bytes, start: int) -> bool:
+        # Version 0, no flag (so no C: every such RESPONSE is an element), type RESPONSE.
+        return buf[start : start + 4] == b"\x00\x00\x00\x20"
 
     def build_header(self, frame_type: int, flags: int, stream_id: int) -> bytes:
         return bytes((VERSION, flags)) + frame_type.to_bytes(2, "big") + need_unsigned(stream_id, 64, "stream id")

@@ -86,6 +86,11 @@ class RSocketJudge:
             kind = type(item)
             if kind is PayloadRun:
                 run: PayloadRun = item
+                if keep is None and not plain[sender] and run.count > 1 and not reassembler.held:
+                    # The party's first frame (or one after a pending connection-level check) goes the
+                    # whole way alone; it may leave the party plain, and the rest of the run then whole.
+                    head, run = run.split(1)
+                    index = self.judge(sender, head.to_frames(), t, index, found)
                 if keep is None and plain[sender] and not reassembler.held:
                     st = streams.get(run.stream_id)
                     if (st is not None and st.plain and st.requester is not sender and st.out.state is active

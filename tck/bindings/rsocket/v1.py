@@ -393,11 +393,16 @@ class RSocket10(Profile):
     prefix_size = 3
     header_size = 6
     ignore_flag = FLAG_I
+    id_last_byte = 3
     readers = READERS
     writers = WRITERS
     type_names = TYPE_NAMES
 
-    def fast_decode(self, buf: bytearray, start: int, stop: int) -> Frame | None:
+    def plain_next(self, buf: bytes, start: int) -> bool:
+        # Reserved bit clear, type PAYLOAD (0x0A << 10) with the N flag (0x20) and no other flag.
+        return buf[start] < 0x80 and buf[start + 4] == 0x28 and buf[start + 5] == 0x20
+
+    def fast_decode(self, buf: bytes | bytearray, start: int, stop: int) -> Frame | None:
         word = (buf[start + 4] << 8) | buf[start + 5]
         if buf[start] & 0x80 or word & (FLAG_I | FLAG_M):
             return None  # a reserved bit, an ignorable frame or metadata: the general path
