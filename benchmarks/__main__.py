@@ -13,7 +13,7 @@ BENCHES = [
     ("scenario suite wall time (issue 4)", "benchmarks.bench_suite"),
     ("fuzzer fault detection (issue 5)", "benchmarks.bench_fuzz"),
     ("Spark pipeline: judge + aggregate frame rows (issue 7)", "benchmarks.bench_pipeline"),
-    ("RSocket decode against a bare length-prefix split (issue 14)", "benchmarks.bench_rsocket"),
+    ("RSocket decode + monitor against a bare length-prefix split (issue 14)", "benchmarks.bench_rsocket"),
     ("kit peak RSS and wall time under a flooding target (issue 15)", "benchmarks.bench_flood"),
 ]
 

@@ -50,6 +50,23 @@ class RSocketBinding:
 
         return Endpoint(role, profile, limits, **options)
 
+    def scapy_layer(self) -> Any:
+        """RSocket's scapy layer (``bind(port, profile)``, ``from_frame``, ``dissect_stream``)."""
+        from . import scapy_layer
+
+        return scapy_layer
+
+    def fuzz_programs(self, profile: str, reassembly_limit: int | None = None) -> Any:
+        """The hypothesis strategy of RSocket fuzz programs (requester scripts, legal or with one mutation)."""
+        from .fuzz import fuzz_programs
+
+        return fuzz_programs(profile, reassembly_limit)
+
+    def fuzz_bystander(self, target: str, profile: str, timeout: float) -> Any:
+        """No bystander: the RSocket catalogue has no rule about a connection's errors reaching other
+        connections (RS-IO's ERR-3), so a second connection would judge nothing."""
+        return _NoBystander()
+
     def row_fields(self, frame: Any) -> tuple[str, int | None, int, int]:
         """The pipeline's frame row of ``frame``: (type, stream id, data bytes, elements it carries)."""
         from .runs import PayloadRun
@@ -84,6 +101,14 @@ class RSocketBinding:
 
     def rules(self) -> list[str]:
         return [rule for rule in RULES if rule.startswith(self.rule_prefixes)]
+
+
+class _NoBystander:
+    async def open(self) -> bool:
+        return False
+
+    async def check(self) -> tuple[str, str] | None:
+        return None
 
 
 BINDING = RSocketBinding()

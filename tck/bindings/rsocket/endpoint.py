@@ -377,6 +377,7 @@ class Endpoint:
         self._last_received = self.now
         events: list[Event] = []
         wire_error: ProtocolViolation | None = None
+        frames: list[Any]
         try:
             frames = self._decoder.feed(data)
         except ProtocolViolation as violation:

@@ -288,12 +288,17 @@ def scripts(profile: str = V1) -> st.SearchStrategy[Script]:
 # -- programs for the fuzz engine ---------------------------------------------------------------
 
 
+def _opened(sub: int) -> dict[str, Any]:
+    """RSocket opens a stream with its request: the adapter's synthetic onSubscribe, taken at once."""
+    return {"expect": {"onSubscribe": {"subscriber": sub}}}
+
+
 def _stream_episode(draw: Draw, sub: int) -> list[dict[str, Any]]:
     """Subscribe to ``tck/range`` and follow it through a demand plan (contract steps)."""
     count = draw(st.integers(0, 8))
     demands = draw(st.lists(st.sampled_from((1, 2, 3, 5, N_MAX)), min_size=1, max_size=3))
     steps: list[dict[str, Any]] = [{"send": {"subscribe": {"publisher": f"tck/range?count={count}", "subscriber": sub,
-                                                           "initialDemand": demands[0]}}}]
+                                                           "initialDemand": demands[0]}}}, _opened(sub)]
     delivered = demand = 0
     for index, amount in enumerate(demands):
         if index:
@@ -303,18 +308,18 @@ def _stream_episode(draw: Draw, sub: int) -> list[dict[str, Any]]:
         done = now == count
         if now > delivered or done:
             steps.append({"expect_elements": {"subscriber": sub, "count": now - delivered,
-                                              "then": "onComplete" if done else "nothing"}, "rule": "TCK-1"})
+                                              "then": "onComplete" if done else "nothing"}, "rule": "RS-TCK-1"})
         delivered = now
         if done:
             return steps
-    steps += [{"send": {"cancel": {"subscriber": sub}}}, {"expect_silence": {"subscriber": sub}, "rule": "STR-6"}]
+    steps += [{"send": {"cancel": {"subscriber": sub}}}, {"expect_silence": {"subscriber": sub}, "rule": "RS-FLOW-2"}]
     return steps
 
 
 def _unknown_episode(draw: Draw, sub: int) -> list[dict[str, Any]]:
     name = draw(st.sampled_from(("tck/nothing", "tck/range?count=x", "other/name")))
-    return [{"send": {"subscribe": {"publisher": name, "subscriber": sub, "initialDemand": 1}}},
-            {"expect": {"onError": {"subscriber": sub}}, "rule": "TCK-7"}]
+    return [{"send": {"subscribe": {"publisher": name, "subscriber": sub, "initialDemand": 1}}}, _opened(sub),
+            {"expect": {"onError": {"subscriber": sub}}, "rule": "RS-TCK-5"}]
 
 
 def _quiet_episode(draw: Draw, sub: int) -> list[dict[str, Any]]:
@@ -385,5 +390,6 @@ def _stream_episode_checked(salt: int) -> list[dict[str, Any]]:
     """After a frame the responder must ignore: the connection still serves a request."""
     sub = 1000 + salt
     return [{"send": {"subscribe": {"publisher": "tck/range?count=1", "subscriber": sub, "initialDemand": 1}}},
+            _opened(sub),
             {"expect_elements": {"subscriber": sub, "count": 1, "then": "onComplete"}, "rule": "RS-IGNORE-1"}]
 

@@ -470,3 +470,25 @@ def dissect_stream(data: bytes, profile: str = "rsocket-1.0") -> list[Packet]:
         out.append(framed(data[pos : pos + size]))
         pos += size
     return out
+
+
+_BOUND: dict[int, str] = {}
+
+
+def bind(port: int, profile: str = "rsocket-1.0") -> None:
+    """TCP payloads to or from ``port`` dissect as length-prefixed RSocket frames of ``profile`` (rdpcap,
+    ``Ether(bytes)``).  A segment that holds several frames dissects as a chain of them; one that ends
+    inside a frame leaves the rest as ``Raw`` (scapy dissects packets, not streams: the kit's judging
+    reassembles the stream itself and never depends on this)."""
+    from scapy.layers.inet import TCP
+    from scapy.packet import bind_layers, split_layers
+
+    layer = DraftRSocket if profile == "reactivesocket-draft" else RSocket
+    old = _BOUND.get(port)
+    if old is not None:
+        previous = DraftRSocket if old == "reactivesocket-draft" else RSocket
+        split_layers(TCP, previous, dport=port)
+        split_layers(TCP, previous, sport=port)
+    bind_layers(TCP, layer, dport=port)
+    bind_layers(TCP, layer, sport=port)
+    _BOUND[port] = profile
