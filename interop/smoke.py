@@ -217,6 +217,18 @@ def probe_empty_elements(conn: Connection) -> Probe:
     return Probe("empty elements (tck/large?size=0&count=3, N=3)", ok, f"elements {elements}, {terminal}", shown)
 
 
+def probe_after_terminal(conn: Connection) -> Probe:
+    """Nothing follows a terminal signal on its stream (spec, Stream Sequences and Lifetimes: Request Stream)."""
+    conn.send(RequestStream(stream_id=19, initial_request_n=5, data=b"tck/error?after=1"))
+    elements, terminal, shown = collect(conn, 19, 1)
+    after = []
+    while terminal is not None and len(after) < MAX_EXTRA and (frame := conn.receive(19, QUIET)) is not None:
+        after.append(describe_short(frame))
+    ok = elements == [b"0"] and terminal == "error APPLICATION_ERROR: b'failed'" and not after
+    return Probe("nothing after the terminal (tck/error?after=1, N=5)", ok,
+                 f"elements {elements}, {terminal}, then {after or 'nothing'}", shown + after)
+
+
 def probe_metadata_push(conn: Connection) -> Probe:
     """METADATA_PUSH is ignored and the connection stays up: a request-response after it is answered."""
     conn.send(MetadataPush(metadata=b"tck/metadata-push"))
@@ -252,7 +264,7 @@ def probe_split_setup(conn: Connection) -> Probe:
 
 # The last two can end the connection (or the server), so they come last.
 PROBES = (probe_range, probe_demand, probe_error, probe_unknown, probe_response, probe_empty_response,
-          probe_empty_elements, probe_metadata_push, probe_split_setup)
+          probe_empty_elements, probe_after_terminal, probe_metadata_push, probe_split_setup)
 
 
 def render_transcript(transcript: list[tuple[str, bytes]], decoder_profile: str = "rsocket-1.0") -> list[str]:
