@@ -31,6 +31,7 @@ from rsio_tck.bindings.rsocket.frames import (
     Keepalive,
     MetadataPush,
     Payload,
+    RequestChannel,
     RequestN,
     RequestResponse,
     RequestStream,
@@ -229,6 +230,34 @@ def probe_after_terminal(conn: Connection) -> Probe:
                  f"elements {elements}, {terminal}, then {after or 'nothing'}", shown + after)
 
 
+def probe_channel_one_by_one(conn: Connection) -> Probe:
+    """tck/echo with demand 1 at a time: inbound a, b, c (c with N+C, spec PAYLOAD Frame) come back a, b, c."""
+    conn.send(RequestChannel(stream_id=21, initial_request_n=1, data=b"tck/echo"))
+    outbound, credit, echoed, terminal, shown = [b"a", b"b", b"c"], 0, [], None, []
+    while terminal is None and len(shown) < 20:
+        while credit and outbound:  # the responder's REQUEST_N is our credit for inbound elements
+            data = outbound.pop(0)
+            conn.send(Payload(stream_id=21, next=True, complete=not outbound, data=data))
+            credit -= 1
+        frame = conn.receive(21, FRAME_TIMEOUT)
+        if frame is None:
+            terminal = "timeout"
+            break
+        shown.append(describe_short(frame) if not isinstance(frame, RequestN) else f"REQUEST_N {frame.request_n}")
+        if isinstance(frame, RequestN):
+            credit += frame.request_n
+        elif isinstance(frame, Payload):
+            if frame.next:
+                echoed.append(frame.data)
+                if not frame.complete:
+                    conn.send(RequestN(stream_id=21, request_n=1))
+            terminal = "complete" if frame.complete else None
+        else:
+            terminal = describe_short(frame)
+    ok = echoed == [b"a", b"b", b"c"] and terminal == "complete"
+    return Probe("channel echo, demand 1 at a time", ok, f"echoed {echoed}, {terminal}", shown)
+
+
 def probe_metadata_push(conn: Connection) -> Probe:
     """METADATA_PUSH is ignored and the connection stays up: a request-response after it is answered."""
     conn.send(MetadataPush(metadata=b"tck/metadata-push"))
@@ -264,7 +293,7 @@ def probe_split_setup(conn: Connection) -> Probe:
 
 # The last two can end the connection (or the server), so they come last.
 PROBES = (probe_range, probe_demand, probe_error, probe_unknown, probe_response, probe_empty_response,
-          probe_empty_elements, probe_after_terminal, probe_metadata_push, probe_split_setup)
+          probe_empty_elements, probe_after_terminal, probe_channel_one_by_one, probe_metadata_push, probe_split_setup)
 
 
 def render_transcript(transcript: list[tuple[str, bytes]], decoder_profile: str = "rsocket-1.0") -> list[str]:
