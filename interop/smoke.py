@@ -1,6 +1,6 @@
 """Smoke-test the interop servers with the kit's RSocket codec over a plain socket.
 
-Usage: python interop/smoke.py [--transcript] [NAME ...]   (default: every interop/*/server that is built)
+Usage: python interop/smoke.py [--transcript] [--save DIR] [NAME ...]   (default: every interop/*/server that is built)
 
 For each implementation: start ``interop/NAME/server PORT`` on a free loopback
 port, open one TCP connection, send SETUP, then run the probes below on
@@ -177,19 +177,19 @@ def probe_demand(conn: Connection) -> Probe:
 def probe_error(conn: Connection) -> Probe:
     """tck/error?after=2 with N=1: element 0, nothing more until REQUEST_N(1), then element 1 and the ERROR."""
     name = "error (tck/error?after=2, N=1, then 1)"
-    conn.send(RequestStream(stream_id=7, initial_request_n=1, data=b"tck/error?after=2"))
-    first, terminal, shown = collect(conn, 7, 1)
+    conn.send(RequestStream(stream_id=5, initial_request_n=1, data=b"tck/error?after=2"))
+    first, terminal, shown = collect(conn, 5, 1)
     if first != [b"0"] or terminal is not None:
         return Probe(name, False, f"for N=1: elements {[e.decode(errors='replace') for e in first]}, {terminal}", shown)
-    conn.send(RequestN(stream_id=7, request_n=1))
-    rest, terminal, more = collect(conn, 7, 1)
+    conn.send(RequestN(stream_id=5, request_n=1))
+    rest, terminal, more = collect(conn, 5, 1)
     ok = rest == [b"1"] and terminal == "error APPLICATION_ERROR: b'failed'"
     return Probe(name, ok, f"0, then {[e.decode(errors='replace') for e in rest]}, {terminal}", shown + more)
 
 
 def probe_unknown(conn: Connection) -> Probe:
-    conn.send(RequestStream(stream_id=5, initial_request_n=1, data=b"tck/no-such-publisher"))
-    elements, terminal, shown = collect(conn, 5, 0)
+    conn.send(RequestStream(stream_id=7, initial_request_n=1, data=b"tck/no-such-publisher"))
+    elements, terminal, shown = collect(conn, 7, 0)
     ok = not elements and isinstance(terminal, str) and terminal.startswith("error APPLICATION_ERROR")
     return Probe("unknown name", ok, f"{len(elements)} elements, {terminal}", shown)
 
@@ -212,18 +212,18 @@ def probe_empty_response(conn: Connection) -> Probe:
 
 def probe_empty_elements(conn: Connection) -> Probe:
     """Zero-length elements are elements: PAYLOAD N with no data (spec, PAYLOAD frame: why the N flag exists)."""
-    conn.send(RequestStream(stream_id=17, initial_request_n=3, data=b"tck/large?size=0&count=3"))
-    elements, terminal, shown = collect(conn, 17, 3)
+    conn.send(RequestStream(stream_id=13, initial_request_n=3, data=b"tck/large?size=0&count=3"))
+    elements, terminal, shown = collect(conn, 13, 3)
     ok = elements == [b"", b"", b""] and terminal == "complete"
     return Probe("empty elements (tck/large?size=0&count=3, N=3)", ok, f"elements {elements}, {terminal}", shown)
 
 
 def probe_after_terminal(conn: Connection) -> Probe:
     """Nothing follows a terminal signal on its stream (spec, Stream Sequences and Lifetimes: Request Stream)."""
-    conn.send(RequestStream(stream_id=19, initial_request_n=5, data=b"tck/error?after=1"))
-    elements, terminal, shown = collect(conn, 19, 1)
+    conn.send(RequestStream(stream_id=15, initial_request_n=5, data=b"tck/error?after=1"))
+    elements, terminal, shown = collect(conn, 15, 1)
     after = []
-    while terminal is not None and len(after) < MAX_EXTRA and (frame := conn.receive(19, QUIET)) is not None:
+    while terminal is not None and len(after) < MAX_EXTRA and (frame := conn.receive(15, QUIET)) is not None:
         after.append(describe_short(frame))
     ok = elements == [b"0"] and terminal == "error APPLICATION_ERROR: b'failed'" and not after
     return Probe("nothing after the terminal (tck/error?after=1, N=5)", ok,
@@ -232,14 +232,14 @@ def probe_after_terminal(conn: Connection) -> Probe:
 
 def probe_channel_one_by_one(conn: Connection) -> Probe:
     """tck/echo with demand 1 at a time: inbound a, b, c (c with N+C, spec PAYLOAD Frame) come back a, b, c."""
-    conn.send(RequestChannel(stream_id=21, initial_request_n=1, data=b"tck/echo"))
+    conn.send(RequestChannel(stream_id=17, initial_request_n=1, data=b"tck/echo"))
     outbound, credit, echoed, terminal, shown = [b"a", b"b", b"c"], 0, [], None, []
     while terminal is None and len(shown) < 20:
         while credit and outbound:  # the responder's REQUEST_N is our credit for inbound elements
             data = outbound.pop(0)
-            conn.send(Payload(stream_id=21, next=True, complete=not outbound, data=data))
+            conn.send(Payload(stream_id=17, next=True, complete=not outbound, data=data))
             credit -= 1
-        frame = conn.receive(21, FRAME_TIMEOUT)
+        frame = conn.receive(17, FRAME_TIMEOUT)
         if frame is None:
             terminal = "timeout"
             break
@@ -250,7 +250,7 @@ def probe_channel_one_by_one(conn: Connection) -> Probe:
             if frame.next:
                 echoed.append(frame.data)
                 if not frame.complete:
-                    conn.send(RequestN(stream_id=21, request_n=1))
+                    conn.send(RequestN(stream_id=17, request_n=1))
             terminal = "complete" if frame.complete else None
         else:
             terminal = describe_short(frame)
@@ -262,8 +262,8 @@ def probe_metadata_push(conn: Connection) -> Probe:
     """METADATA_PUSH is ignored and the connection stays up: a request-response after it is answered."""
     conn.send(MetadataPush(metadata=b"tck/metadata-push"))
     try:
-        conn.send(RequestResponse(stream_id=13, data=b"tck/range?count=1"))
-        elements, terminal, shown = collect(conn, 13, 1)
+        conn.send(RequestResponse(stream_id=19, data=b"tck/range?count=1"))
+        elements, terminal, shown = collect(conn, 19, 1)
     except (ConnectionError, OSError) as exc:
         return Probe("metadata-push, then request-response", False, f"connection lost: {exc}", [])
     return Probe("metadata-push, then request-response", elements == [b"0"] and terminal == "complete",
@@ -291,7 +291,8 @@ def probe_split_setup(conn: Connection) -> Probe:
     return probe
 
 
-# The last two can end the connection (or the server), so they come last.
+# Stream ids go up by 2 in this order (spec, Stream Identifiers: Generation), so the kit's own frames are
+# clean when the monitor judges a saved transcript.  The last two can end the connection (or the server).
 PROBES = (probe_range, probe_demand, probe_error, probe_unknown, probe_response, probe_empty_response,
           probe_empty_elements, probe_after_terminal, probe_channel_one_by_one, probe_metadata_push, probe_split_setup)
 
@@ -328,8 +329,29 @@ def wait_listening(port: int, server: subprocess.Popen) -> None:
     raise TimeoutError(f"server did not listen on {port} within {START_TIMEOUT:.0f} s")
 
 
-def smoke(name: str, log_path: Path | None = None) -> list[Probe]:
-    """Start interop/NAME/server (its output to ``log_path``, default NAME/server.log), run every probe, stop it."""
+def write_hex(path: Path, transcript: list[tuple[str, bytes]], title: str) -> None:
+    """One line per write: ``C`` (the kit, as client) or ``S`` (the server), then the bytes in hex."""
+    lines = [f"# {title}", "# C = the kit (client) to the server, S = the server to the kit; one frame or segment a line"]
+    lines += [f"{'C' if direction == '->' else 'S'} {data.hex()}" for direction, data in transcript]
+    path.write_text("\n".join(lines) + "\n", encoding="ascii")
+
+
+def read_hex(path: Path) -> list[tuple[str, bytes]]:
+    """What write_hex wrote: (``"C"`` or ``"S"``, bytes) pairs."""
+    pairs = []
+    for line in path.read_text(encoding="ascii").splitlines():
+        if line and not line.startswith("#"):
+            side, _, data = line.partition(" ")
+            pairs.append((side, bytes.fromhex(data)))
+    return pairs
+
+
+def smoke(name: str, log_path: Path | None = None, save_dir: Path | None = None) -> list[Probe]:
+    """Start interop/NAME/server (its output to ``log_path``, default NAME/server.log), run every probe, stop it.
+
+    With ``save_dir``, the whole connection (and the split-SETUP probe's own connection) is written there as
+    NAME.hex and NAME.split-setup.hex, for the kit's monitor to judge offline.
+    """
     port = free_port()
     log = open(log_path or HERE / name / "server.log", "wb")  # noqa: SIM115 - closed in finally
     server = subprocess.Popen([str(HERE / name / "server"), str(port)], stdout=log, stderr=subprocess.STDOUT,
@@ -347,6 +369,10 @@ def smoke(name: str, log_path: Path | None = None) -> list[Probe]:
             alive = server.poll() is None
             probes.append(Probe("server process still running", alive,
                                 "yes" if alive else f"no: it exited with {server.returncode}"))
+            if save_dir is not None:
+                write_hex(save_dir / f"{name}.hex", conn.transcript, f"{name}: interop/smoke.py, every probe")
+                split = next(p for p in probes if p.name.startswith("SETUP split"))
+                write_hex(save_dir / f"{name}.split-setup.hex", split.transcript, f"{name}: {split.name}")
             return probes
         finally:
             conn.close()
@@ -367,6 +393,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="implementations (directories under interop/)")
     parser.add_argument("--transcript", action="store_true", help="print each failing probe's frames and bytes")
+    parser.add_argument("--save", type=Path, metavar="DIR", help="write each connection's bytes to DIR/NAME*.hex")
     args = parser.parse_args()
     names = args.names or sorted(p.parent.name for p in HERE.glob("*/server"))
     failed = 0
@@ -376,7 +403,7 @@ def main() -> int:
             failed += 1
             continue
         try:
-            probes = smoke(name)
+            probes = smoke(name, save_dir=args.save)
         except (OSError, RuntimeError, TimeoutError) as exc:
             print(f"{name}: {exc} (see interop/{name}/server.log)")
             failed += 1

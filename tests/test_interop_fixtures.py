@@ -90,4 +90,4 @@ def test_rsocket_py_server_smoke(monkeypatch, tmp_path):
     empty = probes["empty elements (tck/large?size=0&count=3, N=3)"]
     assert empty.frames == ["PAYLOAD[] b''", "PAYLOAD[] b''", "PAYLOAD[C] b''"], empty.frames
     # The raw bytes of the first one: frame type 0x0A (PAYLOAD) with no flag at all (0x28 0x00).
-    assert empty.transcript[1] == ("<-", bytes.fromhex("000006 00000011 2800")), smoke.render_transcript(empty.transcript)
+    assert empty.transcript[1] == ("<-", bytes.fromhex("000006 0000000d 2800")), smoke.render_transcript(empty.transcript)
