@@ -21,9 +21,9 @@ class Level(str, Enum):
 class Rule:
     id: str
     level: Level
-    binds: str  # client, server, both, publisher, subscriber, target
+    binds: str  # client, server, both, publisher, subscriber, target; RSocket also requester, responder
     title: str
-    source: str  # Reactive Streams rule or draft/rsio-v0 section it comes from
+    source: str  # Reactive Streams rule or draft/rsio-v0 section (RSocket: Protocol.md or seed 001 section)
     # Why no scenario can make a target exercise the rule (SPEC.md says "Untested against a
     # target"); empty for the others.  A passing scenario citing such a rule is no evidence
     # that the target follows it, so the report never counts it as a pass (a failure counts).
@@ -45,6 +45,25 @@ AREAS: dict[str, str] = {
     "BYE": "Goodbye and closing",
     "ERR": "Malformed input and protocol errors",
     "TCK": "Test-publisher contract",
+    # RSocket (binding "rsocket"): Protocol.md (RSocket 1.0) and seed 001 (the ReactiveSocket draft).
+    "RS-FRAME": "RSocket framing",
+    "RS-IGNORE": "RSocket ignore flag",
+    "RS-DRAFT": "ReactiveSocket draft framing",
+    "RS-FRAG": "RSocket fragmentation",
+    "RS-LIMIT": "RSocket kit limits",
+    "RS-SETUP": "RSocket connection establishment",
+    "RS-KEEPALIVE": "RSocket keepalive",
+    "RS-LEASE": "RSocket lease",
+    "RS-STREAMID": "RSocket stream identifiers",
+    "RS-FLOW": "RSocket flow control",
+    "RS-STREAM": "RSocket stream sequences",
+    "RS-RR": "RSocket request-response",
+    "RS-FNF": "RSocket fire-and-forget",
+    "RS-CHANNEL": "RSocket request-channel",
+    "RS-ERROR": "RSocket errors",
+    "RS-PUSH": "RSocket metadata push",
+    "RS-RESUME": "RSocket resumption",
+    "RS-UNEXPECTED": "RSocket handling the unexpected",
 }
 
 M, S = Level.MUST, Level.SHOULD
@@ -197,6 +216,166 @@ _RULES: tuple[Rule, ...] = (
     Rule(id="TCK-9", level=S, binds="target", source="rsio-v0 §8; MessagePack specification: serializers SHOULD use the shortest format",
          title="The integer elements of tck/range, tck/infinite and tck/error use the shortest MessagePack encoding."),
 )
+
+
+P = "Protocol.md, "  # RSocket 1.0 (../shared/references/rsocket-Protocol.md); "seed 001" is the ReactiveSocket draft
+
+_RSOCKET_RULES: tuple[Rule, ...] = (
+    # Framing (the wire layer; tck/bindings/rsocket/codec.py, v1.py, draft.py)
+    Rule(id="RS-FRAME-1", level=M, binds="both", source=P + "Frame Header Format; seed 001, Frame Header Format",
+         title="A frame is at least as long as its frame header."),
+    Rule(id="RS-FRAME-2", level=M, binds="both", source=P + "Max Frame Size; Framing Format",
+         title="A frame is at most 16,777,215 bytes, and no larger than the receiver's configured maximum."),
+    Rule(id="RS-FRAME-3", level=M, binds="both", source=P + "Frame Header Format and each frame's layout; seed 001, Frame Header Format",
+         title="A reserved bit (the high bit of the stream id, of a 31- or 63-bit field, the draft's R bit) is 0."),
+    Rule(id="RS-FRAME-4", level=M, binds="both", source=P + "Handling Ignore Flag; Frame Types",
+         title="A frame type the receiver does not understand is sent only with the I flag."),
+    Rule(id="RS-FRAME-5", level=M, binds="both", source=P + "Metadata Optional Header; SETUP Frame; RESUME Frame",
+         title="A metadata length, and every other length inside a frame, fits in the frame."),
+    Rule(id="RS-FRAME-6", level=M, binds="both", source=P + "each frame's Frame Contents",
+         title="A frame holds every fixed field of its type."),
+    Rule(id="RS-FRAME-7", level=M, binds="both", source=P + "CANCEL, REQUEST_N, RESUME, RESUME_OK, LEASE Frame Contents",
+         title="A frame with no data area ends after its last field."),
+    Rule(id="RS-FRAME-8", level=M, binds="both", source=P + "Framing Format (a length-prefixed frame is whole)",
+         title="The transport does not end inside a frame."),
+    Rule(id="RS-FRAME-9", level=M, binds="both", source=P + "METADATA_PUSH Frame",
+         title="METADATA_PUSH has the M flag set."),
+    Rule(id="RS-FRAME-10", level=M, binds="both", source=P + "EXT (Extension) Frame ('Value MUST be > 0')",
+         title="An EXT frame's Extended Type is greater than 0."),
+    Rule(id="RS-IGNORE-1", level=M, binds="both", source=P + "Handling Ignore Flag; seed 001, Frame Header Format (I)gnore",
+         title="A frame of a type the receiver does not understand, with the I flag set, is ignored."),
+    Rule(id="RS-IGNORE-2", level=M, binds="both", source=P + "Metadata Optional Header ('unless the frame's IGNORE flag is set')",
+         title="A frame with an invalid metadata length and the I flag set is ignored, not an error."),
+    Rule(id="RS-DRAFT-1", level=M, binds="both", source="seed 001, Frame Header Format ('Current version is 0')",
+         title="reactivesocket-draft: every frame header carries version 0."),
+    Rule(id="RS-DRAFT-2", level=M, binds="both", source="seed 001, Metadata Optional Header ('the entire frame MUST be ignored')",
+         title="reactivesocket-draft: a frame whose metadata length exceeds the frame is ignored."),
+    Rule(id="RS-FRAG-1", level=M, binds="both", source=P + "Fragmentation And Reassembly (REQUEST Frames, PAYLOAD Frame)",
+         title="While a fragmented request or payload is in progress on a stream, its next frame on that stream is a PAYLOAD fragment (or CANCEL/ERROR abandoning it)."),
+    Rule(id="RS-FRAG-2", level=M, binds="both", source=P + "Fragmentation And Reassembly ('Metadata MUST be transmitted completely before the Data')",
+         title="Across the fragments of one payload, all metadata comes before any data."),
+    Rule(id="RS-LIMIT-1", level=M, binds="both", source="kit (Protocol.md, Handling the Unexpected: reassembly must assume an infinite stream)",
+         title="kit: a reassembled payload stays within the receiver's configured maximum."),
+    # Connection establishment
+    Rule(id="RS-SETUP-1", level=M, binds="client", source=P + "Connection Establishment ('the client MUST send either a SETUP or RESUME frame')",
+         title="The client's first frame is SETUP or RESUME."),
+    Rule(id="RS-SETUP-2", level=M, binds="client", source=P + "Connection Establishment; Handling the Unexpected ('ignore a SETUP frame after it has accepted a previous SETUP')",
+         title="The client sends at most one SETUP per connection, and none after RESUME."),
+    Rule(id="RS-SETUP-3", level=M, binds="server", source=P + "Frame Types (SETUP: 'Sent by client'); Handling the Unexpected ('A client MUST ignore a SETUP frame')",
+         title="A server never sends SETUP."),
+    Rule(id="RS-SETUP-4", level=M, binds="client", source=P + "SETUP Frame ('MUST always use Stream ID 0')",
+         title="SETUP uses stream id 0."),
+    Rule(id="RS-SETUP-5", level=M, binds="client", source=P + "SETUP Frame (Time Between KEEPALIVE Frames, Max Lifetime: 'Value MUST be > 0')",
+         title="SETUP's keepalive interval and max lifetime are greater than 0."),
+    Rule(id="RS-SETUP-6", level=M, binds="server", source=P + "Versioning Scheme; Negotiation; Connection Establishment",
+         title="A server answers a SETUP of a major version it does not speak (any but the profile's) with ERROR[UNSUPPORTED_SETUP|INVALID_SETUP|REJECTED_SETUP] on stream 0."),
+    Rule(id="RS-SETUP-7", level=M, binds="client", source=P + "SETUP Frame (Encoding MIME Type: 'MUST NOT be null terminated')",
+         title="SETUP names a metadata and a data MIME type: each non-empty and not null-terminated."),
+    Rule(id="RS-SETUP-8", level=S, binds="client", source=P + "SETUP Frame (Encoding MIME Type: 'SHOULD be a US-ASCII string')",
+         title="SETUP's MIME types are US-ASCII."),
+    Rule(id="RS-SETUP-9", level=M, binds="server", source=P + "Connection Establishment ('MUST cause the server to send an ERROR[INVALID_SETUP] and close')",
+         title="A server whose client opened with anything but SETUP or RESUME on stream 0 answers ERROR[INVALID_SETUP] on stream 0 and sends nothing else."),
+    Rule(id="RS-SETUP-10", level=M, binds="server", source=P + "Connection Establishment ('Until connection establishment is complete, a Requester MUST NOT send any Request frames')",
+         title="A server sends nothing before the client's first frame."),
+    # Keepalive
+    Rule(id="RS-KEEPALIVE-1", level=M, binds="both", source=P + "KEEPALIVE Frame ('MUST always use Stream ID 0')",
+         title="KEEPALIVE uses stream id 0."),
+    Rule(id="RS-KEEPALIVE-2", level=M, binds="client", source=P + "KEEPALIVE Frame ('MUST be initiated by the client and sent periodically'); SETUP Frame (Max Lifetime)",
+         title="The client sends KEEPALIVE periodically: never more than the SETUP's max lifetime after its SETUP or its previous KEEPALIVE."),
+    Rule(id="RS-KEEPALIVE-3", level=M, binds="both", source=P + "KEEPALIVE Frame ('MUST cause a client or server to send back a KEEPALIVE with the (R)espond flag NOT set. The data ... MUST be echoed'); seed 001 ('A server MUST send a KEEPALIVE frame back')",
+         title="A KEEPALIVE with R is answered, within the max lifetime, by a KEEPALIVE without R echoing its data (draft: the server answers every client KEEPALIVE)."),
+    Rule(id="RS-KEEPALIVE-4", level=M, binds="client", source=P + "KEEPALIVE Frame ('initiated by the client and sent periodically with the (R)espond flag set')",
+         title="rsocket-1.0: a KEEPALIVE the client initiates (one that answers nothing) has the R flag set."),
+    Rule(id="RS-KEEPALIVE-5", level=S, binds="both", source=P + "KEEPALIVE Frame (Last Received Position); Keepalive Position Field; Implied Position",
+         title="With resumption negotiated, a party's KEEPALIVE Last Received Position never decreases."),
+    # Lease
+    Rule(id="RS-LEASE-1", level=M, binds="both", source=P + "LEASE Frame ('MUST always use Stream ID 0')",
+         title="LEASE uses stream id 0."),
+    Rule(id="RS-LEASE-2", level=M, binds="both", source=P + "Connection Establishment (the L flag); Lease Semantics",
+         title="LEASE is sent only on a connection whose SETUP set the L flag."),
+    Rule(id="RS-LEASE-3", level=M, binds="both", source=P + "Connection Establishment ('it MUST send a LEASE frame if the SETUP frame set the L flag'; 'The client-side Responder MUST send a LEASE frame')",
+         title="After a SETUP with L, each side of an accepted connection sends a LEASE."),
+    Rule(id="RS-LEASE-4", level=M, binds="requester", source=P + "Lease Semantics ('MUST NOT send more than Number of Requests ... within the Time-To-Live'); Connection Establishment ('MUST wait for ... a LEASE')",
+         title="With lease, a requester sends a request only within a valid lease from its peer: after a LEASE, within its TTL and its number of requests."),
+    Rule(id="RS-LEASE-5", level=M, binds="responder", source=P + "Lease Semantics ('MUST respond with an ERROR[REJECTED]'); seed 001 ('MUST ignore the REQUEST')",
+         title="A request sent without a lease left is answered with ERROR[REJECTED] (draft: not answered)."),
+    # Stream identifiers
+    Rule(id="RS-STREAMID-1", level=M, binds="requester", source=P + "Stream Identifiers, Generation ('a client MUST generate odd Stream IDs, and a server MUST generate even')",
+         title="A request's stream id is odd from the client and even from the server, and never 0."),
+    Rule(id="RS-STREAMID-2", level=M, binds="requester", source=P + "Stream Identifiers, Generation ('MUST start at 1 [2] and increment by 2 sequentially')",
+         title="A requester's stream ids start at 1 (client) or 2 (server) and each new one is the previous plus 2, until the max id has been used."),
+    Rule(id="RS-STREAMID-3", level=M, binds="requester", source=P + "Stream Sequences and Lifetimes ('the Stream ID MUST NOT be re-used'); Stream Identifiers, Lifetime",
+         title="A requester never reuses a finished stream id (after the max id, it may wrap and reuse ids not in use)."),
+    Rule(id="RS-STREAMID-4", level=M, binds="requester", source=P + "Stream Identifiers ('MUST be locally unique'; 'MUST skip IDs still in use'); Handling the Unexpected",
+         title="A requester never sends a request on a stream id in use; its receiver ignores such a request."),
+    # Flow control
+    Rule(id="RS-FLOW-1", level=M, binds="requester", source=P + "REQUEST_STREAM, REQUEST_CHANNEL, REQUEST_N Frame ('Value MUST be > 0')",
+         title="Initial Request N and REQUEST_N are greater than 0."),
+    Rule(id="RS-FLOW-2", level=M, binds="responder", source=P + "Flow Control, Reactive Streams Semantics ('Credits are cumulative'; 'MUST respect the Reactive Streams semantics'); Fragmentation And Reassembly",
+         title="Elements (PAYLOADs with N; a fragmented payload counts once) never exceed the cumulative credits granted; REQUEST_N 2^31-1 is not unbounded."),
+    Rule(id="RS-FLOW-3", level=S, binds="responder", source="bindings.md §2; RS 3.9; " + P + "REQUEST_N Frame",
+         title="A request N of 0 is answered with ERROR on that stream or ERROR[CONNECTION_ERROR] on stream 0, not ignored."),
+    # Stream sequences
+    Rule(id="RS-STREAM-1", level=M, binds="both", source=P + "PAYLOAD Frame ('A PAYLOAD MUST NOT have both (C)omplete and (N)ext empty')",
+         title="A PAYLOAD (once reassembled) has the N flag, the C flag or both."),
+    Rule(id="RS-STREAM-2", level=M, binds="responder", source=P + "Stream Sequences and Lifetimes (RS -> RQ only after RQ -> RS)",
+         title="A responder sends PAYLOAD, ERROR or REQUEST_N only on a stream its peer requested."),
+    Rule(id="RS-STREAM-3", level=M, binds="both", source=P + "Stream Sequences and Lifetimes ('Upon sending a COMPLETE or ERROR ... the stream is terminated'); Request Channel ('MUST NOT send any additional PAYLOAD frames after sending a frame with the C bit')",
+         title="After its PAYLOAD with C or its ERROR on a stream, a party sends no more PAYLOAD or ERROR on it."),
+    Rule(id="RS-STREAM-4", level=M, binds="requester", source=P + "Stream Sequences and Lifetimes (only Request Channel has RQ -> RS: PAYLOAD)",
+         title="A requester sends PAYLOAD on its own stream only on a request-channel (or as a request's fragment)."),
+    # Interaction models
+    Rule(id="RS-RR-1", level=M, binds="responder", source=P + "Request Response ('RS -> RQ: PAYLOAD with COMPLETE'; 'Upon sending a response, the stream is terminated')",
+         title="A request-response is answered by at most one PAYLOAD or ERROR."),
+    Rule(id="RS-RR-2", level=S, binds="responder", source=P + "Request Response; Handling the Unexpected ('If a PAYLOAD for a REQUEST_RESPONSE is received that does not have a COMPLETE flag set, the implementation MUST assume it is set')",
+         title="The PAYLOAD answering a request-response has the C flag."),
+    Rule(id="RS-FNF-1", level=M, binds="responder", source=P + "Request Fire-n-Forget ('Upon reception, the stream is terminated by the Responder')",
+         title="Nothing is sent back on a fire-and-forget stream."),
+    Rule(id="RS-CHANNEL-1", level=M, binds="requester", source=P + "REQUEST_CHANNEL Frame ('MUST not send PAYLOAD frames after the REQUEST_CHANNEL frame until the responder sends a REQUEST_N'); Flow Control",
+         title="On a channel, the requester's PAYLOADs never exceed the credits the responder granted with REQUEST_N."),
+    Rule(id="RS-CHANNEL-2", level=M, binds="requester", source=P + "Request Channel ('A Requester MUST NOT send any additional PAYLOAD frames after sending a frame with the C bit set')",
+         title="On a channel, the requester sends no PAYLOAD after its C (on REQUEST_CHANNEL or a PAYLOAD) or its ERROR."),
+    Rule(id="RS-CHANNEL-3", level=M, binds="responder", source=P + "Request Channel ('a Responder MUST respond to an initial REQUEST_CHANNEL frame with a REQUEST_N frame')",
+         title="A responder grants credits with REQUEST_N on a channel whose requester has not completed, before it ends the channel."),
+    # Errors
+    Rule(id="RS-ERROR-1", level=M, binds="both", source=P + "Error Codes (INVALID_SETUP ... CONNECTION_CLOSE: 'Stream ID MUST be 0')",
+         title="Connection error codes (INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP, REJECTED_RESUME, CONNECTION_ERROR, CONNECTION_CLOSE) are sent only on stream 0."),
+    Rule(id="RS-ERROR-2", level=M, binds="both", source=P + "Error Codes (APPLICATION_ERROR ... INVALID: 'Stream ID MUST be > 0')",
+         title="Stream error codes (APPLICATION_ERROR, REJECTED, CANCELED, INVALID) are sent only on a stream > 0."),
+    Rule(id="RS-ERROR-3", level=M, binds="both", source=P + "Error Codes (RESERVED; 'reserved for future protocol use')",
+         title="An error code is a defined one or an application code (0x301..0xFFFFFFFE): never 0, a reserved protocol value, or 0xFFFFFFFF."),
+    Rule(id="RS-ERROR-4", level=M, binds="server", source=P + "Error Codes; Connection Establishment; Resume Operation",
+         title="Setup error codes (INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP, REJECTED_RESUME) come only from the server, before it has accepted the connection."),
+    Rule(id="RS-ERROR-5", level=M, binds="both", source=P + "Error Codes (CONNECTION_ERROR: 'The connection is being terminated'); Connection Establishment ('send back an ERROR ... and then close')",
+         title="After sending an ERROR on stream 0 (other than CONNECTION_CLOSE), a party sends no further frame."),
+    Rule(id="RS-ERROR-6", level=S, binds="both", source=P + "ERROR Frame ('Error Data SHOULD be a UTF-8 encoded string')",
+         title="rsocket-1.0: ERROR data is UTF-8 text."),
+    Rule(id="RS-ERROR-7", level=M, binds="both", source=P + "ERROR Frame ('The string MUST NOT be null terminated')",
+         title="rsocket-1.0: ERROR data is not null-terminated."),
+    Rule(id="RS-ERROR-8", level=M, binds="both", source=P + "Metadata Optional Header ('the receiver MUST send an ERROR[CONNECTION_ERROR] frame and close')",
+         title="A party that receives a frame with an invalid metadata length (no I flag) sends ERROR[CONNECTION_ERROR] on stream 0 before it closes."),
+    # Metadata push
+    Rule(id="RS-PUSH-1", level=M, binds="both", source=P + "METADATA_PUSH Frame ('MUST always use Stream ID 0')",
+         title="METADATA_PUSH uses stream id 0."),
+    # Resumption
+    Rule(id="RS-RESUME-1", level=M, binds="client", source=P + "Connection Establishment; Resume Operation ('A Server that receives a RESUME frame after a SETUP frame ...')",
+         title="Only the client sends RESUME, and only as its first frame."),
+    Rule(id="RS-RESUME-2", level=M, binds="client", source=P + "Resume Operation ('The client MUST NOT send any other frame types until resumption succeeds')",
+         title="After RESUME, the client sends nothing until the server's RESUME_OK."),
+    Rule(id="RS-RESUME-3", level=M, binds="server", source=P + "Resume Operation (RESUME_OK is 'Sent in response to a RESUME')",
+         title="Only the server sends RESUME_OK, once, in answer to the client's RESUME."),
+    Rule(id="RS-RESUME-4", level=M, binds="server", source=P + "Resume Operation ('All ERROR frames sent MUST be CONNECTION_ERROR or REJECTED_RESUME')",
+         title="During resumption (before RESUME_OK), every ERROR the server sends is CONNECTION_ERROR or REJECTED_RESUME."),
+    Rule(id="RS-RESUME-5", level=M, binds="both", source=P + "RESUME Frame, RESUME_OK Frame ('MUST always use Stream ID 0')",
+         title="RESUME and RESUME_OK use stream id 0."),
+    # Handling the unexpected
+    Rule(id="RS-UNEXPECTED-1", level=M, binds="both", source=P + "Handling the Unexpected ('Receiving a Request frame on a Stream ID that is already in use MUST be ignored'; CANCEL, ERROR, PAYLOAD on an unknown Stream ID; METADATA_PUSH with a non-0 Stream ID)",
+         title="A frame on an unknown stream, a request on a stream in use and a METADATA_PUSH on a non-0 stream are ignored: no ERROR answers them."),
+    Rule(id="RS-UNEXPECTED-2", level=M, binds="both", source=P + "Handling the Unexpected ('A server MUST ignore a SETUP frame after it has accepted a previous SETUP'; '... ignore an ERROR[INVALID_SETUP|...]'; 'A client MUST ignore a SETUP frame')",
+         title="A second SETUP, a SETUP from the server and a setup error code the receiver must ignore are ignored: no ERROR answers them."),
+)
+
+_RULES = _RULES + _RSOCKET_RULES
 
 RULES: dict[str, Rule] = {rule.id: rule for rule in _RULES}
 

@@ -19,7 +19,7 @@ from rsio_tck.rules import AREAS, RULES
 
 SPEC_PATH = Path(__file__).resolve().parent.parent / "SPEC.md"
 
-RULE_HEADING = re.compile(r"^### (?P<id>[A-Z]+-\d+) \((?P<level>[A-Z]+), (?P<binds>[a-z]+)\)$")
+RULE_HEADING = re.compile(r"^### (?P<id>[A-Z]+(?:-[A-Z]+)*-\d+) \((?P<level>[A-Z]+), (?P<binds>[a-z]+)\)$")
 BULLETS = ("Source", "Observed", "Binds")
 BULLET = re.compile(r"^- (?P<name>Source|Observed|Binds): ?(?P<text>.*)$")
 VERSION_LINE = re.compile(r"^SPEC version: (?P<version>.*)$")

@@ -1,4 +1,4 @@
-"""Outstanding demand of one subscription, saturating at 2^63-1 (RS 3.17)."""
+"""Outstanding demand of one subscription, saturating at a ceiling: 2^63-1 (RS 3.17) unless a binding says otherwise."""
 
 from __future__ import annotations
 
@@ -8,33 +8,37 @@ UNBOUNDED = 2**63 - 1
 class Demand:
     """``outstanding`` = demand received minus elements delivered.
 
-    Reaching 2^63-1 makes the demand unbounded for good: RS 3.17 lets a
-    publisher treat it as "effectively unbounded", so delivering from it never
-    counts down.  That is the reading that fails no correct publisher.
+    Reaching the ceiling (2^63-1 by default) makes the demand unbounded for
+    good: RS 3.17 lets a publisher treat it as "effectively unbounded", so
+    delivering from it never counts down.  That is the reading that fails no
+    correct publisher.  The ceiling is the binding's (``StreamOptions.demand_ceiling``
+    in ``streams.py``): both RS-IO and RSocket use 2^63-1, RSocket's 2^31-1 being
+    an ordinary count there (SPEC.md, RSocket decision RS-e).
     """
 
-    __slots__ = ("outstanding", "delivered")
+    __slots__ = ("outstanding", "delivered", "ceiling")
 
-    def __init__(self, initial: int = 0) -> None:
-        self.outstanding = min(max(initial, 0), UNBOUNDED)
+    def __init__(self, initial: int = 0, ceiling: int = UNBOUNDED) -> None:
+        self.ceiling = ceiling
+        self.outstanding = min(max(initial, 0), ceiling)
         self.delivered = 0
 
     @property
     def unbounded(self) -> bool:
-        return self.outstanding >= UNBOUNDED
+        return self.outstanding >= self.ceiling
 
     def add(self, n: int) -> None:
-        """Add a positive request; the total saturates (a request >= 2^63 counts as 2^63-1)."""
+        """Add a positive request; the total saturates (a request at or over the ceiling counts as the ceiling)."""
         if n > 0:
-            self.outstanding = min(self.outstanding + n, UNBOUNDED)
+            self.outstanding = min(self.outstanding + n, self.ceiling)
 
     def covers(self, count: int) -> bool:
         """Whether ``count`` more elements fit the demand (``take`` would succeed)."""
-        return self.outstanding >= UNBOUNDED or count <= self.outstanding
+        return self.outstanding >= self.ceiling or count <= self.outstanding
 
     def take(self, count: int) -> bool:
         """Deliver ``count`` elements; False (and nothing taken) if that exceeds the demand."""
-        if self.outstanding >= UNBOUNDED:
+        if self.outstanding >= self.ceiling:
             self.delivered += count
             return True
         if count > self.outstanding:

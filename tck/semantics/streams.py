@@ -14,12 +14,13 @@ the table.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
 from ..errors import ProtocolViolation, Side
-from .demand import Demand
+from .demand import UNBOUNDED, Demand
 from .signals import Signal
 
 
@@ -54,9 +55,9 @@ class StreamRecord:
     __slots__ = ("state", "demand", "element", "owed_on_subscribes", "owes_3_9", "element_size", "requested",
                  "incarnation")
 
-    def __init__(self) -> None:
+    def __init__(self, ceiling: int = UNBOUNDED) -> None:
         self.state = StreamState.IDLE
-        self.demand = Demand(0)
+        self.demand = Demand(0, ceiling)  # the ceiling stays with the record when it is (re)opened
         self.element: int | None = None  # split element Id in progress
         self.owed_on_subscribes = 0  # onSubscribe frames still due for cancelled subscriptions
         # The rule that makes an onError naming 3.9 due (DEM-3 for a request <= 0,
@@ -189,7 +190,7 @@ def violation(side: Side, sid: int, signal: Signal, state: StreamState, rule: st
 
 
 def _open(rec: StreamRecord, args: SignalArgs, sid: int, warn: Warn) -> StreamState | None:
-    rec.demand = Demand(args.amount)
+    rec.demand = Demand(args.amount, rec.demand.ceiling)
     rec.element = None
     rec.element_size = 0
     rec.owes_3_9 = "DEM-4" if args.amount < 0 else None
@@ -327,10 +328,39 @@ ACTIONS: dict[str, Action] = {
 }
 
 
-def step(side: Side, sid: int, rec: StreamRecord, signal: Signal, args: SignalArgs, warn: Warn) -> Transition:
+@dataclass(frozen=True, slots=True)
+class StreamOptions:
+    """How a binding's wire differs from RS-IO's where the contract allows it (the defaults are RS-IO's)."""
+
+    on_subscribe_frame: bool = True  # False: a subscribe opens the stream ACTIVE (RSocket's requests)
+    reuse_ids: bool = True  # False: a subscribe on a cancelled or finished Id is ID-3, not a new subscription
+    demand_ceiling: int = UNBOUNDED  # where demand saturates; give it to StreamRecord(ceiling=...)
+
+
+RSIO_OPTIONS = StreamOptions()
+
+_NEVER_REUSED = Transition(BAD, "ID-3", why="subscribe reusing an Id that was already used; Ids are never reused here")
+
+
+@functools.cache
+def transitions_for(options: StreamOptions) -> dict[tuple[StreamState, Signal], Transition]:
+    """The table with the options' overlay: the entries they change, and every other entry as is."""
+    table = dict(TRANSITIONS)
+    if not options.on_subscribe_frame:
+        for key, transition in TRANSITIONS.items():
+            if transition.next in (S.SUBSCRIBING, S.RESUBSCRIBING):
+                table[key] = Transition(transition.verdict, transition.rule, S.ACTIVE, transition.action, transition.why)
+    if not options.reuse_ids:
+        table[(S.CANCELLED, G.SUBSCRIBE)] = _NEVER_REUSED
+        table[(S.DONE, G.SUBSCRIBE)] = _NEVER_REUSED
+    return table
+
+
+def step(side: Side, sid: int, rec: StreamRecord, signal: Signal, args: SignalArgs, warn: Warn,
+         options: StreamOptions = RSIO_OPTIONS) -> Transition:
     """Apply one signal to one subscription; raises ProtocolViolation for a violation."""
     state = rec.state
-    transition = TRANSITIONS[(state, signal)]
+    transition = (TRANSITIONS if options is RSIO_OPTIONS else transitions_for(options))[(state, signal)]
     if transition.verdict is Verdict.VIOLATION:
         raise violation(side, sid, signal, state, transition.rule, transition.why)
     next_state = transition.next
