@@ -8,7 +8,10 @@ A rule counts as covered by any of:
   citing the rule to fail against that fault, ``test_peer_faults`` that the fault
   changes what the peer does;
 - a violating situation fed to the sans-IO ``Connection`` for the kit's own side
-  (``test_connection_rules``).
+  (``test_connection_rules``);
+- RSocket: a violating trace the RSocket judge must report with that rule and side
+  (``test_rsocket_judge``), or malformed bytes the RSocket decoder must reject with it
+  (``test_rsocket_malformed``).
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from __future__ import annotations
 import test_connection_rules
 import test_monitor_contract
 import test_monitor_rules
+import test_rsocket_judge
+import test_rsocket_malformed
 import test_wire_malformed
 
 from rsio_tck.reference_peer.faults import FAULTS
@@ -30,6 +35,8 @@ def sources() -> dict[str, set[str]]:
         | {case[2] for case in test_wire_malformed.MESSAGES},
         "peer fault": {fault.rule for fault in FAULTS.values()},
         "connection": set(test_connection_rules.CITED),
+        "rsocket trace": {case[0] for case in test_rsocket_judge.CASES},
+        "rsocket malformed bytes": {case[2] for case in test_rsocket_malformed.MALFORMED},
     }
 
 

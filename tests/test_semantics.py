@@ -14,7 +14,17 @@ from rsio_tck.bindings.rsio.split import ReassemblyLimitExceeded, SplitAssembler
 from rsio_tck.errors import ProtocolViolation, Side
 from rsio_tck.rules import GOODBYE_OBLIGATION, PROTOCOL_ERRORS, RULES
 from rsio_tck.semantics import Demand, Signal, StreamState
-from rsio_tck.semantics.streams import ACTIONS, TRANSITIONS, SignalArgs, StreamRecord, Verdict, step
+from rsio_tck.semantics.streams import (
+    ACTIONS,
+    RSIO_OPTIONS,
+    TRANSITIONS,
+    SignalArgs,
+    StreamOptions,
+    StreamRecord,
+    Verdict,
+    step,
+    transitions_for,
+)
 
 MAX = 2**63 - 1
 
@@ -57,6 +67,80 @@ def test_stream_table_entry_does_what_it_says(key: tuple[StreamState, Signal]) -
         return
     if transition.verdict is Verdict.IGNORED:
         assert rec.state is state
+
+
+# -- the options a second wire may set (RSocket: no onSubscribe frame, Ids never reused) ---------
+
+RSOCKET_LIKE = StreamOptions(on_subscribe_frame=False, reuse_ids=False, demand_ceiling=MAX)
+
+
+def test_default_options_are_the_table_itself() -> None:
+    assert transitions_for(RSIO_OPTIONS) == TRANSITIONS
+    assert transitions_for(StreamOptions()) == TRANSITIONS
+
+
+@pytest.mark.parametrize("options", [RSOCKET_LIKE, StreamOptions(on_subscribe_frame=False),
+                                     StreamOptions(reuse_ids=False)], ids=repr)
+def test_options_change_only_the_entries_they_name(options: StreamOptions) -> None:
+    table = transitions_for(options)
+    assert set(table) == set(TRANSITIONS)
+    for key, transition in table.items():
+        base = TRANSITIONS[key]
+        if transition == base:
+            continue
+        state, signal = key
+        if not options.reuse_ids and signal is Signal.SUBSCRIBE and state in (StreamState.CANCELLED, StreamState.DONE):
+            assert transition.verdict is Verdict.VIOLATION and transition.rule == "ID-3" and transition.why
+        else:
+            assert not options.on_subscribe_frame
+            assert base.next in (StreamState.SUBSCRIBING, StreamState.RESUBSCRIBING)
+            assert transition.next is StreamState.ACTIVE
+            assert (transition.verdict, transition.rule, transition.action) == (base.verdict, base.rule, base.action)
+
+
+@pytest.mark.parametrize("key", sorted(TRANSITIONS, key=lambda k: (k[0].value, k[1].value)), ids=str)
+def test_rsocket_like_entry_does_what_it_says(key: tuple[StreamState, Signal]) -> None:
+    state, signal = key
+    transition = transitions_for(RSOCKET_LIKE)[key]
+    rec = StreamRecord(RSOCKET_LIKE.demand_ceiling)
+    rec.state = state
+    rec.demand = Demand(MAX)
+    args = SignalArgs(amount=3)
+    if transition.verdict is Verdict.VIOLATION:
+        with pytest.raises(ProtocolViolation) as caught:
+            step(Side.SERVER, 1, rec, signal, args, lambda rule, message: None, RSOCKET_LIKE)
+        assert caught.value.rule == transition.rule and rec.state is state
+        return
+    try:
+        step(Side.SERVER, 1, rec, signal, args, lambda rule, message: None, RSOCKET_LIKE)
+    except ProtocolViolation as violation:
+        assert violation.rule in RULES and transition.action is not None
+        return
+    if signal is Signal.SUBSCRIBE:  # opens ACTIVE: no onSubscribe frame to wait for
+        assert rec.state is StreamState.ACTIVE and rec.demand.outstanding == 3
+
+
+def test_a_subscribe_opens_active_and_a_reused_id_is_refused() -> None:
+    rec = StreamRecord()
+    warn = lambda rule, message: None  # noqa: E731
+    step(Side.CLIENT, 1, rec, Signal.SUBSCRIBE, SignalArgs(amount=2), warn, RSOCKET_LIKE)
+    assert rec.state is StreamState.ACTIVE
+    step(Side.SERVER, 1, rec, Signal.ON_NEXT, SignalArgs(), warn, RSOCKET_LIKE)
+    step(Side.SERVER, 1, rec, Signal.ON_COMPLETE, SignalArgs(), warn, RSOCKET_LIKE)
+    with pytest.raises(ProtocolViolation) as caught:
+        step(Side.CLIENT, 1, rec, Signal.SUBSCRIBE, SignalArgs(amount=2), warn, RSOCKET_LIKE)
+    assert caught.value.rule == "ID-3" and rec.state is StreamState.DONE
+
+
+def test_the_demand_ceiling_is_the_records() -> None:
+    demand = Demand(5, ceiling=10)
+    assert demand.outstanding == 5 and not demand.unbounded
+    demand.add(20)
+    assert demand.outstanding == 10 and demand.unbounded and demand.take(1000) and demand.outstanding == 10
+    rec = StreamRecord(ceiling=10)
+    step(Side.CLIENT, 1, rec, Signal.SUBSCRIBE, SignalArgs(amount=50), lambda r, m: None, RSOCKET_LIKE)
+    assert rec.demand.ceiling == 10 and rec.demand.unbounded
+    assert Demand(MAX).unbounded and not Demand(MAX - 1).unbounded  # the default ceiling is 2^63-1
 
 
 def test_handshake_table_covers_every_role_state_and_move() -> None:

@@ -146,7 +146,9 @@ class Interactions:
     # -- requests ---------------------------------------------------------------------
 
     def request_start(self, sender: Side, frame: Request, t: float) -> None:
-        """A request's first frame (the whole request, or its first fragment): ids and lease."""
+        """A request's first frame (the whole request, or its first fragment): ids and lease.
+
+        On a resumed connection the ids go on from the previous one, so their order is not judged."""
         model, sid, name = self.model, frame.stream_id, frame.wire_name
         party = model.parties[sender]
         known = sid in self.streams
@@ -155,7 +157,7 @@ class Interactions:
             if sid == 0 or (sid % 2 == 1) != odd:
                 model.report("RS-STREAMID-1", sender, f"{sender} sent {name} on stream {sid}: a {sender}'s stream "
                              f"ids are {'odd' if odd else 'even'} and never 0")
-            elif not known and not party.wrapped:
+            elif not known and not party.wrapped and not model.parties[Side.CLIENT].resumed:
                 expected = party.last_stream_id + 2 if party.last_stream_id else (1 if odd else 2)
                 if sid != expected:
                     model.report("RS-STREAMID-2", sender, f"{sender} sent {name} on stream {sid} where its next "

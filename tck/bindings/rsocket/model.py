@@ -13,8 +13,9 @@ ERROR for a bad first frame (RS-SETUP-9) or an unsupported version (RS-SETUP-6),
 a receiver owes ERROR[CONNECTION_ERROR] after an invalid metadata length
 (RS-ERROR-8), a party owes the answer to a KEEPALIVE with R (RS-KEEPALIVE-3).
 ``close`` reports those still owed when a side's transport ends.  Time comes with
-the data (``t``, seconds, from the observer); the model holds no clock, and with
-no time given nothing time-based is judged.
+the data (``t``, seconds, from the observer); the model holds no clock.  A time of
+0 (or less) means "no time given": an event at such a time starts no deadline, so
+a trace without times, or one mixing untimed and timed data, judges nothing by time.
 """
 
 from __future__ import annotations
@@ -52,6 +53,9 @@ SETUP_CODES = frozenset({INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP, REJEC
 CONNECTION_CODES = SETUP_CODES | {CONNECTION_ERROR, CONNECTION_CLOSE}
 STREAM_CODES = frozenset({APPLICATION_ERROR, REJECTED, CANCELED, INVALID})
 SETUP_REFUSALS = frozenset({INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP})
+# Violations whose frame the receiver must ignore (Handling the Unexpected): they give the receiver
+# no protocol error to answer, so its ERROR on stream 0 after them still breaks RS-UNEXPECTED-1/-2.
+IGNORED_VIOLATIONS = frozenset({"RS-SETUP-2", "RS-SETUP-3", "RS-ERROR-4", "RS-PUSH-1", "RS-STREAM-2", "RS-STREAMID-4"})
 MAX_IGNORABLE = 1024  # ignorable frames remembered per receiver (RS-UNEXPECTED-1); more are not needed to judge
 
 
@@ -83,15 +87,16 @@ class Party:
     ended_reported: bool = False
     owes: str | None = None  # the rule by which it owes an ERROR on stream 0
     keepalive_owed: deque[KeepaliveOwed] = field(default_factory=deque)
-    last_alive_t: float | None = None  # client: its SETUP or last KEEPALIVE
+    last_alive_t: float | None = None  # client: its SETUP or last KEEPALIVE (None: no time known)
     last_position: int = 0
     lease_sent: bool = False
     lease_left: int | None = None  # as requester: requests left under the peer's last LEASE (None: none yet)
-    lease_until: float = 0.0
+    lease_until: float = float("inf")
     last_stream_id: int = 0  # as requester
     wrapped: bool = False  # as requester: it has used the max stream id (RS-a: reuse allowed from then on)
     ignorable: dict[int, str] = field(default_factory=dict)  # frames it received that it must ignore: stream -> rule
-    must_broken: int = 0  # MUST violations found against it
+    closed: bool = False  # its transport ended
+    must_broken: int = 0  # MUST violations found against it (but those of frames the receiver must ignore)
 
 
 class ConnectionModel:
@@ -109,7 +114,7 @@ class ConnectionModel:
     # -- reporting ---------------------------------------------------------------------
 
     def report(self, rule: str, side: Side, message: str) -> None:
-        if RULES[rule].level is Level.MUST:
+        if RULES[rule].level is Level.MUST and rule not in IGNORED_VIOLATIONS:
             self.parties[side].must_broken += 1
         self.found.append(ProtocolViolation(rule=rule, side=side, message=f"{message}; rule: {RULES[rule].title}"))
 
@@ -186,7 +191,7 @@ class ConnectionModel:
         self.lease = frame.lease
         self.resume = self.resume or frame.resume_token is not None
         self.lifetime = frame.max_lifetime / (1e9 if self.draft else 1e3)
-        party.last_alive_t = t
+        party.last_alive_t = t if t > 0 else None
         if frame.keepalive_interval <= 0 or frame.max_lifetime <= 0:
             self.report("RS-SETUP-5", sender, f"SETUP with keepalive interval {frame.keepalive_interval} "
                         f"and max lifetime {frame.max_lifetime}")
@@ -195,7 +200,7 @@ class ConnectionModel:
                 self.report("RS-SETUP-7", sender, f"SETUP's {what} MIME type {mime!r} is empty or null-terminated")
             elif not mime.isascii():
                 self.report("RS-SETUP-8", sender, f"SETUP's {what} MIME type {mime!r} is not US-ASCII")
-        if frame.major_version != self.major:
+        if frame.major_version > self.major:  # a lower version the server may accept (Cross version compatibility)
             server = self.parties[Side.SERVER]
             if not server.first_sent and server.owes is None:
                 server.owes = "RS-SETUP-6"
@@ -205,7 +210,7 @@ class ConnectionModel:
         if frame.stream_id != 0:
             self.report("RS-KEEPALIVE-1", sender, f"KEEPALIVE on stream {frame.stream_id}")
         if sender is Side.CLIENT:
-            party.last_alive_t = t
+            party.last_alive_t = t if t > 0 else None
         if self.draft:
             # Seed 001: no R flag; the server answers every client KEEPALIVE.
             if sender is Side.CLIENT:
@@ -235,7 +240,7 @@ class ConnectionModel:
             self.report("RS-LEASE-2", sender, "LEASE on a connection whose SETUP did not set the L flag")
         party.lease_sent = True
         peer.lease_left = frame.number_of_requests  # the last LEASE overrides the previous ones
-        peer.lease_until = t + frame.ttl / (1e9 if self.draft else 1e3)
+        peer.lease_until = t + frame.ttl / (1e9 if self.draft else 1e3) if t > 0 else float("inf")
 
     def lease_request(self, sender: Side, stream_id: int, wire_name: str, t: float) -> bool:
         """A request (its first fragment) under lease; True when its responder must reject it (RS-LEASE-5)."""
@@ -249,7 +254,7 @@ class ConnectionModel:
             self.report("RS-LEASE-4", sender, f"{wire_name} on stream {stream_id} with no request left in the lease")
             return True
         party.lease_left -= 1
-        if t > party.lease_until:
+        if t > party.lease_until:  # never for a LEASE seen with no time
             self.report("RS-LEASE-4", sender, f"{wire_name} on stream {stream_id} {t - party.lease_until:.3f} s "
                         "after the lease expired")
         return False
@@ -338,19 +343,26 @@ class ConnectionModel:
         if self.lifetime <= 0:
             return
         client = self.parties[Side.CLIENT]
+        if client.last_alive_t is None and client.first_sent and self.setup is not None:
+            client.last_alive_t = t  # the first time known: the client's silence is measured from here
         if client.last_alive_t is not None and t - client.last_alive_t > self.lifetime and client.ended is None:
             self.report("RS-KEEPALIVE-2", Side.CLIENT, f"client sent no KEEPALIVE for {t - client.last_alive_t:.3f} s, "
                         f"over the max lifetime {self.lifetime:.3f} s")
             client.last_alive_t = t
         for party in self.parties.values():
+            if party.ended is not None or party.closed:
+                continue  # a party that ended the connection owes no answer
             for owed in party.keepalive_owed:
-                if not owed.reported and t - owed.t > self.lifetime:
+                if owed.t <= 0:
+                    owed.t = t  # owed since a time unknown: measured from the first time known
+                elif not owed.reported and t - owed.t > self.lifetime:
                     owed.reported = True
                     self.report("RS-KEEPALIVE-3", party.role, f"{party.role} has not answered a KEEPALIVE for "
                                 f"{t - owed.t:.3f} s, over the max lifetime {self.lifetime:.3f} s")
 
     def close(self, side: Side) -> None:
         party = self.parties[side]
+        party.closed = True
         if party.owes is not None:
             why = {"RS-SETUP-9": "without ERROR[INVALID_SETUP] for a connection opened by another frame",
                    "RS-SETUP-6": "without refusing a SETUP of a version it does not speak",

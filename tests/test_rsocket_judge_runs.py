@@ -1,0 +1,139 @@
+"""The RSocket judge's fast paths held to the frame-by-frame path, and the contract translation.
+
+A ``PayloadRun`` is taken whole (one demand take) when its stream is plainly ACTIVE and its
+demand covers ``count``; otherwise it is judged ``to_frames()`` one by one.  A single plain
+PAYLOAD(N) takes the inlined (ACTIVE, onNext) path.  Whatever the grouping, the findings (rule,
+side, frame index) and the state (every stream's state, outstanding and delivered demand, frames
+counted per side) must be those of judging every frame through the whole path.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_rsocket_judge import SETUP
+
+from rsio_tck.binding import get_binding
+from rsio_tck.bindings.rsocket.frames import Cancel, Keepalive, Payload, RequestN, RequestStream
+from rsio_tck.bindings.rsocket.interactions import CONTRACT_RULES, contract_rule
+from rsio_tck.bindings.rsocket.judge import RSocketJudge
+from rsio_tck.bindings.rsocket.runs import PayloadRun
+from rsio_tck.errors import ProtocolViolation, Side
+from rsio_tck.rules import RULES
+from rsio_tck.semantics.streams import ACTIONS, TRANSITIONS
+
+C, S = Side.CLIENT, Side.SERVER
+SIDS = (1, 3, 5)
+
+# One step of a trace: ("run", sid, count) is a run of the server's plain PAYLOADs; the rest are single frames.
+Op = tuple[str, int, int]
+OPS = st.one_of(
+    st.tuples(st.just("run"), st.sampled_from(SIDS), st.integers(min_value=1, max_value=12)),
+    st.tuples(st.just("request_n"), st.sampled_from(SIDS), st.integers(min_value=0, max_value=8)),
+    st.tuples(st.just("cancel"), st.sampled_from(SIDS), st.just(0)),
+    st.tuples(st.just("complete"), st.sampled_from(SIDS), st.just(0)),
+    st.tuples(st.just("keepalive"), st.just(0), st.just(0)),
+    st.tuples(st.just("fragment"), st.sampled_from(SIDS), st.just(0)),
+)
+
+
+def _items(ops: list[Op], initial: list[int]) -> list[tuple[Side, Any]]:
+    items: list[tuple[Side, Any]] = [(C, SETUP)]
+    items += [(C, RequestStream(stream_id=sid, initial_request_n=n)) for sid, n in zip(SIDS, initial)]
+    for kind, sid, n in ops:
+        if kind == "run":
+            items.append((S, PayloadRun(sid, n, tuple(str(i).encode() for i in range(n)))))
+        elif kind == "request_n":
+            items.append((C, RequestN(stream_id=sid, request_n=n)))
+        elif kind == "cancel":
+            items.append((C, Cancel(stream_id=sid)))
+        elif kind == "complete":
+            items.append((S, Payload(stream_id=sid, complete=True)))
+        elif kind == "keepalive":
+            items.append((C, Keepalive(respond=True)))
+        else:  # a fragmented element, which never takes the fast path
+            items.append((S, Payload(stream_id=sid, next=True, follows=True, data=b"a")))
+            items.append((S, Payload(stream_id=sid, next=True, data=b"b")))
+    return items
+
+
+def _judge(items: list[tuple[Side, Any]], *, whole_runs: bool, keep: bool = False) -> tuple[Any, ...]:
+    kept: list[int] = []
+    judge = RSocketJudge("rsocket-1.0", keep=(lambda index, side, t, frame: kept.append(index)) if keep else None)
+    found: list[tuple[str, Side | None, int | None]] = []
+
+    def report(violation: ProtocolViolation, index: int | None, frame: Any) -> None:
+        found.append((violation.rule, violation.side, index))
+
+    index = 0
+    for side, item in items:
+        frames = [item] if whole_runs or not isinstance(item, PayloadRun) else item.to_frames()
+        index = judge.judge(side, frames, 0.0, index, report)
+    for side in Side:
+        found += [(v.rule, v.side, None) for v in judge.close(side)]
+    streams = {sid: (s.out.state, s.out.demand.outstanding, s.out.demand.delivered)
+               for sid, s in judge.streams.streams.items()}
+    frames_sent = {side: party.frames_sent for side, party in judge.model.parties.items()}
+    return found, streams, frames_sent, index, kept
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=st.lists(OPS, max_size=25), initial=st.lists(st.integers(min_value=0, max_value=10), min_size=3,
+                                                         max_size=3))
+def test_runs_taken_whole_judge_as_frame_by_frame(ops: list[Op], initial: list[int]) -> None:
+    items = _items(ops, initial)
+    assert _judge(items, whole_runs=True) == _judge(items, whole_runs=False)
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=st.lists(OPS, max_size=20), initial=st.lists(st.integers(min_value=0, max_value=10), min_size=3,
+                                                         max_size=3))
+def test_keeping_frames_changes_no_judgement(ops: list[Op], initial: list[int]) -> None:
+    items = _items(ops, initial)
+    with_keep = _judge(items, whole_runs=True, keep=True)
+    assert with_keep[:4] == _judge(items, whole_runs=False)[:4]
+    assert with_keep[4] == list(range(with_keep[3]))  # every frame shown once, in order
+
+
+def test_a_run_within_demand_is_taken_whole_and_one_beyond_is_judged_frame_by_frame() -> None:
+    items = [(C, SETUP), (C, RequestStream(stream_id=1, initial_request_n=5)),
+             (S, PayloadRun(1, 5, (b"0",) * 5)), (S, PayloadRun(1, 2, (b"5", b"6")))]
+    found, streams, frames_sent, index, _ = _judge(items, whole_runs=True)
+    assert [(rule, side) for rule, side, _ in found] == [("RS-FLOW-2", S), ("RS-FLOW-2", S)]
+    assert [i for _, _, i in found] == [7, 8]  # each frame of the second run, numbered as on the wire
+    assert streams[1][1:] == (0, 5) and frames_sent[S] == 7 and index == 9
+
+
+# -- the contract translation --------------------------------------------------------------------
+
+def _table_rules() -> set[str]:
+    """Every rule ID the contract's stream table can raise: its entries' and its actions'."""
+    rules = {transition.rule for transition in TRANSITIONS.values()}
+    source = "".join(__import__("inspect").getsource(action) for action in ACTIONS.values())
+    rules |= {word.strip("\"'") for word in source.replace("(", " ").replace(",", " ").split()
+              if word.strip("\"'") in RULES}
+    return rules
+
+
+def test_every_contract_rule_translates_to_an_rsocket_rule() -> None:
+    binding = get_binding("rsocket")
+    raised = _table_rules()
+    assert {"STR-3", "DEM-1", "ID-1", "ID-3", "DEM-6"} <= raised
+    for rule in raised:
+        translated = binding.contract_rule(rule)
+        assert translated.startswith("RS-") and translated in RULES, rule
+    assert set(CONTRACT_RULES.values()) <= set(binding.rules())
+
+
+def test_translation_depends_on_the_interaction_and_the_direction() -> None:
+    from rsio_tck.bindings.rsocket.interactions import Kind
+
+    assert contract_rule("STR-3") == "RS-STREAM-3"
+    assert contract_rule("STR-3", Kind.RESPONSE) == "RS-RR-1"
+    assert contract_rule("STR-3", Kind.FNF) == "RS-FNF-1"
+    assert contract_rule("STR-3", Kind.CHANNEL, inbound=True) == "RS-CHANNEL-2"
+    assert contract_rule("DEM-1", Kind.CHANNEL, inbound=True) == "RS-CHANNEL-1"
+    assert contract_rule("DEM-1", Kind.CHANNEL) == "RS-FLOW-2"
+    assert contract_rule("TCK-1") == "TCK-1"  # outside the stream table: not translated
