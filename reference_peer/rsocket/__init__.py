@@ -1,0 +1,83 @@
+"""The RSocket reference peer: a conforming RSocket implementation on asyncio, with switchable faults.
+
+It serves the test publishers of bindings.md §2 as responder over either wire
+profile (``rsocket-1.0``, ``reactivesocket-draft``): request-stream
+(``tck/range``, ``tck/infinite``, ``tck/error``, ``tck/large``, ``tck/fixed``),
+request-response (the first element, an empty completion, or the error),
+fire-and-forget (``tck/fnf?key=K``, counted; ``tck/fnf-count?key=K`` answers the
+count), request-channel ``tck/echo``, metadata push (ignored); an unknown name
+gets ERROR[APPLICATION_ERROR] on its stream.  As requester it serves
+``tck/subscribe?to=NAME&request=S``: it opens REQUEST_STREAM NAME to the kit
+(an even stream id) and sends each element it receives as an element of the
+outer stream.  Fragmentation (``mtu``), keepalive and lease are handled by the
+sans-IO endpoint (``rsio_tck.bindings.rsocket.endpoint``).
+
+Entry points for the peer's shell (``--binding rsocket``):
+
+- ``PeerConfig``: the settings (frozen dataclass; ``config.py``);
+- ``add_arguments(parser)``: the command-line flags this binding adds
+  (``--profile``, ``--mtu``, ``--lease-ttl``, ``--lease-requests``, ``--enforce-lifetime``);
+- ``make_config(args)``: a ``PeerConfig`` from parsed arguments; it reads the
+  shell's common flags when present (``fault``, ``seed``, ``no_freedoms``) and this
+  binding's (``profile``, ``mtu``, ...), with defaults for any that is absent;
+- ``async serve_connection(reader, writer, config, number=0) -> str``: serve one
+  accepted connection (asyncio streams) until it ends; returns why it ended;
+- ``client.connect(url, config)`` / ``client.run_interaction(...)`` /
+  ``client.run_client(url, config, interaction, name, n)``: the client role;
+- ``FAULTS``: every fault, each naming the rule it breaks; ``list_faults()``.
+
+Its own command line: ``python -m rsio_tck.reference_peer.rsocket --listen tcp://127.0.0.1:PORT``
+(``--help`` for the rest, ``--connect URL --interaction stream --name NAME`` for the client).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from rsio_tck.bindings.rsocket import PROFILE_NAMES
+
+from .config import PeerConfig
+from .faults import FAULTS, Fault
+from .session import Session, serve_connection
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """This binding's flags (the shell adds --fault, --seed, --no-freedoms itself)."""
+    parser.add_argument("--profile", choices=PROFILE_NAMES, default="rsocket-1.0", help="RSocket wire profile")
+    parser.add_argument("--mtu", type=int, default=None,
+                        help="largest frame this peer sends (bytes, without length prefix); larger payloads fragment")
+    parser.add_argument("--lease-ttl", type=int, default=PeerConfig().lease_ttl_ms,
+                        help="time-to-live (ms) of the LEASEs granted to a client whose SETUP asks for leases")
+    parser.add_argument("--lease-requests", type=int, default=PeerConfig().lease_requests,
+                        help="number of requests of each LEASE granted")
+    parser.add_argument("--enforce-lifetime", action="store_true",
+                        help="close a connection that sends nothing for the max lifetime of its SETUP")
+
+
+def make_config(args: argparse.Namespace) -> PeerConfig:
+    """A ``PeerConfig`` from parsed arguments; flags that are absent take their defaults.  ValueError: a bad value."""
+    defaults = PeerConfig()
+    profile = getattr(args, "profile", None) or defaults.profile
+    if profile not in PROFILE_NAMES:
+        raise ValueError(f"--profile {profile!r}: choose one of {', '.join(PROFILE_NAMES)}")
+    mtu = getattr(args, "mtu", None)
+    if mtu is not None and mtu < 64:
+        raise ValueError(f"--mtu {mtu}: at least 64 bytes")
+    faults = tuple(getattr(args, "fault", None) or ())
+    unknown = [name for name in faults if name not in FAULTS]
+    if unknown:
+        raise ValueError(f"--fault {unknown[0]!r}: no such RSocket fault (--list-faults shows them)")
+    return PeerConfig(profile=profile, mtu=mtu, faults=faults, seed=getattr(args, "seed", 0) or 0,
+                      freedoms=not getattr(args, "no_freedoms", False),
+                      lease_ttl_ms=getattr(args, "lease_ttl", None) or defaults.lease_ttl_ms,
+                      lease_requests=getattr(args, "lease_requests", None) or defaults.lease_requests,
+                      enforce_lifetime=bool(getattr(args, "enforce_lifetime", False)))
+
+
+def list_faults() -> str:
+    width = max(map(len, FAULTS), default=0)
+    return "\n".join(f"{name:<{width}}  {fault.rule:<14} {fault.description}" for name, fault in FAULTS.items())
+
+
+__all__ = ["FAULTS", "Fault", "PeerConfig", "Session", "add_arguments", "list_faults", "make_config",
+           "serve_connection"]

@@ -1,0 +1,601 @@
+"""A sans-IO RSocket endpoint for either role and both wire profiles: bytes in, frames and events out.
+
+Theory of operation (after h11 and wsproto).  The I/O shell hands received
+bytes to ``receive_data`` and gets events back: whole frames (fragments
+reassembled) and the events of ``rsio_tck.protocol.events``; it calls ``send``
+with frames and writes whatever ``data_to_send`` returns.  There are no
+sockets and no clocks: the shell tells the endpoint the time with ``tick(now)``
+(and ``receive_data(..., now=)``), and ``next_deadline()`` says when it next
+needs telling.
+
+What the endpoint does on its own, because the spec makes it automatic:
+- SETUP.  A client queues its SETUP on construction (``setup=None`` leaves it to
+  the application).  A server takes the first frame: a SETUP of a version it
+  speaks is accepted (and answered with LEASE when it asks for leases); another
+  version gets ERROR[UNSUPPORTED_SETUP], bad parameters ERROR[INVALID_SETUP], a
+  resume request ERROR[REJECTED_SETUP], RESUME ERROR[REJECTED_RESUME], and
+  anything else first ERROR[INVALID_SETUP]; each closes the connection.
+- KEEPALIVE.  A KEEPALIVE with R is answered with one without R echoing its
+  data (the draft has no R: its server answers every KEEPALIVE); a client sends
+  its own every interval of its SETUP as ``tick`` passes.
+- Stream ids: ``new_stream_id()`` gives this role's next id (client odd, server
+  even, increasing, never reused).
+- Fragmentation: with ``mtu`` set, ``send`` cuts fragmentable frames so that no
+  frame is longer than ``mtu``; received fragments are joined (one Reassembler).
+- LEASE: a responder that granted a lease answers requests beyond it with
+  ERROR[REJECTED]; a requester's ``may_request`` says whether its lease allows one
+  more request, and a checked ``send`` refuses a request beyond it.
+- The unexpected (Protocol.md, Handling the Unexpected) comes out as ``Ignored``
+  with the reason; malformed input as ``ProtocolError`` with ERROR[CONNECTION_ERROR]
+  on stream 0 queued, after which the endpoint accepts no more input.
+
+Streams are tracked only as far as routing and the sender's own obligations
+need: which side may still send PAYLOADs on each stream, and the credit the
+remote granted.  ``send(frame)`` checks this side's obligations (ProtocolViolation
+naming the rule); ``send(frame, check=False)`` and ``send_raw`` let the
+reference peer's faults break them on purpose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import Enum
+from typing import Any
+
+from ...errors import ProtocolViolation, Side
+from ...protocol.events import ConnectionClosed, Event, Ignored, ProtocolError
+from ...rules import RULES, Level
+from . import get_profile
+from .binding import BINDING
+from .codec import RSocketLimits
+from .fragments import Reassembler, fragment
+from .frames import (
+    APPLICATION_ERROR,
+    CONNECTION_CLOSE,
+    CONNECTION_ERROR,
+    FRAGMENTABLE,
+    INVALID_SETUP,
+    REJECTED,
+    REJECTED_RESUME,
+    REJECTED_SETUP,
+    STREAM_ID_MAX,
+    UNSUPPORTED_SETUP,
+    Cancel,
+    Error,
+    Frame,
+    IgnoredFrame,
+    Keepalive,
+    Lease,
+    MetadataPush,
+    Payload,
+    RequestChannel,
+    RequestFnf,
+    RequestN,
+    RequestResponse,
+    RequestStream,
+    RequestSubscription,
+    Resume,
+    Setup,
+    SetupError,
+)
+
+DEMAND_MAX = 2**63 - 1  # cumulative demand saturates here (bindings.md §2)
+REQUESTS = (RequestResponse, RequestFnf, RequestStream, RequestChannel, RequestSubscription)
+SETUP_CODES = frozenset({INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP, REJECTED_RESUME})
+CONNECTION_CODES = SETUP_CODES | {CONNECTION_ERROR, CONNECTION_CLOSE}
+# Bytes of a fragment that are not metadata or data, at most: length prefix, header, metadata
+# length and REQUEST_STREAM/CHANNEL's request N (the draft's wider fields included).
+FRAGMENT_OVERHEAD = 4 + 12 + 4 + 8
+
+# Rules the endpoint itself cites (a checked send cites whatever the judge finds).
+RULE = {
+    "setup-first": "RS-SETUP-1",  # a server's first frame from the client is not SETUP
+    "id-exhausted": "RS-STREAMID-3",  # every stream id has been used
+    "lease": "RS-LEASE-4",  # a request beyond the lease this side granted
+    "ignored": "RS-UNEXPECTED-1",  # a frame the spec says to ignore
+}
+
+
+class EndpointState(Enum):
+    OPEN = "open"
+    CLOSING = "closing"  # ERROR[CONNECTION_CLOSE] exchanged: waiting for the streams to end
+    CLOSED = "closed"  # nothing more to send or accept; the shell closes the transport
+
+
+@dataclass(slots=True)
+class StreamRecord:
+    """One stream as this endpoint sees it."""
+
+    stream_id: int
+    kind: str  # the request's wire name
+    local_requester: bool
+    sending: bool  # this side may still send PAYLOADs
+    receiving: bool  # the remote may still send PAYLOADs
+    credit: int = 0  # PAYLOADs with N this side may still send (the remote's cumulative demand)
+
+    @property
+    def done(self) -> bool:
+        return not self.sending and not self.receiving
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetupRejected:
+    """The server rejected the client's SETUP (the ERROR is queued; the connection closes)."""
+
+    setup: Frame
+    error_code: int
+    reason: str
+
+
+def default_setup(profile: str, *, keepalive_ms: int = 30_000, lifetime_ms: int = 90_000, lease: bool = False,
+                  data: bytes = b"") -> Setup:
+    """The kit's SETUP (bindings.md §2); the draft counts time in nanoseconds in 32 bits."""
+    if profile == "reactivesocket-draft":
+        cap = 2**32 - 1
+        return Setup(major_version=0, minor_version=0, keepalive_interval=min(keepalive_ms * 10**6, cap),
+                     max_lifetime=min(lifetime_ms * 10**6, cap), lease=lease,
+                     metadata_mime=b"application/octet-stream", data_mime=b"text/plain", data=data)
+    return Setup(keepalive_interval=keepalive_ms, max_lifetime=lifetime_ms, lease=lease,
+                 metadata_mime=b"application/octet-stream", data_mime=b"text/plain", data=data)
+
+
+class Endpoint:
+    def __init__(self, role: Side, profile: str = "rsocket-1.0", limits: RSocketLimits | None = None, *,
+                 setup: Setup | None | bool = True, mtu: int | None = None, length_prefix: bool = True,
+                 lease_grant: tuple[int, int] = (60_000, 1000), enforce_lifetime: bool = False,
+                 now: float = 0.0) -> None:
+        self.role = role
+        self.profile = profile
+        self.draft = profile == "reactivesocket-draft"
+        chosen = get_profile(profile)
+        self.limits = limits
+        self._encoder = chosen.encoder(limits, length_prefix=length_prefix)
+        self._decoder = chosen.decoder(limits, length_prefix=length_prefix)
+        self._reassembler = Reassembler(limits)
+        # The kit's judge, fed every frame either way: a checked send is judged as the monitor would judge it.
+        self._judge = BINDING.judge(profile, limits, contract=False)
+        self._judged = 0  # frames judged, both directions
+        if mtu is not None and mtu <= FRAGMENT_OVERHEAD:
+            raise ValueError(f"mtu {mtu} leaves no room for payload (at least {FRAGMENT_OVERHEAD + 1})")
+        self.mtu = mtu
+        self.lease_grant = lease_grant  # (ttl ms, requests) this side grants when the remote honours leases
+        self.enforce_lifetime = enforce_lifetime
+        self.state = EndpointState.OPEN
+        self.error: ProtocolViolation | None = None
+        self.setup: Setup | None = None  # the connection's SETUP, once sent (client) or accepted (server)
+        self.accepted = False  # the server accepted the SETUP (a client infers it: Connection Establishment)
+        self.streams: dict[int, StreamRecord] = {}
+        self._next_id = 1 if role is Side.CLIENT else 2
+        self._highest_sent = 0
+        self._out: list[bytes] = []
+        self.now = now
+        self._last_received = now
+        self._next_keepalive: float | None = None
+        # LEASE: what the remote granted us (requester) and what we granted (responder).
+        self.lease_required = False  # our requests wait for a LEASE
+        self._lease_until = 0.0
+        self._lease_left = 0
+        self._granted_until = 0.0
+        self._renew_at = 0.0
+        self._granted_left = 0
+        self._grants = False  # we are a responder that sends LEASEs
+        if role is Side.CLIENT and setup is not None and setup is not False:
+            self.send(default_setup(profile) if setup is True else setup)
+
+    # -- sending --------------------------------------------------------------------------
+
+    def new_stream_id(self) -> int:
+        """This role's next stream id: odd for a client, even for a server, increasing, never reused."""
+        sid = self._next_id
+        if sid > STREAM_ID_MAX:
+            raise ProtocolViolation(rule=RULE["id-exhausted"], side=self.role,
+                                    message=f"{self.role} has used every stream id; a new connection is needed")
+        self._next_id = sid + 2
+        return sid
+
+    def send(self, frame: Frame | IgnoredFrame, *, check: bool = True, fragment_size: int | None = None) -> None:
+        """Queue ``frame``; ``check`` holds this side to its rules.
+
+        A fragmentable frame is cut into fragments of at most ``fragment_size``
+        bytes of metadata + data (default: what the MTU leaves), never more than the MTU allows.
+        """
+        if isinstance(frame, IgnoredFrame):
+            self._judge_frames(self.role, [frame])
+            self._out.append(self._encoder.encode(frame))
+            return
+        size = self.mtu - FRAGMENT_OVERHEAD if self.mtu is not None else None
+        if fragment_size is not None:
+            size = fragment_size if size is None else min(size, fragment_size)
+        pieces: list[Any] = [frame]
+        if size is not None and isinstance(frame, FRAGMENTABLE) and (not self.draft or isinstance(frame, Payload)):
+            pieces = fragment(frame, size)  # type: ignore[arg-type]
+        broken = [v for v in self._judge_frames(self.role, pieces) if v.side is self.role]
+        if check and broken:
+            raise ProtocolViolation(rule=broken[0].rule, side=self.role,
+                                    message=f"{self.role} would send {frame.wire_name}: {broken[0].message}")
+        self._account_sent(frame)
+        for piece in pieces:
+            self._out.append(self._encoder.encode(piece))
+        if isinstance(frame, Setup) and frame.lease and self.role is Side.CLIENT:
+            self.grant_lease()  # the client-side responder grants the server-side requester (Sequences with LEASE)
+
+    def send_raw(self, data: bytes) -> None:
+        """Bytes that bypass codec, checks and accounting (faults, malformed-input tests)."""
+        self._out.append(data)
+
+    def encode(self, frame: Any) -> bytes:
+        """``frame`` as this endpoint's wire writes it, without queueing it."""
+        return self._encoder.encode(frame)
+
+    def data_to_send(self) -> bytes:
+        out = b"".join(self._out)
+        self._out.clear()
+        return out
+
+    def credit(self, stream_id: int) -> int:
+        """PAYLOADs with N this side may send on ``stream_id`` now."""
+        record = self.streams.get(stream_id)
+        return record.credit if record is not None and record.sending else 0
+
+    def may_request(self) -> bool:
+        """Whether the lease (if this side must honour one) allows one more request now."""
+        if not self.lease_required:
+            return True
+        return self._lease_left > 0 and self.now < self._lease_until
+
+    def _judge_frames(self, sender: Side, frames: list[Any]) -> list[ProtocolViolation]:
+        """Apply ``frames`` to the judge; the MUST rules they broke (not those found by time passing)."""
+        found: list[ProtocolViolation] = []
+
+        def record(violation: ProtocolViolation, index: int | None, frame: Any) -> None:
+            if frame is not None and RULES[violation.rule].level is Level.MUST:
+                found.append(violation)
+
+        self._judged = self._judge.judge(sender, frames, self.now, self._judged, record)
+        return found
+
+    def _account_sent(self, frame: Frame) -> None:
+        """What sending ``frame`` changes in this side's view of the connection."""
+        sid = frame.stream_id
+        if isinstance(frame, Setup):
+            self.setup = frame
+            self.lease_required = frame.lease
+            self._next_keepalive = self.now + self._keepalive_seconds(frame)
+            return
+        if isinstance(frame, Error) and sid == 0:
+            self._close_state(frame.error_code)
+            return
+        if isinstance(frame, REQUESTS):
+            self._highest_sent = max(self._highest_sent, sid)
+            self._next_id = max(self._next_id, sid + 2)
+            if self.lease_required:
+                self._lease_left -= 1
+            self._open_stream(frame, local_requester=True)
+            return
+        record = self.streams.get(sid)
+        if record is None or sid == 0:
+            return
+        if isinstance(frame, Payload):
+            if frame.next:
+                record.credit = max(0, record.credit - 1)
+            if frame.complete:
+                record.sending = False
+        elif isinstance(frame, Cancel):
+            record.receiving = False
+        elif isinstance(frame, Error):
+            record.sending = record.receiving = False
+        self._forget_if_done(record)
+
+    def _open_stream(self, frame: Any, *, local_requester: bool) -> StreamRecord | None:
+        sid = frame.stream_id
+        if isinstance(frame, RequestFnf):
+            return None
+        channel = isinstance(frame, RequestChannel)
+        responder_sends = not isinstance(frame, RequestFnf)
+        record = StreamRecord(stream_id=sid, kind=frame.wire_name, local_requester=local_requester,
+                              sending=channel or (not local_requester and responder_sends),
+                              receiving=channel or local_requester)
+        if channel and frame.complete:
+            if local_requester:
+                record.sending = False
+            else:
+                record.receiving = False
+        if not local_requester:
+            record.credit = 1 if isinstance(frame, RequestResponse) else frame.initial_request_n
+        elif channel:
+            record.credit = 0  # the responder grants the requester's outbound with REQUEST_N
+        self.streams[sid] = record
+        return record
+
+    def _forget_if_done(self, record: StreamRecord) -> None:
+        if record.done:
+            self.streams.pop(record.stream_id, None)
+            if self.state is EndpointState.CLOSING and not self.streams:
+                self.state = EndpointState.CLOSED
+
+    def _close_state(self, code: int) -> None:
+        if code == CONNECTION_CLOSE and self.streams:
+            self.state = EndpointState.CLOSING
+        else:
+            self.state = EndpointState.CLOSED
+
+    # -- time -----------------------------------------------------------------------------
+
+    def _keepalive_seconds(self, setup: Setup) -> float:
+        return setup.keepalive_interval / (1e9 if self.draft else 1e3)
+
+    def _lifetime_seconds(self, setup: Setup) -> float:
+        return setup.max_lifetime / (1e9 if self.draft else 1e3)
+
+    def next_deadline(self) -> float | None:
+        """When ``tick`` next has something to do (None: nothing planned)."""
+        times = []
+        if self.role is Side.CLIENT and self._next_keepalive is not None:
+            times.append(self._next_keepalive)
+        if self._grants:
+            times.append(self._renew_at)
+        if self.enforce_lifetime and self.setup is not None:
+            times.append(self._last_received + self._lifetime_seconds(self.setup))
+        return min(times) if times else None
+
+    def tick(self, now: float) -> list[Event]:
+        """Time passed: send what is due (KEEPALIVE, a renewed LEASE); close a connection past its lifetime."""
+        self.now = now
+        events: list[Event] = []
+        if self.state is EndpointState.CLOSED or self.setup is None:
+            return events
+        if self.role is Side.CLIENT and self._next_keepalive is not None and now >= self._next_keepalive:
+            self._next_keepalive = now + self._keepalive_seconds(self.setup)
+            self.send(Keepalive(respond=not self.draft))
+        if self._grants and now >= self._renew_at:
+            self.grant_lease()
+        if self.enforce_lifetime and now - self._last_received > self._lifetime_seconds(self.setup):
+            reason = f"nothing received for {now - self._last_received:.1f} s, over the max lifetime"
+            self.send(Error(stream_id=0, error_code=CONNECTION_ERROR, data=reason.encode()))
+            events.append(ConnectionClosed(orderly=False, reason=reason))
+        return events
+
+    def grant_lease(self, ttl_ms: int | None = None, requests: int | None = None) -> None:
+        """Send a LEASE (the last one overrides every earlier one)."""
+        ttl, count = ttl_ms or self.lease_grant[0], requests if requests is not None else self.lease_grant[1]
+        self._grants = True
+        self._granted_until = self.now + ttl / 1000
+        self._renew_at = self.now + ttl / 2000  # renewed half-way, so a busy requester never waits
+        self._granted_left = count
+        self.send(Lease(ttl=ttl, number_of_requests=count))
+
+    # -- receiving ------------------------------------------------------------------------
+
+    def receive_data(self, data: bytes, now: float | None = None) -> list[Event]:
+        if now is not None:
+            self.now = now
+        if self.error is not None or self.state is EndpointState.CLOSED:
+            return []
+        self._last_received = self.now
+        events: list[Event] = []
+        wire_error: ProtocolViolation | None = None
+        try:
+            frames = self._decoder.feed(data)
+        except ProtocolViolation as violation:
+            frames, wire_error = list(self._decoder.salvaged), violation.with_side(self.role.peer)
+        self._judge_frames(self.role.peer, frames)  # the remote's frames keep the judge's model whole
+        if wire_error is not None:
+            self._judge.wire_error(self.role.peer, wire_error)
+        for frame in frames:
+            self._receive_frame(frame, events)
+            if self.error is not None or self.state is EndpointState.CLOSED:
+                return events
+        if wire_error is not None:
+            self._fail(wire_error, events)
+        return events
+
+    def receive_eof(self) -> list[Event]:
+        events: list[Event] = []
+        if self.error is None and self.state is not EndpointState.CLOSED:
+            try:
+                self._decoder.eof()
+            except ProtocolViolation as violation:
+                self._fail(violation.with_side(self.role.peer), events)
+        orderly = self.state is not EndpointState.OPEN and self.error is None
+        self.state = EndpointState.CLOSED
+        events.append(ConnectionClosed(orderly=orderly, reason=str(self.error) if self.error else
+                                       "transport closed" + ("" if orderly else " without ERROR on stream 0")))
+        return events
+
+    def _fail(self, violation: ProtocolViolation, events: list[Event]) -> None:
+        """The remote broke the connection: ERROR on stream 0 (INVALID_SETUP before a SETUP), then closed."""
+        self.error = violation
+        if self.state is not EndpointState.CLOSED:
+            message = violation.message.encode()[:1024]
+            if self.role is Side.SERVER and self.setup is None:
+                code = UNSUPPORTED_SETUP if violation.rule == "RS-DRAFT-1" else INVALID_SETUP
+                self._send_setup_error(code, message)
+            else:
+                self.send(Error(stream_id=0, error_code=CONNECTION_ERROR, data=message), check=False)
+        self.state = EndpointState.CLOSED
+        events.append(ProtocolError(violation=violation))
+
+    def _send_setup_error(self, code: int, message: bytes) -> None:
+        if self.draft:  # the draft's SETUP_ERROR, with its own codes
+            draft_code = {UNSUPPORTED_SETUP: 0x0010, REJECTED_SETUP: 0x0100}.get(code, 0x0001)
+            self.send(SetupError(error_code=draft_code, data=message), check=False)
+        else:
+            self.send(Error(stream_id=0, error_code=code, data=message), check=False)
+
+    def _ignore(self, frame: Any, why: str, events: list[Event], rule: str = RULE["ignored"]) -> None:
+        events.append(Ignored(frame=frame, rule=rule, why=why))
+
+    def _receive_frame(self, decoded: Any, events: list[Event]) -> None:
+        if isinstance(decoded, IgnoredFrame):
+            self._ignore(decoded, decoded.reason, events, decoded.rule)
+            return
+        try:
+            frame = self._reassembler.push(decoded)
+        except ProtocolViolation as violation:
+            self._fail(violation.with_side(self.role.peer), events)
+            return
+        if frame is None:
+            return  # a fragment chain in progress
+        if self.role is Side.SERVER and self.setup is None:
+            self._receive_first(frame, events)
+            return
+        if isinstance(frame, (Lease, Payload, *REQUESTS)):
+            self.accepted = True  # a client infers acceptance from these (Connection Establishment)
+        handler = self._RECEIVERS.get(type(frame))
+        if handler is not None:
+            getattr(self, handler)(frame, events)  # by name: a subclass may override one receiver
+        elif isinstance(frame, REQUESTS):
+            self._receive_request(frame, events)
+        else:
+            self._ignore(frame, f"{frame.wire_name} is not expected by a {self.role}", events)
+
+    def _receive_first(self, frame: Any, events: list[Event]) -> None:
+        """The server's first frame: SETUP (accepted or rejected), or a connection that cannot start."""
+        if isinstance(frame, Resume):
+            self._reject_setup(frame, REJECTED_RESUME, "this server does not resume sessions", events)
+            return
+        if not isinstance(frame, Setup) or frame.stream_id != 0:
+            what = f"{frame.wire_name} on stream {frame.stream_id}"
+            violation = ProtocolViolation(rule=RULE["setup-first"], side=Side.CLIENT,
+                                          message=f"client's first frame is {what}, not SETUP on stream 0")
+            self._fail(violation, events)
+            return
+        version = (0, 0) if self.draft else (1, 0)
+        if (frame.major_version, frame.minor_version) != version and (self.draft or frame.major_version != 1):
+            self._reject_setup(frame, UNSUPPORTED_SETUP, f"version {frame.major_version}.{frame.minor_version} "
+                               f"is not supported; this server speaks {version[0]}.{version[1]}", events)
+        elif frame.keepalive_interval < 1 or frame.max_lifetime < 1:
+            self._reject_setup(frame, INVALID_SETUP, "keepalive interval and max lifetime must be > 0", events)
+        elif frame.resume_token is not None:
+            self._reject_setup(frame, REJECTED_SETUP, "this server does not resume sessions", events)
+        else:
+            self.setup = frame
+            self.accepted = True
+            self.lease_required = frame.lease  # the server-side requester mirrors the client's choice
+            events.append(frame)
+            if frame.lease:
+                self.grant_lease()
+
+    def _reject_setup(self, frame: Any, code: int, reason: str, events: list[Event]) -> None:
+        self._send_setup_error(code, reason.encode())
+        self.state = EndpointState.CLOSED
+        events.append(SetupRejected(setup=frame, error_code=code, reason=reason))
+
+    def _receive_setup(self, frame: Setup, events: list[Event]) -> None:
+        why = "a client ignores SETUP" if self.role is Side.CLIENT else "a server ignores a SETUP after accepting one"
+        self._ignore(frame, why, events)
+
+    def _receive_keepalive(self, frame: Keepalive, events: list[Event]) -> None:
+        if frame.stream_id != 0:
+            self._ignore(frame, f"KEEPALIVE on stream {frame.stream_id}", events)
+            return
+        if (frame.respond or (self.draft and self.role is Side.SERVER)) and self.setup is not None:
+            self.send(Keepalive(respond=False, data=frame.data))
+        events.append(frame)
+
+    def _receive_lease(self, frame: Lease, events: list[Event]) -> None:
+        if frame.stream_id != 0:
+            self._ignore(frame, f"LEASE on stream {frame.stream_id}", events)
+            return
+        self._lease_until = self.now + frame.ttl / 1000
+        self._lease_left = frame.number_of_requests
+        events.append(frame)
+
+    def _receive_error(self, frame: Error, events: list[Event]) -> None:
+        if frame.stream_id == 0:
+            if frame.error_code in SETUP_CODES and (self.role is Side.SERVER or self.accepted):
+                self._ignore(frame, "a setup error after the connection was established", events)
+                return
+            self._close_state(frame.error_code)
+            events.append(frame)
+            return
+        record = self.streams.get(frame.stream_id)
+        if record is None:
+            self._ignore(frame, f"ERROR on unknown stream {frame.stream_id}", events)
+            return
+        record.sending = record.receiving = False
+        self._forget_if_done(record)
+        events.append(frame)
+
+    def _receive_setup_error(self, frame: SetupError, events: list[Event]) -> None:
+        if self.role is Side.SERVER or self.accepted:
+            self._ignore(frame, "a setup error after the connection was established", events)
+            return
+        self.state = EndpointState.CLOSED
+        events.append(frame)
+
+    def _receive_request(self, frame: Any, events: list[Event]) -> None:
+        sid = frame.stream_id
+        if sid in self.streams:
+            self._ignore(frame, f"{frame.wire_name} on stream {sid}, which is in use", events)
+            return
+        if sid == 0 or sid % 2 == (1 if self.role is Side.CLIENT else 0):
+            self._ignore(frame, f"{frame.wire_name} on stream {sid}, not an id the remote may open", events)
+            return
+        if self._grants:
+            if self._granted_left <= 0 or self.now >= self._granted_until:
+                if not isinstance(frame, RequestFnf):
+                    self.send(Error(stream_id=sid, error_code=REJECTED, data=b"request beyond the lease"), check=False)
+                self._ignore(frame, "request beyond the lease granted: ERROR[REJECTED] sent", events, RULE["lease"])
+                return
+            self._granted_left -= 1
+            if self._granted_left <= self.lease_grant[1] // 2:
+                self._renew_at = self.now  # renewed at the next tick: a burst beyond the grant is still rejected
+        self._open_stream(frame, local_requester=False)
+        events.append(frame)
+
+    def _receive_request_n(self, frame: RequestN, events: list[Event]) -> None:
+        record = self.streams.get(frame.stream_id)
+        if record is None or not record.sending:
+            self._ignore(frame, f"REQUEST_N on stream {frame.stream_id}, which does not send", events)
+            return
+        if frame.request_n > 0:
+            record.credit = min(DEMAND_MAX, record.credit + frame.request_n)
+        events.append(frame)  # request N = 0 is the application's to answer (bindings.md §2)
+
+    def _receive_cancel(self, frame: Cancel, events: list[Event]) -> None:
+        record = self.streams.get(frame.stream_id)
+        if record is None or not record.sending:
+            self._ignore(frame, f"CANCEL on stream {frame.stream_id}, which does not send", events)
+            return
+        record.sending = False
+        record.credit = 0
+        self._forget_if_done(record)
+        events.append(frame)
+
+    def _receive_payload(self, frame: Payload, events: list[Event]) -> None:
+        record = self.streams.get(frame.stream_id)
+        if record is None or not record.receiving:
+            self._ignore(frame, f"PAYLOAD on stream {frame.stream_id}, which is not receiving", events)
+            return
+        if frame.complete or record.kind == RequestResponse.wire_name:
+            if not frame.complete:  # Handling the Unexpected: a request-response PAYLOAD completes
+                frame = replace(frame, complete=True)
+            record.receiving = False
+            self._forget_if_done(record)
+        events.append(frame)
+
+    def _receive_metadata_push(self, frame: MetadataPush, events: list[Event]) -> None:
+        if frame.stream_id != 0:
+            self._ignore(frame, f"METADATA_PUSH on stream {frame.stream_id}", events)
+            return
+        events.append(frame)
+
+    _RECEIVERS: dict[type, str] = {
+        Setup: "_receive_setup",
+        SetupError: "_receive_setup_error",
+        Keepalive: "_receive_keepalive",
+        Lease: "_receive_lease",
+        Error: "_receive_error",
+        RequestN: "_receive_request_n",
+        Cancel: "_receive_cancel",
+        Payload: "_receive_payload",
+        MetadataPush: "_receive_metadata_push",
+    }
+
+
+def application_error(stream_id: int, message: str) -> Error:
+    return Error(stream_id=stream_id, error_code=APPLICATION_ERROR, data=message.encode())
+
+
+__all__ = ["Endpoint", "EndpointState", "SetupRejected", "StreamRecord", "application_error", "default_setup"]
