@@ -124,3 +124,99 @@ def profile_of(binding: Binding, profile: str | None) -> str:
 def contract_rules(binding: Binding, rules: Mapping[str, Any] | Iterable[str]) -> list[str]:
     """Contract rule IDs as the binding reports them."""
     return [binding.contract_rule(rule) for rule in rules]
+
+
+# -- the scenario adapter (the scenario engine's side of the seam) ------------------------------
+# Key of a scenario inbox: ("conn", None) for the connection, ("sub", None) for the target's
+# subscribes, ("kit", x) for one of the kit's subscriptions, ("target", x) for one of the target's;
+# x is whatever the adapter keys streams by (RS-IO: the subscriber Id; RSocket: the stream id).
+ScenarioKey = tuple[str, "int | None"]
+
+
+class ScenarioAdapter(Protocol):
+    """One scenario connection's translation between the step language and one wire; stateful, sans-IO.
+
+    ``binding.scenario_adapter(profile, options)`` makes one per connection (``options``:
+    ``limits``).  The engine sends what ``frames``/``opening``/``goodbye`` return, records
+    the events ``sent`` and ``received`` return into its inboxes, and writes ``replies`` (the
+    frames the binding answers by itself, such as RSocket's keepalive answer) after each read.
+    Events are ``(key, Event)`` pairs (``rsio_tck.scenarios.session.Event``): ``kind`` is a
+    contract name (``onSubscribe``, ``onNext``...) or a wire name (``serverHello``,
+    ``KEEPALIVE``...), ``frame`` the wire name of the frame that carried it, ``fields`` the
+    names scenarios match on.
+    """
+
+    binding: Binding
+    profile: str
+    features: frozenset[str]  # what contract scenarios may need (``needs:``), e.g. "initial-demand-zero"
+    opens_with_reply: bool  # the kit waits for the target's answer to ``opening()`` (RS-IO's serverHello)
+    goodbye_kinds: frozenset[str]  # connection events that are the target's goodbye
+    quiet_kinds: frozenset[str]  # events that are not signals (hellos, keepalives): silence ignores them
+    reply_awaited: bool  # the kit's goodbye is answered (RS-IO: goodbye for goodbye, BYE-2)
+    fast_type: type | None  # the frame class ``fast_element`` may take (floods of elements)
+    keepalive_every: float  # seconds between the kit's own ``keepalive()`` frames; 0: none
+    error: str | None  # set when received data went past a kit limit (reassembly): the scenario fails
+    truncated: dict[str, str]  # store -> why a record was cut (the runner reports it)
+
+    def opening(self) -> list[Any]:
+        """The frames the kit sends to open a connection (RS-IO clientHello; RSocket SETUP)."""
+        ...
+
+    def check_opening(self, event: Any) -> tuple[str, str] | None:
+        """None if ``event`` (the first connection event, or None) is the right answer to the
+        opening; else (rule, expectation) for the failure."""
+        ...
+
+    def frames(self, name: str, fields: dict[str, Any]) -> list[Any]:
+        """The frames one ``send:`` entry names: a contract signal or one of the binding's frames,
+        fields already resolved.  ValueError (one line) for a name or field the binding lacks."""
+        ...
+
+    def sent(self, frames: list[Any], index: int) -> list[tuple[ScenarioKey, Any]]:
+        """Events implied by what the kit sent (RSocket: subscribe opens the stream: onSubscribe)."""
+        ...
+
+    def received(self, frame: Any, index: int) -> list[tuple[ScenarioKey, Any]]:
+        """The inbox events of one received frame (fragments joined with the binding's reassembly)."""
+        ...
+
+    def fast_element(self, frame: Any, index: int) -> tuple[ScenarioKey, Any] | None:
+        """For a frame of ``fast_type``: (key, onNext event) when it is one plain whole element
+        that changes no adapter state; None sends it through ``received``."""
+        ...
+
+    def replies(self) -> list[Any]:
+        """Frames the binding answers by itself, owed since the last call (RSocket: KEEPALIVE with R)."""
+        ...
+
+    def keepalive(self) -> list[Any]:
+        """The frames the kit sends every ``keepalive_every`` seconds (RSocket's client KEEPALIVE)."""
+        ...
+
+    def key(self, name: str, fields: dict[str, Any]) -> ScenarioKey:
+        """The inbox an expectation of ``name`` with ``fields`` (resolved) waits on."""
+        ...
+
+    def kit_key(self, subscriber: Any) -> ScenarioKey: ...
+
+    def target_key(self, subscriber: Any) -> ScenarioKey: ...
+
+    def element(self, value: int) -> bytes:
+        """The test publishers' element bytes for integer ``value`` (RS-IO msgpack; RSocket decimal text)."""
+        ...
+
+    def goodbye(self, reason: str) -> list[Any]:
+        """The frames of the kit's orderly close before it closes the transport (may be none)."""
+        ...
+
+    def kit_closing(self, model: Any) -> bool:
+        """The kit has already begun closing (``model``: the monitor's model of the connection)."""
+        ...
+
+    def kit_owes_goodbye(self, model: Any) -> bool:
+        """The kit owes the target an answer to its goodbye or error before closing."""
+        ...
+
+    def target_extensions(self, model: Any) -> list[Any]:
+        """Extension ids the target declared (RS-IO serverHello), for ``skip_if_target_extensions``."""
+        ...

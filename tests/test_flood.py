@@ -236,5 +236,5 @@ def test_split_elements_in_progress_share_one_reassembly_budget_per_connection()
         session._sort(OnNextPart(subscriber=sid, element=1, data=part), sid)
     assert session.error is not None and "together over the kit's reassembly limit" in session.error
     assert "reassembly" in session.truncated
-    assert session._parts_bytes <= REASSEMBLY_MAX_BYTES
-    assert session._parts_bytes == sum(len(joined) for joined in session._parts.values())
+    assert session.adapter._parts_bytes <= REASSEMBLY_MAX_BYTES  # type: ignore[attr-defined]
+    assert session.adapter._parts_bytes == sum(len(joined) for joined in session.adapter._parts.values())  # type: ignore[attr-defined]

@@ -1,6 +1,12 @@
 """Loading scenario files: YAML (safe loader only), checked against the JSON Schema.
 
 Errors name the file, the line and the field, as a user fixing a scenario needs.
+
+Each scenario names the binding it is written for (``binding:``; default ``rsio``), or
+``contract``: written once in the contract's terms, it runs on every binding whose scenario
+adapter has the ``features`` its ``needs:`` lists.  ``load_paths(paths, binding)`` keeps the
+scenarios that apply to one binding and checks that every rule they cite, as that binding
+names it (``Binding.contract_rule``), is in the catalogue.
 """
 
 from __future__ import annotations
@@ -15,7 +21,10 @@ from typing import Any
 import jsonschema
 import yaml
 
+from ..binding import get_binding
 from ..rules import RULES
+
+CONTRACT = "contract"  # the ``binding:`` of a scenario written in the contract's terms only
 
 
 class ScenarioError(ValueError):
@@ -39,6 +48,9 @@ class Scenario:
     file: str = ""
     line: int = 0
     tags: tuple[str, ...] = field(default=())
+    binding: str = "rsio"  # the binding it is written for, or "contract"
+    needs: tuple[str, ...] = ()  # adapter features a contract scenario needs (scenarios/README.md)
+    profiles: tuple[str, ...] = ()  # wire profiles it runs over, for bindings other than RS-IO (empty: all)
 
     @property
     def area(self) -> str:
@@ -103,6 +115,7 @@ def load_file(path: Path) -> list[Scenario]:
     for index, item in enumerate(data):
         node = _node_at(root, [index])
         line = node.start_mark.line + 1 if node is not None else 0
+        # A contract scenario's rules are checked again as each binding names them (load_paths).
         unknown = [r for r in item["rules"] + item.get("kit_violations", []) if r not in RULES]
         if unknown:
             raise ScenarioError(f"{path}:{line}: [{index}].rules: unknown rule ID(s) {', '.join(unknown)}")
@@ -122,6 +135,9 @@ def load_file(path: Path) -> list[Scenario]:
                 description=item.get("description", ""),
                 file=str(path),
                 line=line,
+                binding=item.get("binding", "rsio"),
+                needs=tuple(item.get("needs", ())),
+                profiles=tuple(item.get("profiles", ())),
             )
         )
     return scenarios
@@ -140,12 +156,44 @@ def scenario_files(directory: Path) -> list[Path]:
     return sorted(p for p in directory.iterdir() if p.suffix in SUFFIXES and p.is_file())
 
 
-def load_directory(directory: Path | None = None) -> list[Scenario]:
-    return load_paths([directory or default_directory()])
+def applies_to(scenario: Scenario, binding: str) -> str | None:
+    """None if ``scenario`` runs on ``binding``; else why not (one line)."""
+    if scenario.binding == binding:
+        return None
+    if scenario.binding != CONTRACT:
+        return f"scenario is written for binding {scenario.binding}, not {binding}"
+    missing = [need for need in scenario.needs if need not in features(binding)]
+    if missing:
+        return f"binding {binding} lacks what the scenario needs: {', '.join(missing)}"
+    return None
 
 
-def load_paths(paths: list[Path]) -> list[Scenario]:
-    """Scenarios of files and directories (the kit's own when ``paths`` is empty); ids must be unique."""
+@cache
+def features(binding: str) -> frozenset[str]:
+    """What ``binding``'s scenario adapter offers contract scenarios (``needs:``)."""
+    chosen = get_binding(binding)
+    adapter = chosen.scenario_adapter(chosen.profiles[0], {})  # type: ignore[attr-defined]
+    return frozenset(adapter.features)
+
+
+def _check_rules(scenario: Scenario, binding: str) -> None:
+    chosen = get_binding(binding)
+    cited = [chosen.contract_rule(rule) for rule in scenario.rules + scenario.kit_violations]
+    unknown = [rule for rule in cited if rule not in RULES]
+    if unknown:
+        raise ScenarioError(f"{scenario.file}:{scenario.line}: {scenario.id} cites rule(s) binding {binding} "
+                            f"does not have: {', '.join(unknown)}")
+
+
+def load_directory(directory: Path | None = None, binding: str | None = "rsio") -> list[Scenario]:
+    return load_paths([directory or default_directory()], binding)
+
+
+def load_paths(paths: list[Path], binding: str | None = "rsio") -> list[Scenario]:
+    """Scenarios of files and directories (the kit's own when ``paths`` is empty); ids must be unique.
+
+    ``binding``: keep only the scenarios that run on it (written for it, or contract scenarios
+    whose needs it meets), their rules checked as it names them; None keeps every scenario."""
     files: list[Path] = []
     for path in paths or [default_directory()]:
         if path.is_dir():
@@ -164,7 +212,12 @@ def load_paths(paths: list[Path]) -> list[Scenario]:
             if scenario.id in seen:
                 raise ScenarioError(f"{path}:{scenario.line}: id {scenario.id} already used in {seen[scenario.id]}")
             seen[scenario.id] = f"{path}:{scenario.line}"
+            if binding is not None:
+                if applies_to(scenario, binding) is not None:
+                    continue
+                _check_rules(scenario, binding)
             scenarios.append(scenario)
     if not scenarios:
-        raise ScenarioError(f"{', '.join(map(str, paths))}: no scenarios in the files given")
+        which = f" for binding {binding}" if binding is not None else ""
+        raise ScenarioError(f"{', '.join(map(str, paths))}: no scenarios{which} in the files given")
     return scenarios

@@ -22,15 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import __version__
-from ..bindings.rsio.handshake import PartyState
-from ..bindings.rsio.wire import Limits
-from ..bindings.rsio.wire.frames import ClientHello, Goodbye
+from ..binding import get_binding
 from ..capabilities import Capabilities
 from ..errors import Side
 from ..monitor.monitor import MAX_FINDINGS, MAX_FINDINGS_PER_RULE
 from ..rules import RULES, Level
 from ..transport import TargetError, open_target
-from .loader import Scenario
+from .loader import Scenario, applies_to
 from .result import Failure, ScenarioResult, Verdict
 from .session import CONN, MAX_TRANSCRIPT, KitSession, VerdictCertain
 from .steps import StepContext, StepFailed, StepSkipped, describe_event, run_steps
@@ -43,49 +41,73 @@ _KIT_OBLIGATIONS = {"ERR-1", "BYE-2", "BYE-3", "HS-5", "EXT-3", "ID-2"}
 @dataclass
 class RunConfig:
     target: str
-    codec: str = "msgpack"
+    codec: str | None = "msgpack"  # the binding's wire profile (RS-IO: the codec); None: the binding's default
     capabilities: Capabilities = field(default_factory=Capabilities.everything)
     strict: bool = False
     signal_timeout: float = 2.0
     silence_window: float = 0.05
     baseline: frozenset[str] = frozenset()
-    limits: Limits | None = None
+    limits: Any = None
     keep_trace: bool = False
+    binding: str = "rsio"
+    options: dict[str, Any] = field(default_factory=dict)  # the binding's scenario adapter options
+
+    def __post_init__(self) -> None:
+        if self.codec is None or self.binding != "rsio" and self.codec == "msgpack":
+            self.codec = get_binding(self.binding).profiles[0]
+
+    @property
+    def profile(self) -> str:
+        return str(self.codec)
 
 
 def skip_reason(scenario: Scenario, config: RunConfig) -> str | None:
-    if config.codec not in scenario.codecs:
-        return f"scenario runs only over codec {', '.join(scenario.codecs)}, not {config.codec}"
-    missing = config.capabilities.missing(list(scenario.requires) + [f"codec:{config.codec}"])
+    not_here = applies_to(scenario, config.binding)
+    if not_here is not None:
+        return not_here
+    profiles = scenario.codecs if config.binding == "rsio" else scenario.profiles
+    word = "codec" if config.binding == "rsio" else "profile"
+    if profiles and config.profile not in profiles:
+        return f"scenario runs only over {word} {', '.join(profiles)}, not {config.profile}"
+    if config.binding != "rsio" and config.capabilities == Capabilities.everything():
+        return None  # no capabilities file: everything is claimed, whatever the binding's tokens
+    missing = config.capabilities.missing(list(scenario.requires) + [f"codec:{config.profile}"])
     if missing:
         return f"target does not claim capability {', '.join(missing)}"
     return None
 
 
 async def _handshake(ctx: StepContext) -> None:
-    await ctx.session.send_frames([ClientHello(version=0, extensions=())])
+    adapter = ctx.session.adapter
+    await ctx.session.send_frames(adapter.opening())
+    if not adapter.opens_with_reply:
+        return
     event = await ctx.session.next_event(CONN, ctx.signal_timeout)
-    if event is None or event.kind != "serverHello":
-        raise StepFailed("HS-1", "serverHello", describe_event(event, ctx.signal_timeout))
-    if event.fields.get("version") != 0:
-        raise StepFailed("HS-6", "serverHello(version=0)", describe_event(event, ctx.signal_timeout))
+    wrong = adapter.check_opening(event)
+    if wrong is not None:
+        raise StepFailed(wrong[0], wrong[1], describe_event(event, ctx.signal_timeout))
 
 
 async def _goodbye(ctx: StepContext) -> None:
     session = ctx.session
+    adapter = session.adapter
     if session.eof or session.kit_closed:
         return
-    if session.goodbye is None and not session.monitor.model.parties[Side.CLIENT].state.name == "CLOSING":
-        await session.send_frames([Goodbye(reason="scenario complete")])
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + ctx.signal_timeout
-        while session.goodbye is None and not session.eof and loop.time() < deadline:
-            await session.next_event(CONN, max(deadline - loop.time(), 0.0))
-        if session.goodbye is None:
-            raise StepFailed("BYE-2", "goodbye acknowledging the kit's goodbye",
-                             "the target closed" if session.eof else f"nothing within {ctx.signal_timeout:g} s")
-    elif session.monitor.model.parties[Side.CLIENT].state.name != "CLOSING":
-        await session.send_frames([Goodbye(reason="goodbye acknowledged")])
+    closing = adapter.kit_closing(session.monitor.model)
+    if session.goodbye is None and not closing:
+        farewell = adapter.goodbye("scenario complete")
+        if farewell:
+            await session.send_frames(farewell)
+        if adapter.reply_awaited:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + ctx.signal_timeout
+            while session.goodbye is None and not session.eof and loop.time() < deadline:
+                await session.next_event(CONN, max(deadline - loop.time(), 0.0))
+            if session.goodbye is None:
+                raise StepFailed("BYE-2", "goodbye acknowledging the kit's goodbye",
+                                 "the target closed" if session.eof else f"nothing within {ctx.signal_timeout:g} s")
+    elif not closing and adapter.reply_awaited:
+        await session.send_frames(adapter.goodbye("goodbye acknowledged"))
     await session.close("write")
 
 
@@ -97,18 +119,19 @@ async def _answer_goodbye(session: KitSession) -> None:
     longer decode (it sent malformed input on purpose), nobody can read this goodbye any more: those
     scenarios declare the BYE-2 that follows in ``kit_violations``.
     """
-    kit = session.monitor.model.parties[Side.CLIENT]
     if session.kit_closed or session.eof and session.goodbye is None:
         return
-    if kit.owes_goodbye is not None and kit.state is not PartyState.CLOSING:
-        await session.send_frames([Goodbye(reason="goodbye acknowledged")])
+    if session.adapter.reply_awaited and session.adapter.kit_owes_goodbye(session.monitor.model):
+        await session.send_frames(session.adapter.goodbye("goodbye acknowledged"))
 
 
 def _verdict(scenario: Scenario, result: ScenarioResult, config: RunConfig) -> None:
     target_must = [f for f in result.findings if f.side is Side.SERVER and f.level is Level.MUST]
     target_should = [f for f in result.findings if f.side is Side.SERVER and f.level is Level.SHOULD]
+    binding = get_binding(config.binding)
+    declared = set(scenario.kit_violations) | {binding.contract_rule(rule) for rule in scenario.kit_violations}
     kit_bugs = [f for f in result.findings if f.side is Side.CLIENT and f.level is Level.MUST
-                and f.rule not in scenario.kit_violations and f.rule not in _KIT_OBLIGATIONS]
+                and f.rule not in declared and f.rule not in _KIT_OBLIGATIONS]
     if kit_bugs and not target_must and not result.failures:
         result.verdict = Verdict.ERROR
         result.reason = "the kit broke a rule the scenario does not declare: " + "; ".join(f.message for f in kit_bugs)
@@ -160,8 +183,10 @@ async def _until_verdict_certain(script: Coroutine[Any, Any, None], session: Kit
 
 
 async def run_scenario(scenario: Scenario, config: RunConfig) -> ScenarioResult:
-    result = ScenarioResult(id=scenario.id, title=scenario.title, rules=scenario.rules, level=scenario.level,
-                            verdict=Verdict.PASS, target=config.target, codec=config.codec, kit_version=__version__)
+    binding = get_binding(config.binding)
+    rules = tuple(binding.contract_rule(rule) for rule in scenario.rules)  # contract IDs as the binding says them
+    result = ScenarioResult(id=scenario.id, title=scenario.title, rules=rules, level=scenario.level,
+                            verdict=Verdict.PASS, target=config.target, codec=config.profile, kit_version=__version__)
     reason = skip_reason(scenario, config)
     if reason is not None:
         result.verdict, result.reason = Verdict.SKIP, reason
@@ -172,21 +197,22 @@ async def run_scenario(scenario: Scenario, config: RunConfig) -> ScenarioResult:
     except TargetError as exc:
         result.verdict, result.reason = Verdict.ERROR, str(exc)
         return result
-    session = KitSession(reader, writer, config.codec, config.limits, end_when_certain=True)
+    session = KitSession(reader, writer, config.profile, config.limits, end_when_certain=True, binding=binding,
+                         options=config.options)
     session.start()
-    ctx = StepContext(session, scenario.rules[0], config.signal_timeout, config.silence_window,
-                      target=config.target, codec=config.codec)
+    ctx = StepContext(session, rules[0], config.signal_timeout, config.silence_window,
+                      target=config.target, codec=config.profile, options=config.options)
     try:
         await _until_verdict_certain(_script(ctx, scenario), session, ctx, result)
     except StepFailed as failed:
-        result.failures.append(Failure(failed.rule, failed.expectation, failed.got, ctx.index))
+        result.failures.append(Failure(binding.contract_rule(failed.rule), failed.expectation, failed.got, ctx.index))
     except StepSkipped as skipped:
         result.reason = str(skipped)
     except (OSError, RuntimeError) as exc:
-        result.failures.append(Failure(scenario.rules[0], "a working connection", f"{type(exc).__name__}: {exc}"))
+        result.failures.append(Failure(rules[0], "a working connection", f"{type(exc).__name__}: {exc}"))
     finally:
         if session.error and not result.failures:
-            result.failures.append(Failure(scenario.rules[0], "a target the kit can follow", session.error))
+            result.failures.append(Failure(rules[0], "a target the kit can follow", session.error))
         await _answer_goodbye(session)
         await session.close("write")
         # Give the target a moment to close so its last obligations are judged, then stop.

@@ -43,28 +43,12 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..bindings.rsio.wire import Frame, Limits, describe, get_codec
-from ..bindings.rsio.wire.frames import (
-    Cancel,
-    ClientHello,
-    Goodbye,
-    OnComplete,
-    OnError,
-    OnNext,
-    OnNextLastPart,
-    OnNextPacked,
-    OnNextPart,
-    OnSubscribe,
-    Request,
-    ServerHello,
-    Subscribe,
-)
-from ..bindings.rsio.wire.limits import DEFAULT_LIMITS
-from ..bindings.rsio.wire.runs import expand
+from ..binding import Binding, ScenarioAdapter, get_binding, profile_of
 from ..errors import ProtocolViolation, Side
 from ..monitor import Monitor
 from ..monitor.trace import TraceRecord
 
+Frame = Any  # a frame of the session's binding
 KIT, TARGET = Side.CLIENT, Side.SERVER
 INBOX_MAX_EVENTS = 16_384  # events not yet taken by a step before the kit stops reading
 INBOX_MAX_BYTES = 8 * 1024 * 1024  # element bytes not yet taken by a step before the kit stops reading
@@ -103,6 +87,7 @@ class Event:
     index: int  # frame index in the connection (both directions)
     via: str = ""  # onNext, onNextPacked or split, for elements
     size: int = 0  # element bytes held (what the inbox's byte cap counts)
+    frame: str = ""  # the wire name of the frame that carried it, where it differs from ``kind``
 
 
 @dataclass(slots=True)
@@ -120,9 +105,11 @@ class TranscriptLine:
     index: int | None = None
     encoder: Any = None
 
+    describe: Any = None  # the binding's describe(frame)
+
     def render(self) -> str:
         arrow = ">>" if self.direction == "kit->target" else "<<"
-        text = self.text if isinstance(self.text, str) else describe(self.text)
+        text = self.text if isinstance(self.text, str) else self.describe(self.text)
         data = self.data
         if data is None and not isinstance(self.text, str) and self.encoder is not None:
             data = self.encoder.encode(self.text)  # the target's frame, in canonical encoding
@@ -132,30 +119,35 @@ class TranscriptLine:
         return f"{self.t * 1000:8.1f}ms {number} {arrow} {text}  [{shown}]"
 
 
-FIELD_NAMES = {"initial_demand": "initialDemand", "element_size": "elementSize"}
-
-
-def frame_fields(frame: Frame) -> dict[str, Any]:
-    return {FIELD_NAMES.get(name, name): getattr(frame, name) for name in frame.__dataclass_fields__
-            if name not in ("code", "wire_name")}
+def _expand(frames: list[Any]) -> list[Any]:
+    """Frames of a decoder's ``salvaged`` list, with any run objects expanded into their frames."""
+    return [f for item in frames for f in (item.to_frames() if hasattr(item, "to_frames") else (item,))]
 
 
 @dataclass
 class KitSession:
     reader: asyncio.StreamReader
     writer: Any
-    codec: str = "msgpack"
-    limits: Limits | None = None
+    codec: str | None = None  # the binding's wire profile (RS-IO: the codec); None: its default
+    limits: Any = None
     t0: float = field(default_factory=time.monotonic)
     # The scenario runner's session: once the target broke a MUST rule, stop reading and raise
     # VerdictCertain to waiting steps.  Side connections (a bystander, a liveness probe) keep going.
     end_when_certain: bool = False
+    binding: Binding | str = "rsio"
+    options: dict[str, Any] = field(default_factory=dict)  # for the binding's scenario adapter
 
     def __post_init__(self) -> None:
-        chosen = get_codec(self.codec)
-        self.monitor = Monitor(self.codec, self.limits)
-        self.encoder = chosen.encoder(self.limits)
-        self.decoder = chosen.decoder(self.limits)
+        if isinstance(self.binding, str):
+            self.binding = get_binding(self.binding)
+        binding = self.binding
+        self.codec = profile_of(binding, self.codec)
+        self.monitor = Monitor(self.codec, self.limits, binding=binding)
+        self.encoder = binding.encoder(self.codec, self.limits)
+        self.decoder = binding.decoder(self.codec, self.limits)
+        self.adapter: ScenarioAdapter = binding.scenario_adapter(  # type: ignore[attr-defined]
+            self.codec, {"limits": self.limits, **self.options})
+        self._describe = binding.describe
         self.trace: list[TraceRecord] = []
         self.trace_bytes = 0
         self.truncated: dict[str, str] = {}  # store -> where and why its record was cut
@@ -176,9 +168,8 @@ class KitSession:
         self.error: str | None = None  # why reading stopped abnormally
         self.goodbye: Event | None = None
         self._arrival = asyncio.Event()
-        self._parts: dict[int, bytearray] = {}
-        self._parts_bytes = 0
         self._reader_task: asyncio.Task[None] | None = None
+        self._keepalive_task: asyncio.Task[None] | None = None
         self.kit_closed = False
         self.kit_aborted = False
 
@@ -201,7 +192,7 @@ class KitSession:
         self.trace.append(TraceRecord(t=t, sender=sender, data=data))
 
     def _line(self, direction: str, text: str | Frame, data: bytes | None, index: int | None) -> None:
-        line = TranscriptLine(self.now(), direction, text, data, index, self.encoder)
+        line = TranscriptLine(self.now(), direction, text, data, index, self.encoder, self._describe)
         if len(self._transcript_head) < MAX_TRANSCRIPT // 2:
             self._transcript_head.append(line)
             return
@@ -212,10 +203,10 @@ class KitSession:
     def _received_lines(self, frames: list[Frame], index: int, t: float) -> None:
         """Transcript lines for one read's frames, in bulk: of a flood only the lines that will
         stay (the head, the last of the tail) are made at all; the rest are counted."""
-        head, tail, encoder = self._transcript_head, self._transcript_tail, self.encoder
+        head, tail, encoder, describe = self._transcript_head, self._transcript_tail, self.encoder, self._describe
         room = max(0, MAX_TRANSCRIPT // 2 - len(head))
         for offset, frame in enumerate(frames[:room]):
-            head.append(TranscriptLine(t, "target->kit", frame, None, index + offset, encoder))
+            head.append(TranscriptLine(t, "target->kit", frame, None, index + offset, encoder, describe))
         rest = len(frames) - room
         if rest <= 0:
             return
@@ -223,7 +214,7 @@ class KitSession:
         self.transcript_dropped += max(0, len(tail) + rest - keep)
         start = room + max(0, rest - keep)
         for offset in range(start, len(frames)):
-            tail.append(TranscriptLine(t, "target->kit", frames[offset], None, index + offset, encoder))
+            tail.append(TranscriptLine(t, "target->kit", frames[offset], None, index + offset, encoder, describe))
 
     @property
     def transcript(self) -> list[TranscriptLine]:
@@ -233,11 +224,20 @@ class KitSession:
 
     async def send_frames(self, frames: list[Frame], chunk: int = 0) -> None:
         out: list[bytes] = []
+        index = self.monitor.frame_count
         for frame in frames:
             data = self.encoder.encode(frame)
-            self._line("kit->target", frame, data, self.monitor.frame_count + len(out))
+            self._line("kit->target", frame, data, index + len(out))
             out.append(data)
+        # What the kit's frames imply for its inboxes (RSocket: a request opens the stream, so
+        # its onSubscribe is the kit's own), recorded before the target can answer.
+        for key, event in self.adapter.sent(frames, index):
+            self._push(key, event)
         await self.send_bytes(b"".join(out), chunk, record_line=False)
+
+    async def send_signal(self, name: str, fields: dict[str, Any], chunk: int = 0) -> None:
+        """Send one contract signal or binding frame by name (fields resolved): ``adapter.frames``."""
+        await self.send_frames(self.adapter.frames(name, fields), chunk)
 
     async def send_bytes(self, data: bytes, chunk: int = 0, record_line: bool = True) -> None:
         if record_line:
@@ -276,6 +276,8 @@ class KitSession:
             pass
 
     async def shutdown(self) -> None:
+        if self._keepalive_task is not None:
+            self._keepalive_task.cancel()
         if self._reader_task is not None:
             self._reader_task.cancel()
             try:
@@ -291,7 +293,21 @@ class KitSession:
     # -- receiving ----------------------------------------------------------------------
 
     def start(self) -> None:
-        self._reader_task = asyncio.get_running_loop().create_task(self._read_loop())
+        loop = asyncio.get_running_loop()
+        self._reader_task = loop.create_task(self._read_loop())
+        if self.adapter.keepalive_every > 0:
+            self._keepalive_task = loop.create_task(self._keep_alive())
+
+    async def _keep_alive(self) -> None:
+        """Send the binding's keepalive every ``adapter.keepalive_every`` seconds while the connection
+        is open (a timer, not a wait on the target: the kit's own obligation, e.g. RS-KEEPALIVE-2)."""
+        while True:
+            await asyncio.sleep(self.adapter.keepalive_every)
+            if self.kit_closed or self.eof or self.writer.is_closing():
+                return
+            frames = self.adapter.keepalive()
+            if frames:
+                await self.send_frames(frames)
 
     async def _read_loop(self) -> None:
         size = FIRST_READ_SIZE
@@ -312,7 +328,7 @@ class KitSession:
                 try:
                     frames = self.decoder.feed(data)
                 except ProtocolViolation as violation:
-                    frames = expand(self.decoder.salvaged)  # what came before the bytes that broke
+                    frames = _expand(self.decoder.salvaged)  # what came before the bytes that broke
                     bad: ProtocolViolation | None = violation
                 else:
                     bad = None
@@ -320,6 +336,9 @@ class KitSession:
                 self.monitor.judge(TARGET, frames, t)
                 self._received_lines(frames, index, t)
                 await self._sort_all(frames, index)
+                replies = self.adapter.replies()
+                if replies and not self.kit_closed:
+                    await self.send_frames(replies)  # the binding's automatic answers (RSocket keepalive)
                 if bad is not None:
                     finding = self.monitor.observe_error(TARGET, bad, t)
                     message = finding.message if finding is not None else f"{bad} (maybe declared: Decision f)"
@@ -344,29 +363,31 @@ class KitSession:
 
     async def _sort_all(self, frames: list[Frame], index: int) -> None:
         """Sort one read's frames into the inboxes, pausing whenever the inbox is over its caps."""
-        sort, inbox, room = self._sort, self.inbox, self._room
+        inbox, room, adapter = self.inbox, self._room, self.adapter
+        fast_type, fast = adapter.fast_type, adapter.fast_element
         for frame in frames:
-            kind = type(frame)
-            if kind is OnNext and frame.subscriber not in self._parts:  # type: ignore[union-attr]
+            hit = fast(frame, index) if type(frame) is fast_type else None
+            if hit is not None:
                 # Whole elements dominate floods: their inbox entry, inlined.
-                sid = frame.subscriber  # type: ignore[union-attr]
-                element: bytes = frame.element  # type: ignore[union-attr,assignment]
-                queue = inbox.get(("kit", sid))
+                key, event = hit
+                queue = inbox.get(key)
                 if queue is None:
-                    queue = inbox[("kit", sid)] = deque()
-                queue.append(Event("onNext", {"subscriber": sid, "element": element}, index, "onNext", len(element)))
+                    queue = inbox[key] = deque()
+                queue.append(event)
                 self.inbox_size += 1
-                self.inbox_bytes += len(element)
+                self.inbox_bytes += event.size
                 self.signals += 1
                 if self.inbox_size > INBOX_MAX_EVENTS or self.inbox_bytes > INBOX_MAX_BYTES:
                     room.clear()
-            elif kind is OnNextPacked:
-                for element in frame.elements():  # type: ignore[union-attr]
-                    self._element(frame.subscriber, element, index, "onNextPacked")  # type: ignore[union-attr]
-                    if not room.is_set():
-                        await self._wait_for_room()  # one packed frame can hold a million elements
             else:
-                sort(frame, index)
+                # One frame can hold a million elements (RS-IO's onNextPacked): pause within it.
+                for key, event in adapter.received(frame, index):
+                    self._note(key, event)
+                    if not room.is_set():
+                        await self._wait_for_room()
+                if adapter.error is not None and self.error is None:
+                    self.error = adapter.error
+                    self.truncated.update(adapter.truncated)
             if not room.is_set():
                 await self._wait_for_room()
             index += 1
@@ -420,53 +441,22 @@ class KitSession:
         self.inbox_bytes += event.size
         if self.inbox_size > INBOX_MAX_EVENTS or self.inbox_bytes > INBOX_MAX_BYTES:
             self._room.clear()
-        if event.kind not in ("serverHello", "clientHello"):
+        if event.kind not in self.adapter.quiet_kinds:
             self.signals += 1
 
+    def _note(self, key: Key, event: Event) -> None:
+        """Push one received event; the first goodbye of the target is kept apart."""
+        if key == CONN and event.kind in self.adapter.goodbye_kinds and self.goodbye is None:
+            self.goodbye = event
+        self._push(key, event)
+
     def _sort(self, frame: Frame, index: int) -> None:
-        kind = type(frame)
-        if kind in (ServerHello, ClientHello, Goodbye):
-            event = Event(frame.wire_name, frame_fields(frame), index)
-            if kind is Goodbye and self.goodbye is None:
-                self.goodbye = event
-            self._push(CONN, event)
-        elif kind is Subscribe:
-            self._push(SUBSCRIBES, Event("subscribe", frame_fields(frame), index))
-        elif kind in (Request, Cancel):
-            self._push(("target", frame.subscriber), Event(frame.wire_name, frame_fields(frame), index))  # type: ignore[union-attr]
-        elif isinstance(frame, OnNext):
-            self._element(frame.subscriber, frame.element, index, "onNext")
-        elif kind is OnNextPacked:
-            for element in frame.elements():  # type: ignore[union-attr]
-                self._element(frame.subscriber, element, index, "onNextPacked")  # type: ignore[union-attr]
-        elif kind in (OnNextPart, OnNextLastPart):
-            sid = frame.subscriber  # type: ignore[union-attr]
-            joined = self._parts.setdefault(sid, bytearray())
-            joined += frame.data  # type: ignore[union-attr]
-            self._parts_bytes += len(frame.data)  # type: ignore[union-attr]
-            limit = min((self.limits or DEFAULT_LIMITS).max_reassembly, REASSEMBLY_MAX_BYTES)
-            if len(joined) > limit or self._parts_bytes > limit:
-                whose = "one split element" if len(joined) > limit else "the split elements in progress together"
-                self.error = f"target sent {whose} over the kit's reassembly limit ({limit} bytes)"
-                self.truncated.setdefault("reassembly", f"subscriber {sid}: {self.error}; the element was dropped")
-                self._drop_parts(sid)
-            elif kind is OnNextLastPart:
-                self._drop_parts(sid)
-                self._element(sid, bytes(joined), index, "split")
-        elif kind in (OnSubscribe, OnComplete, OnError):
-            # A terminal signal ends the element in progress; so does the onSubscribe of a reused
-            # Id: parts joined before it belong to the cancelled subscription (ID-4).
-            self._drop_parts(frame.subscriber)  # type: ignore[union-attr]
-            self._push(("kit", frame.subscriber), Event(frame.wire_name, frame_fields(frame), index))  # type: ignore[union-attr]
-
-    def _drop_parts(self, subscriber: int) -> None:
-        joined = self._parts.pop(subscriber, None)
-        if joined is not None:
-            self._parts_bytes -= len(joined)
-
-    def _element(self, subscriber: int, element: bytes, index: int, via: str) -> None:
-        self._push(("kit", subscriber),
-                   Event("onNext", {"subscriber": subscriber, "element": element}, index, via, len(element)))
+        """Sort one received frame (no pausing: for callers outside the read loop)."""
+        for key, event in self.adapter.received(frame, index):
+            self._note(key, event)
+        if self.adapter.error is not None and self.error is None:
+            self.error = self.adapter.error
+            self.truncated.update(self.adapter.truncated)
 
     # -- waiting --------------------------------------------------------------------------
 

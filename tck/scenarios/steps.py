@@ -12,12 +12,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..bindings.rsio.wire import FRAME_BY_NAME, Frame
-from ..bindings.rsio.wire.frames import Cancel, OnNextPart, Request
-from .session import CONN, SUBSCRIBES, Event, Key, KitSession
-from .values import matches, resolve, show
+from .session import CONN, Event, Key, KitSession
+from .values import ELEMENT, matches, resolve, show
 
-SNAKE = {"initialDemand": "initial_demand", "elementSize": "element_size"}
 MAX_DRAIN = 10_000_000
 # What ``feed_parts`` sends at most before it concludes the target has no reassembly limit:
 # twice the default limit of the kit and the reference peer (SPEC.md Decision n).
@@ -44,31 +41,43 @@ class StepContext:
     index: int = 0  # the step being run, for messages
     target: str = ""  # for steps that open a second connection
     codec: str = "msgpack"
+    options: dict[str, Any] = field(default_factory=dict)  # the adapter options, for a second connection
+
+    def __post_init__(self) -> None:
+        # ``{int: N}`` values are the binding's test-publisher element bytes (values.ELEMENT).
+        self.variables.setdefault(ELEMENT, self.session.adapter.element)
 
 
-def build_frame(spec: dict[str, Any], variables: dict[str, Any]) -> Frame:
+def build_frames(session: KitSession, spec: dict[str, Any], variables: dict[str, Any]) -> list[Any]:
+    """The frames of one ``send:`` entry, through the session's binding."""
     (name, fields), = spec.items()
-    cls = FRAME_BY_NAME[name]
-    values = {SNAKE.get(k, k): resolve(v, variables) for k, v in (fields or {}).items()}
-    if "extensions" in values:
-        values["extensions"] = tuple(values["extensions"])
+    values = {k: resolve(v, variables) for k, v in (fields or {}).items()}
     try:
-        return cls(**values)
-    except TypeError as exc:
+        return session.adapter.frames(name, values)
+    except (ValueError, TypeError) as exc:
         raise StepFailed("TCK-6", f"a valid {name} in the scenario", f"scenario error: {exc}") from None
 
 
-def _key(name: str, fields: dict[str, Any], variables: dict[str, Any]) -> Key:
-    if name in ("clientHello", "serverHello", "goodbye"):
-        return CONN
-    if name == "subscribe":
-        return SUBSCRIBES
-    sid = resolve(fields.get("subscriber"), variables)
-    if not isinstance(sid, int):
-        raise StepFailed("TCK-6", f"{name} with a known subscriber", f"scenario error: subscriber {sid!r}")
-    if name in ("request", "cancel"):
-        return ("target", sid)
-    return ("kit", sid)
+def build_frame(spec: dict[str, Any], variables: dict[str, Any]) -> Any:
+    """One RS-IO frame of a ``send:`` entry (for RS-IO-only tools, such as the fuzzer's tests)."""
+    from ..binding import get_binding
+
+    (name, fields), = spec.items()
+    values = {k: resolve(v, variables) for k, v in (fields or {}).items()}
+    adapter = get_binding("rsio").scenario_adapter("msgpack", {})  # type: ignore[attr-defined]
+    try:
+        (frame,) = adapter.frames(name, values)
+    except (ValueError, TypeError) as exc:
+        raise StepFailed("TCK-6", f"a valid {name} in the scenario", f"scenario error: {exc}") from None
+    return frame
+
+
+def _key(session: KitSession, name: str, fields: dict[str, Any], variables: dict[str, Any]) -> Key:
+    resolved = {k: resolve(v, variables) for k, v in fields.items() if k in ("subscriber", "stream_id")}
+    try:
+        return session.adapter.key(name, resolved)
+    except ValueError as exc:
+        raise StepFailed("TCK-6", f"{name} with a known subscriber", f"scenario error: {exc}") from None
 
 
 def describe_pattern(name: str, fields: dict[str, Any]) -> str:
@@ -87,7 +96,7 @@ def describe_event(event: Event | None, timeout: float) -> str:
 
 
 def _event_matches(name: str, fields: dict[str, Any], event: Event, variables: dict[str, Any]) -> bool:
-    if event.kind != name:
+    if event.kind != name and event.frame != name:
         return False
     trial = dict(variables)
     for key, pattern in (fields or {}).items():
@@ -104,7 +113,7 @@ def _event_matches(name: str, fields: dict[str, Any], event: Event, variables: d
 async def _expect_one(ctx: StepContext, spec: dict[str, Any], rule: str, timeout: float) -> Event:
     (name, fields), = spec.items()
     fields = fields or {}
-    key = _key(name, fields, ctx.variables)
+    key = _key(ctx.session, name, fields, ctx.variables)
     event = await ctx.session.next_event(key, timeout)
     if event is None or not _event_matches(name, fields, event, ctx.variables):
         raise StepFailed(rule, describe_pattern(name, fields), describe_event(event, timeout))
@@ -113,7 +122,11 @@ async def _expect_one(ctx: StepContext, spec: dict[str, Any], rule: str, timeout
 
 async def step_send(ctx: StepContext, step: dict[str, Any]) -> None:
     specs = step["send"] if isinstance(step["send"], list) else [step["send"]]
-    await ctx.session.send_frames([build_frame(s, ctx.variables) for s in specs], step.get("chunk", 0))
+    frames = [frame for spec in specs for frame in build_frames(ctx.session, spec, ctx.variables)]
+    try:
+        await ctx.session.send_frames(frames, step.get("chunk", 0))
+    except ValueError as exc:  # a frame the wire profile cannot carry (the encoder says which)
+        raise StepFailed(ctx.default_rule, "frames the wire profile can encode", f"scenario error: {exc}") from None
 
 
 async def step_send_hex(ctx: StepContext, step: dict[str, Any]) -> None:
@@ -130,7 +143,7 @@ async def step_expect_set(ctx: StepContext, step: dict[str, Any]) -> None:
     while pending:
         spec = pending[0]
         (name, fields), = spec.items()
-        event = await ctx.session.next_event(_key(name, fields or {}, ctx.variables), ctx.signal_timeout)
+        event = await ctx.session.next_event(_key(ctx.session, name, fields or {}, ctx.variables), ctx.signal_timeout)
         if event is None:
             raise StepFailed(rule, "all of " + "; ".join(describe_pattern(*next(iter(s.items()))) for s in pending),
                              describe_event(None, ctx.signal_timeout))
@@ -150,8 +163,9 @@ async def step_expect_elements(ctx: StepContext, step: dict[str, Any]) -> None:
     sid = resolve(spec["subscriber"], ctx.variables)
     patterns = spec.get("elements")
     count = len(patterns) if patterns is not None else int(resolve(spec.get("count", 0), ctx.variables))
+    key = ctx.session.adapter.kit_key(sid)
     for position in range(count):
-        event = await ctx.session.next_event(("kit", sid), ctx.signal_timeout)
+        event = await ctx.session.next_event(key, ctx.signal_timeout)
         if event is None or event.kind != "onNext":
             raise StepFailed(rule, f"element {position + 1} of {count} on subscriber {sid}",
                              describe_event(event, ctx.signal_timeout))
@@ -174,7 +188,7 @@ async def step_expect_silence(ctx: StepContext, step: dict[str, Any]) -> None:
     rule = step.get("rule", ctx.default_rule)
     if "subscriber" in spec:
         sid = resolve(spec["subscriber"], ctx.variables)
-        event = await ctx.session.next_event(("kit", sid), window)
+        event = await ctx.session.next_event(ctx.session.adapter.kit_key(sid), window)
         if event is not None:
             raise StepFailed(rule, f"nothing on subscriber {sid} for {window:g} s", describe_event(event, window))
         return
@@ -182,7 +196,8 @@ async def step_expect_silence(ctx: StepContext, step: dict[str, Any]) -> None:
     before = session.signals
     await session.next_event(("silence", None), window)  # a key nothing is sorted into: waits the window
     if session.signals != before:
-        arrived = [e for q in session.inbox.values() for e in q if e.kind not in ("serverHello", "clientHello")]
+        quiet = session.adapter.quiet_kinds
+        arrived = [e for q in session.inbox.values() for e in q if e.kind not in quiet]
         got = describe_event(arrived[-1], window) if arrived else "a signal"
         raise StepFailed(rule, f"no signal for {window:g} s", f"{session.signals - before} signal(s), last {got}")
 
@@ -190,15 +205,16 @@ async def step_expect_silence(ctx: StepContext, step: dict[str, Any]) -> None:
 async def step_expect_goodbye(ctx: StepContext, step: dict[str, Any]) -> None:
     rule = step.get("rule", "ERR-1")
     fields = step["expect_goodbye"] or {}
+    goodbyes = ctx.session.adapter.goodbye_kinds
     while True:
         event = await ctx.session.next_event(CONN, ctx.signal_timeout)
-        if event is not None and event.kind == "serverHello":
+        if event is not None and event.kind in ctx.session.adapter.quiet_kinds:
             continue  # a loose handshake may put the hello first
-        if event is not None and event.kind == "goodbye" and not _event_matches("goodbye", fields, event, ctx.variables):
+        if event is not None and event.kind in goodbyes and not _event_matches(event.kind, fields, event, ctx.variables):
             # The goodbye came; only its reason is wrong, which is ERR-2's business, not the
             # obligation to say goodbye at all (the step's rule).
             raise StepFailed("ERR-2", describe_pattern("goodbye", fields), describe_event(event, ctx.signal_timeout))
-        if event is None or not _event_matches("goodbye", fields, event, ctx.variables):
+        if event is None or event.kind not in goodbyes or not _event_matches(event.kind, fields, event, ctx.variables):
             raise StepFailed(rule, describe_pattern("goodbye", fields), describe_event(event, ctx.signal_timeout))
         return
 
@@ -213,7 +229,7 @@ async def step_expect_close(ctx: StepContext, step: dict[str, Any]) -> None:
             raise StepFailed(rule, "the target to close the connection", describe_event(None, ctx.signal_timeout))
         if event.kind == "close":
             return
-        if event.kind != "goodbye":
+        if event.kind not in ctx.session.adapter.goodbye_kinds and event.kind not in ctx.session.adapter.quiet_kinds:
             raise StepFailed(rule, "the target to close the connection", describe_event(event, ctx.signal_timeout))
 
 
@@ -229,8 +245,8 @@ async def step_drain(ctx: StepContext, step: dict[str, Any]) -> None:
     # signal timeout) instead of taking a quiet spell as the end; a large element can take
     # longer than the silence window to arrive.
     gap = ctx.signal_timeout if spec.get("until_terminal") else ctx.silence_window
-    key = ("kit", sid)
     session = ctx.session
+    key = session.adapter.kit_key(sid)
     while True:
         # Take what is already buffered in bulk: a flood in flight after cancel can be
         # hundreds of thousands of elements, and one await per element would dominate.
@@ -258,20 +274,21 @@ async def step_consume(ctx: StepContext, step: dict[str, Any]) -> None:
     sid = resolve(spec["subscriber"], ctx.variables)
     count = int(resolve(spec["count"], ctx.variables))
     each = spec.get("request_each")
+    session = ctx.session
+    key = session.adapter.kit_key(sid)
     for position in range(count):
-        event = await ctx.session.next_event(("kit", sid), ctx.signal_timeout)
+        event = await session.next_event(key, ctx.signal_timeout)
         if event is None or event.kind != "onNext":
             raise StepFailed(rule, f"element {position + 1} of {count} on subscriber {sid}",
                              describe_event(event, ctx.signal_timeout))
         if each and position + 1 < count:
-            await ctx.session.send_frames([Request(subscriber=sid, demand=int(each))])
+            await session.send_signal("request", {"subscriber": sid, "demand": int(each)})
     if spec.get("cancel_after"):
-        await ctx.session.send_frames([Cancel(subscriber=sid)])
+        await session.send_signal("cancel", {"subscriber": sid})
 
 
 async def step_liveness(ctx: StepContext, step: dict[str, Any]) -> None:
-    """A fresh connection must still get a handshake and a short stream (ERR-3)."""
-    from ..bindings.rsio.wire.frames import ClientHello, Goodbye, Subscribe
+    """A fresh connection must still open and serve a short stream (ERR-3)."""
     from ..transport import TargetError, open_target
 
     rule = step.get("rule", "ERR-3")
@@ -279,20 +296,29 @@ async def step_liveness(ctx: StepContext, step: dict[str, Any]) -> None:
         reader, writer = await open_target(ctx.target, max(10.0, ctx.signal_timeout * 2))
     except TargetError as exc:
         raise StepFailed(rule, "a fresh connection to keep working", str(exc)) from None
-    probe = KitSession(reader, writer, ctx.codec)  # type: ignore[arg-type]
+    session = ctx.session
+    probe = KitSession(reader, writer, ctx.codec, binding=session.binding, options=ctx.options)
     probe.start()
+    adapter = probe.adapter
     try:
-        await probe.send_frames([ClientHello(version=0),
-                                 Subscribe(publisher="tck/range?count=3", subscriber=1, initial_demand=3)])
-        for want in ("serverHello", "onSubscribe", "onNext", "onNext", "onNext", "onComplete"):
-            key = CONN if want == "serverHello" else ("kit", 1)
-            event = await probe.next_event(key, ctx.signal_timeout)
+        await probe.send_frames(adapter.opening())
+        if adapter.opens_with_reply:
+            event = await probe.next_event(CONN, ctx.signal_timeout)
+            if adapter.check_opening(event) is not None:
+                raise StepFailed(rule, "the opening answered on a fresh connection",
+                                 describe_event(event, ctx.signal_timeout))
+        await probe.send_signal("subscribe", {"publisher": "tck/range?count=3", "subscriber": 1, "initialDemand": 3})
+        for want in ("onSubscribe", "onNext", "onNext", "onNext", "onComplete"):
+            event = await probe.next_event(adapter.kit_key(1), ctx.signal_timeout)
             if event is None or event.kind != want:
                 raise StepFailed(rule, f"{want} on a fresh connection", describe_event(event, ctx.signal_timeout))
-        await probe.send_frames([Goodbye(reason="liveness checked")])
-        event = await probe.next_event(CONN, ctx.signal_timeout)
-        if event is None or event.kind != "goodbye":
-            raise StepFailed(rule, "goodbye on a fresh connection", describe_event(event, ctx.signal_timeout))
+        farewell = adapter.goodbye("liveness checked")
+        if farewell:
+            await probe.send_frames(farewell)
+        if adapter.reply_awaited:
+            event = await probe.next_event(CONN, ctx.signal_timeout)
+            if event is None or event.kind not in adapter.goodbye_kinds:
+                raise StepFailed(rule, "goodbye on a fresh connection", describe_event(event, ctx.signal_timeout))
     finally:
         await probe.close("write")
         await probe.shutdown()
@@ -322,8 +348,10 @@ async def step_feed_parts(ctx: StepContext, step: dict[str, Any]) -> None:
     data = bytes(size)
     sent = 0
 
+    target_key = session.adapter.target_key(sid)
+
     def cancelled() -> bool:
-        return any(event.kind == "cancel" for event in session.inbox.get(("target", sid), ()))
+        return any(event.kind == "cancel" for event in session.inbox.get(target_key, ()))
 
     while not cancelled():
         if session.goodbye is not None or session.eof:
@@ -332,7 +360,7 @@ async def step_feed_parts(ctx: StepContext, step: dict[str, Any]) -> None:
         if sent >= most:
             raise StepFailed(rule, f"cancel for Id {sid} within {most} bytes of one split element",
                              f"{sent} bytes of parts taken without a cancel")
-        await session.send_frames([OnNextPart(subscriber=sid, element=element, data=data)])
+        await session.send_signal("onNextPart", {"subscriber": sid, "element": element, "data": data})
         sent += size
         await asyncio.sleep(0)  # let the reader sort what has arrived
 
@@ -340,9 +368,7 @@ async def step_feed_parts(ctx: StepContext, step: dict[str, Any]) -> None:
 async def step_skip_if_target_extensions(ctx: StepContext, step: dict[str, Any]) -> None:
     """Skip the rest when the target's serverHello listed extension ids: the kit cannot tell
     which extension-range codes they declare (SPEC.md Decision f)."""
-    from ..errors import Side
-
-    listed = ctx.session.monitor.model.parties[Side.SERVER].extensions
+    listed = ctx.session.adapter.target_extensions(ctx.session.monitor.model)
     if listed:
         raise StepSkipped(f"the target's serverHello lists extension ids {list(listed)[:8]}; version 0 maps no id "
                           "to an extension-range code, so the kit cannot tell an undeclared code from a declared one")

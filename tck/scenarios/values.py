@@ -2,13 +2,18 @@
 
 Values (in ``send``) are YAML scalars, ``${var}`` references, or byte
 constructors: ``{hex: "0102"}``, ``{utf8: "text"}``, ``{msgpack: value}``,
-``{zeros: n}``, ``{large: [index, offset, length]}`` (tck/large bytes).
+``{zeros: n}``, ``{large: [index, offset, length]}`` (tck/large bytes), ``{sum: [a, b]}``
+(integers added), and
+``{int: n}``: the binding's test-publisher element for the integer n (RS-IO:
+MessagePack; RSocket: decimal text), encoded by the function the step context
+binds under the reserved variable name ``ELEMENT``.
 
 Matchers (in ``expect``) are values (exact match) or one-key maps:
 ``any``, ``{range: [lo, hi]}``, ``{contains: text}``, ``{nonempty: true}``,
 ``{regex: re}`` (on text, or on the hex of bytes), ``{bind: var}`` (matches
 anything and binds it), ``{msgpack: matcher}`` (the bytes, decoded as
-MessagePack, match), ``{len: n}``; maps and lists match element-wise.
+MessagePack, match), ``{decimal: matcher}`` (the bytes, read as a decimal integer in
+ASCII, match), ``{len: n}``; maps and lists match element-wise.
 """
 
 from __future__ import annotations
@@ -20,7 +25,10 @@ import msgpack
 
 from ..testpubs import large_bytes
 
-CONSTANTS: dict[str, Any] = {"MAX": 2**63 - 1, "MAX64": 2**64 - 1, "OVER": 2**63}
+CONSTANTS: dict[str, Any] = {"MAX": 2**63 - 1, "MAX64": 2**64 - 1, "OVER": 2**63, "MAX31": 2**31 - 1}
+# The variables key of the binding's element encoder (int -> bytes); not a valid ${name}, so no
+# scenario can bind or read it.  Without it, ``{int: n}`` is the MessagePack encoding (RS-IO's).
+ELEMENT = "element bytes"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -56,6 +64,12 @@ def resolve(value: Any, variables: dict[str, Any]) -> Any:
                 return msgpack.packb(resolve(arg, variables), use_bin_type=True)
             if key == "zeros":
                 return bytes(int(resolve(arg, variables)))
+            if key == "sum":
+                return sum(int(resolve(a, variables)) for a in arg)
+            if key == "int":
+                encode = variables.get(ELEMENT)
+                number = int(resolve(arg, variables))
+                return encode(number) if encode is not None else msgpack.packb(number)
             if key == "large":
                 index, offset, length = (int(resolve(a, variables)) for a in arg)
                 return large_bytes(index, offset, length)
@@ -99,7 +113,10 @@ def matches(pattern: Any, value: Any, variables: dict[str, Any]) -> bool:
             except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
                 return False
             return matches(arg, decoded, variables)
-        if key in ("hex", "utf8", "zeros", "large", "var"):
+        if key == "decimal" and isinstance(value, bytes):
+            text = value.decode("ascii", errors="replace")
+            return text.lstrip("-").isdigit() and matches(arg, int(text), variables)
+        if key in ("hex", "utf8", "zeros", "large", "var", "int", "sum"):
             return bool(resolve(pattern, variables) == value)
     if isinstance(pattern, dict):
         return (

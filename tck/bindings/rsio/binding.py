@@ -36,6 +36,12 @@ class RsioBinding:
     def contract_rule(self, rule: str) -> str:
         return rule  # the stream table speaks RS-IO's rule IDs
 
+    def scenario_adapter(self, profile: str, options: dict[str, Any] | None = None) -> Any:
+        """The scenario engine's adapter for one connection (``rsio_tck.binding.ScenarioAdapter``)."""
+        from .scenario import RsioScenarioAdapter
+
+        return RsioScenarioAdapter(self, profile, (options or {}).get("limits"))
+
     def rules(self) -> list[str]:
         return [rule for rule in RULES if rule.startswith(self.rule_prefixes)]
 

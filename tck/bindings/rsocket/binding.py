@@ -52,6 +52,14 @@ class RSocketBinding:
 
         return describe(frame)
 
+    def scenario_adapter(self, profile: str, options: dict[str, Any] | None = None) -> Any:
+        """The scenario engine's adapter for one connection (``rsio_tck.binding.ScenarioAdapter``);
+        ``options``: ``limits``, ``setup`` (SETUP fields replacing bindings.md's defaults)."""
+        from .scenario import RSocketScenarioAdapter
+
+        options = options or {}
+        return RSocketScenarioAdapter(self, profile, options.get("limits"), options.get("setup"))
+
     def contract_rule(self, rule: str) -> str:
         """The RS-* rule for a contract rule of the stream table (SPEC.md, decision RS-i); other IDs unchanged."""
         from .interactions import CONTRACT_RULES

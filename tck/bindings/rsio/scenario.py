@@ -1,0 +1,210 @@
+"""RS-IO's scenario adapter: how the step language speaks rsio-v0 (see ``rsio_tck.binding.ScenarioAdapter``).
+
+Theory of operation.  RS-IO's frames are the contract's signals by name, so a
+``send:`` entry names a frame class (``subscribe``, ``request``, ``onNext``,
+``clientHello``...) and a received frame becomes one inbox event of the same
+name, keyed by the subscriber Id it names: the kit's own subscriptions
+(``("kit", Id)``: onSubscribe, elements, terminal signals), the target's
+(``("target", Id)``: request, cancel), the target's subscribes, and the
+connection (hellos, goodbye).  Elements are joined here, once: packed frames
+are unpacked into one event per element and split elements (``onNextPart`` ...
+``onNextLastPart``) are joined within the kit's reassembly limits, so a step
+sees one ``onNext`` per element whatever way it travelled (``via`` says how).
+A whole ``onNext`` on an Id with no split element in progress is the flood
+case: ``fast_element`` hands the engine its key and bytes without building a
+field map.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack
+
+from ...errors import Side
+from ...scenarios.session import CONN, REASSEMBLY_MAX_BYTES, SUBSCRIBES, Event
+from .handshake import PartyState
+from .wire import FRAME_BY_NAME, Limits
+from .wire.frames import (
+    Cancel,
+    ClientHello,
+    Goodbye,
+    OnComplete,
+    OnError,
+    OnNext,
+    OnNextLastPart,
+    OnNextPacked,
+    OnNextPart,
+    OnSubscribe,
+    Request,
+    ServerHello,
+    Subscribe,
+)
+from .wire.limits import DEFAULT_LIMITS
+
+Key = tuple[str, int | None]
+KIT, TARGET = Side.CLIENT, Side.SERVER
+SNAKE = {"initialDemand": "initial_demand", "elementSize": "element_size"}
+FIELD_NAMES = {"initial_demand": "initialDemand", "element_size": "elementSize"}
+CONNECTION_NAMES = frozenset({"clientHello", "serverHello", "goodbye"})
+# What the contract scenarios may need that RS-IO has (scenarios/README.md, "Contract scenarios").
+FEATURES = frozenset({
+    "initial-demand-zero",  # subscribe with initialDemand 0 (RSocket's request N is >= 1)
+    "unbounded-demand",  # a single request of 2^63-1 (RSocket's REQUEST_N stops at 2^31-1)
+    "negative-demand",  # a negative request or initialDemand on the wire
+    "onsubscribe-frame",  # the publisher's onSubscribe is a frame of its own
+    "id-reuse",  # the subscriber reuses its Id once the subscription ended
+    "duplicate-subscribe-error",  # a subscribe on an active Id is a protocol error (not ignored)
+    "large-ids",  # subscriber Ids up to 2^63-1
+    "error-text-rule",  # onError names the rule (3.9) in its text
+    "msgpack-elements",  # elements are MessagePack values
+    "subscribe-reports",  # tck/subscribe reports each signal as a MessagePack map
+})
+
+
+def frame_fields(frame: Any) -> dict[str, Any]:
+    return {FIELD_NAMES.get(name, name): getattr(frame, name) for name in frame.__dataclass_fields__
+            if name not in ("code", "wire_name")}
+
+
+class RsioScenarioAdapter:
+    opens_with_reply = True
+    goodbye_kinds = frozenset({"goodbye"})
+    quiet_kinds = frozenset({"serverHello", "clientHello"})
+    reply_awaited = True
+    fast_type: type | None = OnNext
+    features = FEATURES
+    keepalive_every = 0.0  # RS-IO has no keepalive
+
+    def __init__(self, binding: Any, profile: str, limits: Limits | None = None) -> None:
+        self.binding = binding
+        self.profile = profile
+        self.limits = limits
+        self.error: str | None = None
+        self.truncated: dict[str, str] = {}
+        self._parts: dict[int, bytearray] = {}
+        self._parts_bytes = 0
+
+    # -- sending ------------------------------------------------------------------------
+
+    def opening(self) -> list[Any]:
+        return [ClientHello(version=0, extensions=())]
+
+    def check_opening(self, event: Any) -> tuple[str, str] | None:
+        if event is None or event.kind != "serverHello":
+            return "HS-1", "serverHello"
+        if event.fields.get("version") != 0:
+            return "HS-6", "serverHello(version=0)"
+        return None
+
+    def frames(self, name: str, fields: dict[str, Any]) -> list[Any]:
+        cls = FRAME_BY_NAME.get(name)
+        if cls is None:
+            raise ValueError(f"RS-IO has no frame {name!r}")
+        values = {SNAKE.get(k, k): v for k, v in fields.items()}
+        if "extensions" in values:
+            values["extensions"] = tuple(values["extensions"])
+        try:
+            return [cls(**values)]
+        except TypeError as exc:
+            raise ValueError(str(exc)) from None
+
+    def sent(self, frames: list[Any], index: int) -> list[tuple[Key, Event]]:
+        return []  # every RS-IO signal is a frame of its own: the target sends its onSubscribe
+
+    def replies(self) -> list[Any]:
+        return []
+
+    def keepalive(self) -> list[Any]:
+        return []
+
+    def goodbye(self, reason: str) -> list[Any]:
+        return [Goodbye(reason=reason)]
+
+    def kit_closing(self, model: Any) -> bool:
+        return bool(model.parties[KIT].state is PartyState.CLOSING)
+
+    def kit_owes_goodbye(self, model: Any) -> bool:
+        kit = model.parties[KIT]
+        return kit.owes_goodbye is not None and kit.state is not PartyState.CLOSING
+
+    def target_extensions(self, model: Any) -> list[Any]:
+        return list(model.parties[TARGET].extensions)
+
+    def element(self, value: int) -> bytes:
+        return msgpack.packb(value)  # type: ignore[no-any-return]
+
+    # -- keys ---------------------------------------------------------------------------
+
+    def kit_key(self, subscriber: Any) -> Key:
+        return ("kit", subscriber)
+
+    def target_key(self, subscriber: Any) -> Key:
+        return ("target", subscriber)
+
+    def key(self, name: str, fields: dict[str, Any]) -> Key:
+        if name in CONNECTION_NAMES:
+            return CONN
+        if name == "subscribe":
+            return SUBSCRIBES
+        sid = fields.get("subscriber")
+        if not isinstance(sid, int):
+            raise ValueError(f"{name} with a known subscriber, not {sid!r}")
+        return ("target", sid) if name in ("request", "cancel") else ("kit", sid)
+
+    # -- receiving ----------------------------------------------------------------------
+
+    def fast_element(self, frame: Any, index: int) -> tuple[Key, Event] | None:
+        sid = frame.subscriber
+        if sid in self._parts:
+            return None
+        element = frame.element
+        return ("kit", sid), Event("onNext", {"subscriber": sid, "element": element}, index, "onNext", len(element))
+
+    def received(self, frame: Any, index: int) -> list[tuple[Key, Event]]:
+        kind = type(frame)
+        if kind in (ServerHello, ClientHello, Goodbye):
+            return [(CONN, Event(frame.wire_name, frame_fields(frame), index))]
+        if kind is Subscribe:
+            return [(SUBSCRIBES, Event("subscribe", frame_fields(frame), index))]
+        if kind in (Request, Cancel):
+            return [(("target", frame.subscriber), Event(frame.wire_name, frame_fields(frame), index))]
+        if kind is OnNext:
+            return [self._element(frame.subscriber, frame.element, index, "onNext")]
+        if kind is OnNextPacked:
+            sid = frame.subscriber
+            return [self._element(sid, element, index, "onNextPacked") for element in frame.elements()]
+        if kind in (OnNextPart, OnNextLastPart):
+            return self._part(frame, index)
+        if kind in (OnSubscribe, OnComplete, OnError):
+            # A terminal signal ends the element in progress; so does the onSubscribe of a reused
+            # Id: parts joined before it belong to the cancelled subscription (ID-4).
+            self._drop_parts(frame.subscriber)
+            return [(("kit", frame.subscriber), Event(frame.wire_name, frame_fields(frame), index))]
+        return []
+
+    def _part(self, frame: Any, index: int) -> list[tuple[Key, Event]]:
+        sid = frame.subscriber
+        joined = self._parts.setdefault(sid, bytearray())
+        joined += frame.data
+        self._parts_bytes += len(frame.data)
+        limit = min((self.limits or DEFAULT_LIMITS).max_reassembly, REASSEMBLY_MAX_BYTES)
+        if len(joined) > limit or self._parts_bytes > limit:
+            whose = "one split element" if len(joined) > limit else "the split elements in progress together"
+            self.error = f"target sent {whose} over the kit's reassembly limit ({limit} bytes)"
+            self.truncated.setdefault("reassembly", f"subscriber {sid}: {self.error}; the element was dropped")
+            self._drop_parts(sid)
+        elif type(frame) is OnNextLastPart:
+            self._drop_parts(sid)
+            return [self._element(sid, bytes(joined), index, "split")]
+        return []
+
+    def _drop_parts(self, subscriber: int) -> None:
+        joined = self._parts.pop(subscriber, None)
+        if joined is not None:
+            self._parts_bytes -= len(joined)
+
+    @staticmethod
+    def _element(subscriber: int, element: bytes, index: int, via: str) -> tuple[Key, Event]:
+        return ("kit", subscriber), Event("onNext", {"subscriber": subscriber, "element": element}, index, via,
+                                          len(element))
