@@ -55,8 +55,8 @@ def _corpus(cache: Path, rows: int, seed: int) -> tuple[Path, dict[str, int], fl
 
 
 def _faulty(warehouse: Path) -> int:
+    from rsio_tck.bindings.rsio.corpus import synthetic_connection
     from rsio_tck.pipeline.bulk import BulkSpec
-    from rsio_tck.pipeline.corpus import synthetic_connection
 
     spec = json.loads((warehouse / "bulk.json").read_text())["spec"]
     bulk = BulkSpec(spec["connections"], spec["frames_per_connection"], spec["seed"])

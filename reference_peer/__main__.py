@@ -7,8 +7,10 @@
     rsio-peer --stdio                                               # one connection on stdin/stdout
     rsio-peer --connect tcp://host:port [--subscribe NAME]          # the client role
     rsio-peer --list-faults
+    rsio-peer --binding rsocket --profile rsocket-1.0 --listen tcp://127.0.0.1:7878   # another wire
 
-Exits 0 on SIGINT/SIGTERM after saying goodbye on every connection.
+The shell knows no wire: ``--binding`` picks the peer of ``peer_registry`` (RS-IO by
+default; ``--codec`` is RS-IO's name for ``--profile``).  Exits 0 on SIGINT/SIGTERM after saying goodbye on every connection.
 """
 
 from __future__ import annotations
@@ -20,25 +22,22 @@ import os
 import signal
 import sys
 import tempfile
-from dataclasses import replace
 from pathlib import Path
-
-import msgpack
-
-from rsio_tck.bindings.rsio.wire import CODEC_NAMES, DEFAULT_LIMITS
+from typing import Any
 
 from .api import Peer, RemoteError
-from .config import PeerConfig
-from .faults import FAULTS, build_policy
+from .peer_registry import DEFAULT_PEER, PEERS, PeerBinding, get_peer_binding, peer_profile
 from .tlscert import CertificateError, self_signed, server_context
 from .transports import Target, TargetError, client_ssl_context
 
-CAPABILITIES = Path(__file__).with_name("capabilities.json")
 log = logging.getLogger("reference_peer")
+CAPABILITIES = Path(__file__).with_name("capabilities.json")  # the default (RS-IO) peer's claims
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="rsio-peer", description="The RS-IO reference peer (rsio-v0).")
+def parser(peer: PeerBinding | None = None) -> argparse.ArgumentParser:
+    """The command line; ``peer``'s own flags are added when its binding has any (``add_arguments``)."""
+    p = argparse.ArgumentParser(prog="rsio-peer", description="The reference peer (RS-IO rsio-v0 by default).",
+                                conflict_handler="resolve")
     mode = p.add_argument_group("what to do (one of)")
     mode.add_argument("--listen", action="append", default=[], metavar="URL",
                       help="serve on tcp://host:port, tls://host:port or unix:/path (repeatable)")
@@ -48,7 +47,10 @@ def parser() -> argparse.ArgumentParser:
     mode.add_argument("--capabilities", action="store_true", help="print the capabilities file and exit")
     p.add_argument("--subscribe", metavar="NAME", help="with --connect: subscribe to NAME and print its elements")
     p.add_argument("--buffer", type=int, default=64, help="with --subscribe: elements requested ahead (default 64)")
-    p.add_argument("--codec", choices=CODEC_NAMES, default="msgpack")
+    p.add_argument("--binding", choices=tuple(PEERS), default=DEFAULT_PEER, metavar="NAME",
+                   help=f"the wire: {', '.join(PEERS)} (default {DEFAULT_PEER})")
+    p.add_argument("--profile", metavar="P", help="the binding's wire profile (default: the binding's first)")
+    p.add_argument("--codec", metavar="C", help="RS-IO only: msgpack or varint (the same as --profile)")
     p.add_argument("--fault", action="append", default=[], metavar="NAME", help="switch on a fault (repeatable)")
     p.add_argument("--seed", type=int, default=0, help="seed of the freedoms' choices (default 0)")
     p.add_argument("--no-freedoms", action="store_true", help="one fixed habit instead of seeded freedoms")
@@ -59,30 +61,48 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--key", type=Path, help="TLS private key (PEM) for a tls:// listener")
     p.add_argument("--cafile", help="CA file to verify a tls:// server (or add ?insecure=1 to the URL)")
     p.add_argument("--max-subscriptions", type=int, default=256, help="concurrent subscriptions per connection")
-    p.add_argument("--max-element", type=int, default=DEFAULT_LIMITS.max_element, help="bytes of one element or part")
-    p.add_argument("--max-frame", type=int, default=DEFAULT_LIMITS.max_frame, help="bytes of one frame")
-    p.add_argument("--max-reassembly", type=int, default=DEFAULT_LIMITS.max_reassembly,
-                   help="bytes of one split element joined")
-    p.add_argument("--split-threshold", type=int, default=PeerConfig().split_threshold,
-                   help="variable-size elements longer than this are always sent split")
+    # Limits default to the binding's own (None here): the shell knows no wire.
+    p.add_argument("--max-element", type=int, help="bytes of one element or part (default: the binding's)")
+    p.add_argument("--max-frame", type=int, help="bytes of one frame (default: the binding's)")
+    p.add_argument("--max-reassembly", type=int, help="bytes of one split element joined (default: the binding's)")
+    p.add_argument("--split-threshold", type=int,
+                   help="variable-size elements longer than this are always sent split (default: the binding's)")
     p.add_argument("--write-buffer", type=int, default=256 * 1024,
                    help="bytes buffered per connection before production pauses")
     p.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
+    add_arguments = getattr(peer, "add_arguments", None)
+    if add_arguments is not None:
+        add_arguments(p.add_argument_group(f"{peer.name} options"))  # type: ignore[union-attr]
     return p
 
 
-def list_faults() -> str:
-    width = max(map(len, FAULTS))
-    return "\n".join(f"{name:<{width}}  {fault.rule:<8} {fault.description}" for name, fault in FAULTS.items())
+def list_faults(peer: PeerBinding | None = None) -> str:
+    faults = (peer or get_peer_binding(DEFAULT_PEER)).faults
+    if not faults:
+        return ""
+    width = max(map(len, faults))
+    return "\n".join(f"{name:<{width}}  {fault.rule:<8} {fault.description}" for name, fault in faults.items())
 
 
-def config_from(args: argparse.Namespace) -> PeerConfig:
-    limits = replace(DEFAULT_LIMITS, max_element=args.max_element, max_frame=args.max_frame,
-                     max_reassembly=args.max_reassembly)
-    return PeerConfig(codec=args.codec, limits=limits, max_subscriptions=args.max_subscriptions,
-                      write_high=args.write_buffer, write_low=args.write_buffer // 4, freedoms=not args.no_freedoms,
-                      seed=args.seed, wide_ints=args.wide_ints, faults=tuple(args.fault),
-                      split_threshold=args.split_threshold)
+def profile_from(args: argparse.Namespace, peer: PeerBinding) -> str:
+    """``--profile``, or RS-IO's ``--codec``; ValueError (one line) for a bad combination."""
+    if args.codec is not None:
+        if peer.name != "rsio":
+            raise ValueError(f"--codec is RS-IO's; for --binding {peer.name} use --profile")
+        if args.profile is not None and args.profile != args.codec:
+            raise ValueError(f"--codec {args.codec} and --profile {args.profile} disagree; give one")
+        return peer_profile(peer, args.codec)
+    return peer_profile(peer, args.profile)
+
+
+def config_from(args: argparse.Namespace, peer: PeerBinding | None = None) -> Any:
+    peer = peer or get_peer_binding(args.binding)
+    # None: the binding's default for that option.
+    options = {"args": args, "max_element": args.max_element, "max_frame": args.max_frame, "max_reassembly": args.max_reassembly,
+               "max_subscriptions": args.max_subscriptions, "write_buffer": args.write_buffer,
+               "freedoms": not args.no_freedoms, "seed": args.seed, "wide_ints": args.wide_ints,
+               "faults": tuple(args.fault), "split_threshold": args.split_threshold}
+    return peer.config(profile_from(args, peer), options)
 
 
 def write_port(path: Path, port: int) -> None:
@@ -91,8 +111,8 @@ def write_port(path: Path, port: int) -> None:
     os.replace(temporary, path)  # the reader never sees a half-written file
 
 
-async def run(args: argparse.Namespace, config: PeerConfig) -> int:
-    peer = Peer(config)
+async def run(args: argparse.Namespace, config: Any) -> int:
+    peer = Peer(config, binding=args.binding)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -118,7 +138,8 @@ async def run(args: argparse.Namespace, config: PeerConfig) -> int:
                     log.info("tls: self-signed certificate %s", cert)
                 context = server_context(cert, key)
             server = await peer.listen(url, ssl_context=context)
-            log.info("listening on %s (codec %s, %s%s)", server.url, config.codec, habit, faults)
+            profile = getattr(config, "profile", None) or getattr(config, "codec", "?")
+            log.info("listening on %s (%s %s, %s%s)", server.url, args.binding, profile, habit, faults)
             if args.port_file is not None and server.port:
                 write_port(args.port_file, server.port)
         await stop.wait()
@@ -143,7 +164,7 @@ async def run_client(peer: Peer, args: argparse.Namespace, stop: asyncio.Event) 
     try:
         async with connection.subscribe(args.subscribe, buffer=args.buffer) as elements:
             async for element in elements:
-                print(_show(element), flush=True)
+                print(peer.binding.show(element), flush=True)
                 if stop.is_set():
                     break
     except RemoteError as error:
@@ -153,28 +174,26 @@ async def run_client(peer: Peer, args: argparse.Namespace, stop: asyncio.Event) 
     return code
 
 
-def _show(element: bytes) -> str:
-    try:
-        return repr(msgpack.unpackb(element, raw=False))
-    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
-        return element.hex()
-
-
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    first, _ = parser().parse_known_args(argv)  # --binding first: it decides which flags exist
+    try:
+        peer = get_peer_binding(first.binding)
+    except ValueError as exc:
+        print(f"rsio-peer: --binding: {exc}", file=sys.stderr)
+        return 2
+    args = parser(peer).parse_args(argv)
     if args.list_faults:
-        print(list_faults())
+        print(list_faults(peer))
         return 0
     if args.capabilities:
-        print(CAPABILITIES.read_text(encoding="utf-8"), end="")
+        print(peer.capabilities.read_text(encoding="utf-8"), end="")
         return 0
     if sum(map(bool, (args.listen, args.stdio, args.connect))) != 1:
-        parser().error("give exactly one of --listen, --stdio, --connect (or --list-faults)")
+        parser(peer).error("give exactly one of --listen, --stdio, --connect (or --list-faults)")
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING if args.quiet else logging.INFO,
                         format="rsio-peer[%(process)d] %(message)s")
     try:
-        config = config_from(args)
-        build_policy(config.faults)
+        config = config_from(args, peer)
         return asyncio.run(run(args, config))
     except (ValueError, TargetError, CertificateError, OSError) as exc:
         print(f"rsio-peer: {exc}", file=sys.stderr)

@@ -26,13 +26,11 @@ import logging
 import ssl
 from collections import deque
 from types import TracebackType
+from typing import Any, Protocol
 
 from rsio_tck.errors import Side
 
-from .appflows import AppPublisher, PublisherSource
-from .config import PeerConfig
-from .registry import Registry
-from .session import PeerSession
+from .peer_registry import DEFAULT_PEER, get_peer_binding, peer_profile
 from .transports import Target, connect, connect_stdio, listen
 
 log = logging.getLogger("reference_peer")
@@ -42,32 +40,62 @@ class RemoteError(Exception):
     """A remote subscription ended in error: its onError text, or why the connection ended."""
 
 
-class Peer:
-    """An RS-IO peer: its publishers, listeners and connections.  Both roles, every transport."""
+class Subscriptions(Protocol):
+    """A session's subscriptions to the remote side's publishers (see ``peer_registry``)."""
 
-    def __init__(self, config: PeerConfig | None = None, *, test_publishers: bool = True) -> None:
-        self.config = config or PeerConfig()
-        self.registry = Registry(test_publishers=test_publishers)
+    def subscribe(self, name: str, inflow: Any, initial_demand: int) -> int: ...
+
+    def request(self, sid: int, n: int) -> None: ...
+
+    def cancel(self, sid: int) -> None: ...
+
+
+class PeerSession(Protocol):
+    """One connection as the binding's peer serves it (see ``peer_registry`` for the shape)."""
+
+    config: Any
+    closed: asyncio.Future[str]
+    ready: asyncio.Future[None]
+    subscriptions: Subscriptions
+
+    def goodbye(self, reason: str) -> None: ...
+
+    def shutdown(self, reason: str = ...) -> None: ...
+
+    def abort(self, reason: str) -> None: ...
+
+
+class Peer:
+    """A reference peer: its publishers, listeners and connections.  Both roles, every transport.
+
+    ``binding`` names the wire (``rsio`` by default; see ``peer_registry``); ``config`` is that
+    binding's peer config (RS-IO: ``PeerConfig``), by default built for ``profile``."""
+
+    def __init__(self, config: Any = None, *, test_publishers: bool = True, binding: str = DEFAULT_PEER,
+                 profile: str | None = None) -> None:
+        self.binding = get_peer_binding(binding)
+        self.config = config if config is not None else self.binding.config(peer_profile(self.binding, profile), {})
+        self.registry = self.binding.publishers(test_publishers=test_publishers)
         self.sessions: set[PeerSession] = set()
         self.servers: list[Server] = []
         self._numbers = itertools.count(1)
 
     # -- publishers ------------------------------------------------------------------------
 
-    def publish(self, name: str, source: PublisherSource, *, element_size: int = 0) -> None:
+    def publish(self, name: str, source: Any, *, element_size: int = 0) -> None:
         """Serve ``source`` under ``name``: an async generator function called with the query
         parameters of each subscribe (a ``dict[str, str]``; or with no argument if it takes
         none), or an object with ``subscribe(subscriber)`` (Reactive Streams Publisher).
         ``element_size`` > 0 makes it a fixed-size publication (elements of exactly that size)."""
-        self.registry.add(name, AppPublisher(source, element_size))
+        self.registry.add(name, self.binding.app_publisher(source, element_size))
 
     def unpublish(self, name: str) -> None:
         self.registry.remove(name)
 
     # -- connections -----------------------------------------------------------------------
 
-    def _session(self, role: Side, label: str = "") -> PeerSession:
-        return PeerSession(role, self, next(self._numbers), label)
+    def _session(self, role: Side, label: str = "") -> Any:  # an asyncio.Protocol and a PeerSession
+        return self.binding.session(role, self, next(self._numbers), label)
 
     async def listen(self, url: str, *, ssl_context: ssl.SSLContext | None = None) -> Server:
         server = await listen(url, lambda: self._session(Side.SERVER), ssl_context=ssl_context)
@@ -78,9 +106,8 @@ class Peer:
     async def connect(self, url: str, *, ssl_context: ssl.SSLContext | None = None,
                       timeout: float = 10.0) -> PeerConnection:
         label = url if Target.parse(url).scheme == "exec" else ""
-        session = await connect(url, lambda: self._session(Side.CLIENT, label), ssl_context=ssl_context,
-                                timeout=timeout)
-        assert isinstance(session, PeerSession)
+        session: Any = await connect(url, lambda: self._session(Side.CLIENT, label), ssl_context=ssl_context,
+                                     timeout=timeout)
         return PeerConnection(session)
 
     async def serve_stdio(self) -> str:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rsio_tck.bindings.rsio.wire import DEFAULT_LIMITS, Limits
+from rsio_tck.semantics.demand import UNBOUNDED
 
-UNBOUNDED = 2**63 - 1
+__all__ = ["UNBOUNDED", "PeerConfig"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -191,7 +191,7 @@ class _WriteSide(asyncio.BaseProtocol):
 
 
 class ProcessBridge(asyncio.SubprocessProtocol):
-    """A child process speaking RS-IO on its stdin/stdout, seen by the session as a transport."""
+    """A child process speaking the binding's wire on its stdin/stdout, seen by the session as a transport."""
 
     def __init__(self, protocol: asyncio.Protocol) -> None:
         self.protocol = protocol

@@ -67,6 +67,7 @@ class SessionJudge(Protocol):
     """The binding's model of one connection, judging both sides (monitor and endpoints)."""
 
     model: Any  # the binding's own model of the connection, for binding-aware callers
+    keep: Keep | None  # settable: the monitor switches frame keeping on or off after construction
 
     def judge(self, sender: Side, frames: Iterable[Any], t: float, index: int, found: Found) -> int:
         """Apply ``frames`` sent by ``sender``, numbered from ``index``; return the next index."""
@@ -97,6 +98,14 @@ class Binding(Protocol):
         ...
 
     def describe(self, frame: Any) -> str: ...
+
+    # -- seam (H1): the sans-IO endpoint behind ``rsio_tck.protocol.Connection`` -----------
+    def endpoint(self, role: Side, profile: str, limits: Any = None, **options: Any) -> Any:
+        """A fresh endpoint for ``role`` (``send``, ``send_raw``, ``data_to_send``,
+        ``receive_data``, ``receive_eof``, ``state``, ``error``: ``rsio_tck.protocol.Endpoint``);
+        ``options`` are the binding's own (RS-IO: ``strict_peer``, ``tolerate``)."""
+        ...
+    # -- end seam (H1) ---------------------------------------------------------------------
 
     def contract_rule(self, rule: str) -> str:
         """The binding's ID for a contract rule of the stream table (itself when the binding keeps it)."""

@@ -16,6 +16,17 @@ informative.  The file is checked against ``tck/schemas/capabilities.schema.json
 a misspelled key or token would otherwise silently skip scenarios, so unknown
 keys and tokens are errors naming the file and the key.
 
+An RSocket target's file (bindings.md section 2) has its own key and schema
+(``tck/schemas/rsocket-capabilities.schema.json``)::
+
+    {"rsocket_capabilities": 1, "implementation": "name", "version": "1.2.3",
+     "profiles": ["rsocket-1.0"], "interactions": ["request-stream", "request-response"],
+     "publishers": ["tck/range", "tck/infinite"], "features": ["fragmentation", "keepalive"]}
+
+Its profiles become ``codec:PROFILE`` tokens (the token scenarios of every binding check),
+its interactions, publishers and features tokens as written.  Which format a file is
+follows from its version key; a file of another binding than the run's is an error.
+
 A target without a file can still be named on the command line (``--name
 NAME[@VERSION]``, ``parse_target_name``); the name and version go into run.json
 and name the target's column on the multi-target site.
@@ -45,6 +56,21 @@ FEATURES = (
     "subscribe:cancel",
 )
 CODECS = ("msgpack", "varint")
+
+# -- seam (H1): one capabilities format per binding ---------------------------------------------
+# version key -> (binding, schema file, the keys whose values are tokens: key -> token prefix)
+FORMATS: dict[str, tuple[str, str, dict[str, str]]] = {
+    "rsio_capabilities": ("rsio", "capabilities.schema.json",
+                          {"publishers": "", "features": "", "codecs": "codec:"}),
+    "rsocket_capabilities": ("rsocket", "rsocket-capabilities.schema.json",
+                             {"publishers": "", "features": "", "interactions": "", "profiles": "codec:"}),
+}
+RSOCKET_PROFILES = ("rsocket-1.0", "reactivesocket-draft")
+RSOCKET_INTERACTIONS = ("request-response", "fire-and-forget", "request-stream", "request-channel", "metadata-push")
+RSOCKET_PUBLISHERS = ("tck/range", "tck/infinite", "tck/error", "tck/large", "tck/fnf", "tck/fnf-count", "tck/echo",
+                      "tck/subscribe")
+RSOCKET_FEATURES = ("fragmentation", "lease", "resume", "requester", "keepalive")
+# -- end seam (H1) -------------------------------------------------------------------------------
 
 
 class CapabilitiesError(ValueError):
@@ -77,12 +103,18 @@ class Capabilities:
     version: str = ""
 
     @classmethod
-    def everything(cls) -> Capabilities:
-        return cls(tokens=frozenset(PUBLISHERS + FEATURES + tuple(f"codec:{c}" for c in CODECS)),
-                   implementation="(no capabilities file: every capability assumed)")
+    def everything(cls, binding: str = "rsio") -> Capabilities:
+        """Every capability of ``binding``: a target without a file is tested on everything."""
+        if binding == "rsocket":
+            tokens = (RSOCKET_INTERACTIONS + RSOCKET_PUBLISHERS + RSOCKET_FEATURES
+                      + tuple(f"codec:{p}" for p in RSOCKET_PROFILES))
+        else:
+            tokens = PUBLISHERS + FEATURES + tuple(f"codec:{c}" for c in CODECS)
+        return cls(tokens=frozenset(tokens), implementation="(no capabilities file: every capability assumed)")
 
     @classmethod
-    def load(cls, path: Path) -> Capabilities:
+    def load(cls, path: Path, binding: str | None = None) -> Capabilities:
+        """The file at ``path``; with ``binding``, a file of another binding's format is an error."""
         try:
             text = path.read_text(encoding="utf-8")
             data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
@@ -94,9 +126,14 @@ class Capabilities:
         problems = schema_problems(data)
         if problems:
             raise CapabilitiesError(f"{path}: {'; '.join(problems)}")
+        version_key = next(key for key in FORMATS if key in data)
+        owner, _, token_keys = FORMATS[version_key]
+        if binding is not None and owner != binding:
+            raise CapabilitiesError(f"{path}: a {owner} capabilities file ({version_key!r}), "
+                                    f"but the run's binding is {binding}")
         tokens: set[str] = set()
-        for key in ("publishers", "features", "codecs"):
-            tokens.update(f"codec:{v}" if key == "codecs" else v for v in data.get(key, []))
+        for key, prefix in token_keys.items():
+            tokens.update(f"{prefix}{v}" for v in data.get(key, []))
         return cls(tokens=frozenset(tokens), implementation=str(data.get("implementation", "unknown")),
                    version=str(data.get("version", "")))
 
@@ -105,9 +142,11 @@ class Capabilities:
 
 
 @cache
-def schema() -> dict[str, Any]:
-    """The capabilities file's JSON Schema (package data, so it loads from an installed wheel too)."""
-    text = resources.files("rsio_tck").joinpath("schemas", "capabilities.schema.json").read_text(encoding="utf-8")
+def schema(version_key: str = "rsio_capabilities") -> dict[str, Any]:
+    """The JSON Schema of the capabilities format ``version_key`` names (package data, so it
+    loads from an installed wheel too)."""
+    name = FORMATS[version_key][1]
+    text = resources.files("rsio_tck").joinpath("schemas", name).read_text(encoding="utf-8")
     loaded: dict[str, Any] = json.loads(text)
     return loaded
 
@@ -119,11 +158,15 @@ def _suggest(word: object, known: list[str]) -> str:
 
 def schema_problems(data: Any) -> list[str]:
     """Every way ``data`` breaks the schema, each naming the key (empty: valid)."""
-    if not isinstance(data, dict) or "rsio_capabilities" not in data:
-        return ['not an rsio capabilities file (needs "rsio_capabilities": 1)']
-    properties = schema()["properties"]
+    keys = [key for key in FORMATS if isinstance(data, dict) and key in data]
+    if len(keys) != 1:
+        if keys:
+            return [f"both {' and '.join(repr(k) for k in keys)}: a file is of one binding"]
+        return ['not a capabilities file (needs "rsio_capabilities": 1 or "rsocket_capabilities": 1)']
+    chosen = schema(keys[0])
+    properties = chosen["properties"]
     out = []
-    validator = jsonschema.Draft202012Validator(schema())
+    validator = jsonschema.Draft202012Validator(chosen)
     for error in sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path]):
         path = list(error.absolute_path)
         where = "".join(f"[{p}]" if isinstance(p, int) else str(p) for p in path)

@@ -15,8 +15,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from . import gate
+from .binding import DEFAULT_BINDING
 from .fuzz.cli import fuzz_command
-from .gate import EXIT_CODES_HELP, ExitCode, GateError, guard
+from .gate import BINDING_HELP, CODEC_HELP, EXIT_CODES_HELP, PROFILE_HELP, ExitCode, GateError, guard
 from .pipeline.cli import pipeline_command, publish_command
 from .report.cli import check_pcap_command, report_command
 from .wireshark.cli import wireshark_app
@@ -57,7 +58,9 @@ def run_id() -> str:
 def run(
     target: str | None = typer.Option(None, metavar="URL",
                                       help="target URL; default: start the reference peer locally"),
-    codec: str = typer.Option("msgpack", metavar="NAME", help="wire codec: msgpack or varint"),
+    binding: str = typer.Option(DEFAULT_BINDING, metavar="NAME", help=BINDING_HELP),
+    profile: str | None = typer.Option(None, metavar="PROFILE", help=PROFILE_HELP),
+    codec: str | None = typer.Option(None, metavar="NAME", help=CODEC_HELP),
     capabilities: Path | None = typer.Option(None, metavar="FILE", help="the target's capabilities file (JSON or YAML)"),
     name: str | None = typer.Option(None, metavar="NAME[@VERSION]",
                                     help="the target's name on the multi-target site, for a target without a "
@@ -83,10 +86,12 @@ def run(
 ) -> None:
     """Run the scenario suite against a target; exit 0 only if something ran and nothing failed."""
     with guard():
-        inputs = _run_inputs(target, codec, capabilities, name, strict, baseline, keyword, scenarios_paths, fault)
+        wire = gate.check_wire(binding, profile, codec)
+        gate.check_engine(wire[0])
+        inputs = _run_inputs(target, wire, capabilities, name, strict, baseline, keyword, scenarios_paths, fault)
         if inputs.target is not None:
             gate.reach_target(inputs.target, wait_for_target)
-        code = _run_suite(inputs, target, codec, strict, report_dir, jobs, signal_timeout, silence_window,
+        code = _run_suite(inputs, target, wire, strict, report_dir, jobs, signal_timeout, silence_window,
                           min_run, quiet)
     raise typer.Exit(int(code))
 
@@ -103,17 +108,17 @@ class _RunInputs:
     named: tuple[str, str | None] | None  # --name, or the embedded peer's name; None: keyed by URL
 
 
-def _run_inputs(target: str | None, codec: str, capabilities: Path | None, name: str | None, strict: bool,
-                baseline: Path | None,
+def _run_inputs(target: str | None, wire: tuple[str, str], capabilities: Path | None, name: str | None,
+                strict: bool, baseline: Path | None,
                 keyword: str, scenarios_paths: list[Path], fault: list[str]) -> _RunInputs:
     from .embedded import reference_peer_name
 
-    # Cheap checks first: loading and validating the scenarios is the slow part.
-    gate.check_codec(codec)
+    # Cheap checks first (the wire is checked by the caller): loading the scenarios is the slow part.
+    binding, _ = wire
     parsed = gate.check_target_url(target) if target is not None else None
-    faults = gate.check_faults(fault, target)
-    named = gate.check_target_name(name) if name else (reference_peer_name(faults) if target is None else None)
-    caps = gate.load_capabilities(capabilities)
+    faults = gate.check_faults(fault, target, binding=binding)
+    named = gate.check_target_name(name) if name else (reference_peer_name(faults, binding) if target is None else None)
+    caps = gate.load_capabilities(capabilities, binding)
     known = gate.read_baseline(baseline) if baseline is not None else frozenset()
     scenarios = gate.load_scenarios(scenarios_paths)
     chosen = gate.choose(scenarios, keyword)
@@ -124,17 +129,18 @@ def _run_inputs(target: str | None, codec: str, capabilities: Path | None, name:
                       named=named)
 
 
-def _run_suite(inputs: _RunInputs, target: str | None, codec: str, strict: bool, report_dir: Path, jobs: int,
-               signal_timeout: float, silence_window: float, min_run: int, quiet: bool) -> ExitCode:
+def _run_suite(inputs: _RunInputs, target: str | None, wire: tuple[str, str], strict: bool, report_dir: Path,
+               jobs: int, signal_timeout: float, silence_window: float, min_run: int, quiet: bool) -> ExitCode:
     from .embedded import EmbeddedPeer, EmbeddedPeerError
     from .report import RunRecorder
     from .report import build as build_report
-    from .scenarios import RunConfig, ScenarioResult, Verdict, run_suite
+    from .scenarios import ScenarioResult, Verdict, run_suite
 
+    binding, profile = wire
     chosen = inputs.chosen
     peer = None
     if target is None:
-        peer = EmbeddedPeer(codec=codec, faults=inputs.faults)
+        peer = EmbeddedPeer(binding=binding, profile=profile, faults=inputs.faults)
         try:
             target = peer.start()
         except EmbeddedPeerError as exc:
@@ -147,17 +153,18 @@ def _run_suite(inputs: _RunInputs, target: str | None, codec: str, strict: bool,
         if peer is not None:
             peer.stop()
         raise GateError(f"--report-dir {report_dir}: {gate.one_line(exc)}") from None
-    config = RunConfig(target=target, codec=codec, capabilities=inputs.capabilities, strict=strict,
-                       signal_timeout=signal_timeout, silence_window=silence_window,
-                       baseline=inputs.baseline, keep_trace=True)
+    config = gate.run_config(binding, profile, target=target, capabilities=inputs.capabilities, strict=strict,
+                             signal_timeout=signal_timeout, silence_window=silence_window,
+                             baseline=inputs.baseline, keep_trace=True)
     started = time.time()
-    recorder = RunRecorder(directory, target=target, codec=codec, started=started, capabilities=inputs.capabilities,
+    recorder = RunRecorder(directory, target=target, codec=profile, binding=binding, started=started,
+                           capabilities=inputs.capabilities,
                            target_name=inputs.named[0] if inputs.named else None,
                            target_version=inputs.named[1] if inputs.named else None)
     try:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console, disable=quiet) as progress:
-            task = progress.add_task(f"rsio-tck {codec} -> {target}", total=len(chosen))
+            task = progress.add_task(f"rsio-tck {binding} {profile} -> {target}", total=len(chosen))
 
             def done(result: ScenarioResult) -> None:
                 recorder.add(result)  # results.jsonl line, trace, pcap, transcript
@@ -207,7 +214,9 @@ def summary(results: list) -> None:  # type: ignore[type-arg]
 @app.command("check-trace", epilog=EXIT_CODES_HELP, cls=gate.plain_help_command())
 def check_trace(
     trace: Path = typer.Argument(..., metavar="TRACE", help="a trace file (msgpack stream of {t, dir, bytes|eof})"),
-    codec: str = typer.Option("msgpack", metavar="NAME", help="wire codec of the traced connection: msgpack or varint"),
+    binding: str = typer.Option(DEFAULT_BINDING, metavar="NAME", help=BINDING_HELP),
+    profile: str | None = typer.Option(None, metavar="PROFILE", help=PROFILE_HELP),
+    codec: str | None = typer.Option(None, metavar="NAME", help=CODEC_HELP),
     strict: bool = typer.Option(False, help="fail on SHOULD deviations too"),
 ) -> None:
     """Judge a recorded trace offline with the conformance monitor; exit 1 on a violation."""
@@ -215,9 +224,9 @@ def check_trace(
     from .monitor.trace import TraceFormatError
 
     with guard():
-        gate.check_codec(codec)
+        binding, chosen = gate.check_wire(binding, profile, codec)
         try:
-            monitor = judge(trace, codec)
+            monitor = judge(trace, chosen, binding=binding)
         except (OSError, TraceFormatError) as exc:
             raise GateError(f"{trace}: {gate.one_line(exc)}") from None
     for finding in monitor.findings:

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import TracebackType
 
 from . import __version__
+from .binding import DEFAULT_BINDING, get_binding, profile_of
 
 _LISTENING = re.compile(r"listening on (tcp://\S+)")
 
@@ -25,10 +26,12 @@ REASSEMBLY_LIMIT = 512 * 1024
 SPLIT_THRESHOLD = 64 * 1024
 
 
-def reference_peer_name(faults: tuple[str, ...] | list[str] = ()) -> tuple[str, str]:
+def reference_peer_name(faults: tuple[str, ...] | list[str] = (), binding: str = DEFAULT_BINDING) -> tuple[str, str]:
     """(name, version) that runs against the embedded peer record: each start has a new port, so its URL
-    cannot name it across runs; a peer with faults switched on is another target, named with them."""
-    return "rsio-reference-peer" + "".join(f"+{fault}" for fault in sorted(faults)), __version__
+    cannot name it across runs; a peer with faults switched on is another target, named with them, and
+    so is the peer speaking another binding (RS-IO keeps its name of old)."""
+    base = "rsio-reference-peer" if binding == DEFAULT_BINDING else f"{binding}-reference-peer"
+    return base + "".join(f"+{fault}" for fault in sorted(faults)), __version__
 
 
 class EmbeddedPeerError(RuntimeError):
@@ -36,14 +39,17 @@ class EmbeddedPeerError(RuntimeError):
 
 
 class EmbeddedPeer:
-    """``with EmbeddedPeer(codec="varint", faults=["dem-beyond-demand"]) as url: ...``"""
+    """``with EmbeddedPeer(codec="varint", faults=["dem-beyond-demand"]) as url: ...``
 
-    def __init__(self, codec: str = "msgpack", faults: tuple[str, ...] | list[str] = (), timeout: float = 15.0,
-                 extra: tuple[str, ...] = ()) -> None:
-        from .bindings.rsio.wire import get_codec
+    ``binding``/``profile`` pick the wire (``EmbeddedPeer(binding="rsocket", profile="rsocket-1.0")``);
+    ``codec`` is RS-IO's name for the profile, kept for RS-IO callers."""
 
-        get_codec(codec)  # a ValueError naming the choices now, not a peer that exits with a usage message
-        self.codec = codec
+    def __init__(self, codec: str | None = None, faults: tuple[str, ...] | list[str] = (), timeout: float = 15.0,
+                 extra: tuple[str, ...] = (), *, binding: str = DEFAULT_BINDING, profile: str | None = None) -> None:
+        # A ValueError naming the choices now, not a peer that exits with a usage message.
+        self.binding = binding
+        self.profile = profile_of(get_binding(binding), profile if profile is not None else codec)
+        self.codec = self.profile  # RS-IO's name for it
         self.faults = tuple(faults)
         self.timeout = timeout
         self.extra = extra
@@ -57,7 +63,7 @@ class EmbeddedPeer:
         self._dir = tempfile.TemporaryDirectory(prefix="rsio-peer-")
         self.log_path = Path(self._dir.name) / "log"
         command = [sys.executable, "-m", "rsio_tck.reference_peer", "--listen", "tcp://127.0.0.1:0",
-                   "--codec", self.codec, "--max-reassembly", str(REASSEMBLY_LIMIT),
+                   "--binding", self.binding, "--profile", self.profile, "--max-reassembly", str(REASSEMBLY_LIMIT),
                    "--split-threshold", str(SPLIT_THRESHOLD), *self.extra]
         for fault in self.faults:
             command += ["--fault", fault]

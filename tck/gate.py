@@ -129,13 +129,83 @@ def _suggest(word: str, known: Sequence[str]) -> str:
 
 
 def check_codec(codec: str, flag: str = "--codec") -> str:
-    from .bindings.rsio.wire import CODEC_NAMES
+    """RS-IO's wire codec (its profile), checked."""
+    return check_profile("rsio", codec, flag=flag)
 
-    if codec not in CODEC_NAMES:
-        raise GateError(f"{flag} {codec!r}: unknown codec{_suggest(codec, CODEC_NAMES)}; "
-                        f"choose one of {', '.join(CODEC_NAMES)}")
-    return codec
 
+# -- seam (H1): the binding and its wire profile -------------------------------------------------
+
+BINDING_HELP = "the wire binding: rsio or rsocket (default rsio)"
+PROFILE_HELP = ("the binding's wire profile (rsio: msgpack or varint; rsocket: rsocket-1.0 or "
+                "reactivesocket-draft); default: the binding's first")
+CODEC_HELP = "RS-IO's wire codec, msgpack or varint: the same as --profile (rsio only)"
+
+def check_binding(name: str, flag: str = "--binding") -> str:
+    """A binding of ``rsio_tck.binding.REGISTRY`` that can be loaded, checked."""
+    from .binding import BINDING_NAMES, get_binding
+
+    if name not in BINDING_NAMES:
+        raise GateError(f"{flag} {name!r}: unknown binding{_suggest(name, BINDING_NAMES)}; "
+                        f"choose one of {', '.join(BINDING_NAMES)}")
+    try:
+        get_binding(name)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise GateError(f"{flag} {name}: this kit cannot judge it yet ({one_line(exc)})") from None
+    return name
+
+
+def check_profile(binding: str, profile: str | None, codec: str | None = None, *, flag: str = "--profile",
+                  codec_flag: str = "--codec") -> str:
+    """The wire profile of ``binding``: ``profile``, or RS-IO's ``codec`` (its old name); the
+    binding's first when neither is given.  ``codec`` with another binding is an error."""
+    from .binding import get_binding
+
+    if codec is not None:
+        if binding != "rsio":
+            raise GateError(f"{codec_flag} is RS-IO's wire codec; with --binding {binding} give {flag}")
+        if profile is not None and profile != codec:
+            raise GateError(f"{codec_flag} {codec!r} and {flag} {profile!r} disagree; give one of them")
+        profile, flag = codec, codec_flag
+    profiles = get_binding(binding).profiles
+    if profile is None:
+        return profiles[0]
+    if profile not in profiles:
+        noun = "codec" if flag == codec_flag else "profile"
+        raise GateError(f"{flag} {profile!r}: unknown {noun} of binding {binding}{_suggest(profile, profiles)}; "
+                        f"choose one of {', '.join(profiles)}")
+    return profile
+
+
+def check_wire(binding: str, profile: str | None, codec: str | None = None) -> tuple[str, str]:
+    """(binding, profile) from ``--binding``, ``--profile`` and RS-IO's ``--codec``, checked."""
+    name = check_binding(binding)
+    return name, check_profile(name, profile, codec)
+
+
+def check_engine(binding: str, flag: str = "--binding") -> bool:
+    """Whether the scenario runner takes a binding (``RunConfig.binding``); a runner without one
+    runs RS-IO only, and another binding is a one-line error rather than an RS-IO run under its name."""
+    import dataclasses
+
+    from .scenarios import RunConfig
+
+    if "binding" in {f.name for f in dataclasses.fields(RunConfig)}:
+        return True
+    if binding != "rsio":
+        raise GateError(f"{flag} {binding}: this kit's scenario engine runs only rsio scenarios yet")
+    return False
+
+
+def run_config(binding: str, profile: str, **fields: Any) -> Any:
+    """The scenario runner's ``RunConfig`` for ``binding`` and ``profile`` (the profile is its
+    ``codec`` field, RS-IO's name for it)."""
+    from .scenarios import RunConfig
+
+    if check_engine(binding):
+        fields["binding"] = binding
+    return RunConfig(codec=profile, **fields)
+
+# -- end seam (H1) -------------------------------------------------------------------------------
 
 
 def check_target_name(text: str, flag: str = "--name") -> tuple[str, str | None]:
@@ -147,18 +217,24 @@ def check_target_name(text: str, flag: str = "--name") -> tuple[str, str | None]
     except TargetNameError as exc:
         raise GateError(str(exc)) from None
 
-def check_faults(faults: Sequence[str], target: str | None, flag: str = "--fault") -> tuple[str, ...]:
-    """Faults switch on in the embedded reference peer only, and must exist."""
+def check_faults(faults: Sequence[str], target: str | None, flag: str = "--fault",
+                 binding: str = "rsio") -> tuple[str, ...]:
+    """Faults switch on in the embedded reference peer only, and must exist (for that binding's peer)."""
     if not faults:
         return ()
     if target is not None:
         raise GateError(f"{flag} works only with the embedded reference peer (no --target)")
-    from .reference_peer.faults import FAULTS
+    from .reference_peer.peer_registry import get_peer_binding
+
+    try:
+        known = get_peer_binding(binding).faults
+    except ValueError as exc:
+        raise GateError(f"{flag}: {exc}") from None
 
     for name in faults:
-        if name not in FAULTS:
-            raise GateError(f"{flag} {name!r}: no such fault{_suggest(name, list(FAULTS))}; "
-                            "rsio-peer --list-faults lists them")
+        if name not in known:
+            raise GateError(f"{flag} {name!r}: no such fault{_suggest(name, list(known))}; "
+                            f"rsio-peer --binding {binding} --list-faults lists them")
     return tuple(faults)
 
 
@@ -237,13 +313,14 @@ def choose(scenarios: list[Scenario], keyword: str) -> list[Scenario]:
     return chosen
 
 
-def load_capabilities(path: Path | None) -> Capabilities:
+def load_capabilities(path: Path | None, binding: str | None = None) -> Capabilities:
+    """The target's claims (every claim without a file); with ``binding``, the file must be that binding's."""
     from .capabilities import Capabilities, CapabilitiesError
 
     if path is None:
-        return Capabilities.everything()
+        return Capabilities.everything(binding or "rsio")
     try:
-        return Capabilities.load(path)
+        return Capabilities.load(path, binding)
     except CapabilitiesError as exc:
         raise GateError(str(exc)) from None
 

@@ -20,7 +20,11 @@ _OPTIONS = (
     # (option, ini name, help, default)
     ("--rsio-target", "rsio_target", "target URL: tcp://host:port, tls://host:port, unix:/path, exec:COMMAND "
                                      "(default: start the reference peer on a free loopback port)", None),
-    ("--rsio-codec", "rsio_codec", "wire codec: msgpack (default) or varint", "msgpack"),
+    ("--rsio-binding", "rsio_binding", "the wire binding: rsio (default) or rsocket", "rsio"),
+    ("--rsio-profile", "rsio_profile", "the binding's wire profile (rsio: msgpack or varint; rsocket: rsocket-1.0 "
+                                       "or reactivesocket-draft; default: the binding's first)", None),
+    ("--rsio-codec", "rsio_codec", "RS-IO's wire codec: msgpack (default) or varint (the same as --rsio-profile)",
+     None),
     ("--rsio-capabilities", "rsio_capabilities", "the target's capabilities file (default: claims everything)", None),
     ("--rsio-name", "rsio_name", "NAME[@VERSION]: how reports name a target without a capabilities file "
                                  "(default: its URL)", None),
@@ -88,17 +92,30 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_STATE] = _State(config, named)
 
 
+def _wire(config: pytest.Config) -> tuple[str, str]:
+    """(binding, profile) of --rsio-binding, --rsio-profile and RS-IO's --rsio-codec (or their ini twins), checked."""
+    from .gate import check_binding, check_profile
+
+    binding = check_binding(str(_get(config, "rsio_binding", "rsio")), "--rsio-binding")
+    codec = _get(config, "rsio_codec")
+    profile = _get(config, "rsio_profile")
+    return binding, check_profile(binding, None if profile is None else str(profile),
+                                  None if codec is None else str(codec),
+                                  flag="--rsio-profile", codec_flag="--rsio-codec")
+
+
 def _check_options(config: pytest.Config) -> None:
-    """Refuse a bad codec, target URL, capabilities, baseline or scenario path before anything runs."""
-    from .gate import GateError, check_codec, check_target_url, load_capabilities, read_baseline
+    """Refuse a bad binding, profile, codec, target URL, capabilities, baseline or scenario path before anything runs."""
+    from .gate import GateError, check_engine, check_target_url, load_capabilities, read_baseline
 
     try:
-        check_codec(str(_get(config, "rsio_codec", "msgpack")), "--rsio-codec")
+        binding, _ = _wire(config)
+        check_engine(binding, "--rsio-binding")
         target = _get(config, "rsio_target")
         if target:
             check_target_url(str(target), "--rsio-target")
         caps = _get(config, "rsio_capabilities")
-        load_capabilities(Path(caps) if caps else None)
+        load_capabilities(Path(caps) if caps else None, binding)
         baseline = _get(config, "rsio_baseline")
         if baseline:
             read_baseline(Path(baseline))
@@ -143,15 +160,15 @@ class _State:
     def run_config(self) -> RunConfig:
         if self._run_config is None:
             from .capabilities import Capabilities
-            from .scenarios import RunConfig
+            from .gate import run_config
 
-            codec = _get(self.config, "rsio_codec", "msgpack")
-            target = self._reach(_get(self.config, "rsio_target"), codec)
+            binding, profile = _wire(self.config)  # checked at configure time
+            target = self._reach(_get(self.config, "rsio_target"), binding, profile)
             caps_file = _get(self.config, "rsio_capabilities")
-            self._run_config = RunConfig(
+            self._run_config = run_config(
+                binding, profile,
                 target=target,
-                codec=codec,
-                capabilities=Capabilities.load(Path(caps_file)) if caps_file else Capabilities.everything(),
+                capabilities=Capabilities.load(Path(caps_file), binding) if caps_file else Capabilities.everything(binding),
                 strict=bool(_get(self.config, "rsio_strict")),
                 signal_timeout=float(_get(self.config, "rsio_signal_timeout", "2.0")),
                 silence_window=float(_get(self.config, "rsio_silence_window", "0.05")),
@@ -159,7 +176,7 @@ class _State:
             )
         return self._run_config
 
-    def _reach(self, target: str | None, codec: str) -> str:
+    def _reach(self, target: str | None, binding: str, profile: str) -> str:
         """The target URL, reached once (or the embedded peer, started); else the session stops with one line."""
         from .embedded import EmbeddedPeer, EmbeddedPeerError
         from .gate import ExitCode, GateError, check_target_url, reach_target
@@ -168,7 +185,7 @@ class _State:
             if target:
                 reach_target(check_target_url(target, "--rsio-target"))
                 return target
-            self._peer = EmbeddedPeer(codec=codec)
+            self._peer = EmbeddedPeer(binding=binding, profile=profile)
             return self._peer.start()
         except (GateError, EmbeddedPeerError) as exc:
             pytest.exit(f"rsio: {' '.join(str(exc).split())[:300]}", returncode=int(ExitCode.UNRUNNABLE))
@@ -188,7 +205,7 @@ class _State:
         if named is None and self._peer is not None:
             from .embedded import reference_peer_name
 
-            named = reference_peer_name()
+            named = reference_peer_name((), self._peer.binding)
         if named is None:
             return target
         return f"{named[0]}@{named[1]}" if named[1] else named[0]

@@ -25,7 +25,7 @@ pytest.importorskip("pyspark")
 
 from typer.testing import CliRunner  # noqa: E402
 
-from rsio_tck.pipeline.corpus import CorpusSummary, write_run_dirs  # noqa: E402
+from rsio_tck.bindings.rsio.corpus import CorpusSummary, write_run_dirs  # noqa: E402
 
 SEED = 7
 RUNS_PER_VERSION = 4

@@ -10,6 +10,15 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 from scapy.utils import rdpcap, wrpcap
 
+from rsio_tck.bindings.rsio.dissect import (
+    RSIOContinuation,
+    RSIOFrame,
+    bind_rsio,
+    dissect,
+    from_frame,
+    msgpack_header,
+    packet_class,
+)
 from rsio_tck.bindings.rsio.wire import get_codec
 from rsio_tck.bindings.rsio.wire.frames import (
     FRAME_TYPES,
@@ -27,15 +36,6 @@ from rsio_tck.bindings.rsio.wire.frames import (
     Request,
     ServerHello,
     Subscribe,
-)
-from rsio_tck.dissect import (
-    RSIOContinuation,
-    RSIOFrame,
-    bind_rsio,
-    dissect,
-    from_frame,
-    msgpack_header,
-    packet_class,
 )
 
 CODECS = ("msgpack", "varint")

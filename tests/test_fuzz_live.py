@@ -11,12 +11,12 @@ from hypothesis import find, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from rsio_tck.bindings.rsio.fuzz.program import ProgramState, ep_near_reassembly_limit, ep_reuse_outstanding
 from rsio_tck.bindings.rsio.wire.frames import ID_MAX
 from rsio_tck.cli import app
 from rsio_tck.embedded import REASSEMBLY_LIMIT, EmbeddedPeer
 from rsio_tck.fuzz import FuzzConfig, fuzz, write_findings
 from rsio_tck.fuzz.engine import judge, run_program
-from rsio_tck.fuzz.program import ProgramState, ep_near_reassembly_limit, ep_reuse_outstanding
 from rsio_tck.reference_peer.freedoms import DELIBERATE_WARNINGS
 from rsio_tck.scenarios.loader import load_file
 

@@ -11,12 +11,12 @@ from hypothesis import given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
+from rsio_tck.bindings.rsio.fuzz.mutate import classify, malformed_input
+from rsio_tck.bindings.rsio.fuzz.program import programs
 from rsio_tck.bindings.rsio.wire import get_codec
 from rsio_tck.bindings.rsio.wire.frames import ID_MAX, Request, Subscribe
 from rsio_tck.errors import ProtocolViolation
 from rsio_tck.fuzz import FuzzConfig, fuzz, signature, write_findings
-from rsio_tck.fuzz.mutate import classify, malformed_input
-from rsio_tck.fuzz.program import programs
 from rsio_tck.scenarios.loader import load_file
 from rsio_tck.scenarios.steps import build_frame
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from rsio_tck.bindings.rsio.corpus import DEFAULT_TARGETS, TargetProfile, synthetic_connection, trace_records
 from rsio_tck.bindings.rsio.wire import get_codec
 from rsio_tck.bindings.rsio.wire.frames import ClientHello, Goodbye, OnNext, OnSubscribe, ServerHello, Subscribe
 from rsio_tck.capabilities import TargetNameError, parse_target_name
 from rsio_tck.errors import Side
 from rsio_tck.monitor import Monitor, TraceRecord, read_trace, write_trace
-from rsio_tck.pipeline.corpus import DEFAULT_TARGETS, TargetProfile, synthetic_connection, trace_records
 from rsio_tck.pipeline.framing import frame_rows, judge_rows
 from rsio_tck.pipeline.judge import judge_table
 from rsio_tck.pipeline.sources import expand_run_dirs, fuzz_rows, signature, target_identity

@@ -10,7 +10,7 @@ pytest.importorskip("pyspark")
 
 from pipeline_spark import published  # noqa: E402
 
-from rsio_tck.pipeline.corpus import DEFAULT_TARGETS  # noqa: E402
+from rsio_tck.bindings.rsio.corpus import DEFAULT_TARGETS  # noqa: E402
 
 
 def test_publish_reports_what_it_did() -> None:

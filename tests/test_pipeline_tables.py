@@ -8,7 +8,7 @@ pytest.importorskip("pyspark")
 
 from pipeline_spark import RUNS_PER_VERSION, published, table  # noqa: E402
 
-from rsio_tck.pipeline.corpus import DEFAULT_TARGETS, SCENARIOS  # noqa: E402
+from rsio_tck.bindings.rsio.corpus import DEFAULT_TARGETS, SCENARIOS  # noqa: E402
 
 
 def test_base_tables_hold_every_run_result_and_frame() -> None:

@@ -170,3 +170,27 @@ def test_a_bad_rsio_name_is_a_one_line_usage_error(pytester: pytest.Pytester, pe
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--rsio-name 'acme@': the version after '@' is empty*"])
     assert "Traceback" not in result.stderr.str()
+
+
+def test_rsio_profile_and_binding_ini_twins_reach_kit_and_target(pytester: pytest.Pytester) -> None:
+    # As rsio_codec does: DEM-010 runs only over varint, so the profile must reach the kit and the
+    # embedded peer (no target given: the plugin starts it with the binding and profile).
+    pytester.makeini("[pytest]\nrsio = true\nrsio_binding = rsio\nrsio_profile = varint\n")
+    result = _run(pytester, "-k", "DEM-010")
+    result.assert_outcomes(passed=1)
+    on_the_command_line = _run(pytester, "--rsio-binding", "rsio", "--rsio-profile", "msgpack", "-k", "DEM-010")
+    on_the_command_line.assert_outcomes(skipped=1)  # the command line wins over the ini
+
+
+def test_bad_binding_and_profile_options_are_one_line_usage_errors(pytester: pytest.Pytester) -> None:
+    cases = [
+        (("--rsio", "--rsio-binding", "carrier-pigeon"), "rsio: --rsio-binding 'carrier-pigeon': unknown binding"),
+        (("--rsio", "--rsio-profile", "json"), "rsio: --rsio-profile 'json': unknown profile of binding rsio"),
+        (("--rsio", "--rsio-profile", "varint", "--rsio-codec", "msgpack"),
+         "rsio: --rsio-codec 'msgpack' and --rsio-profile 'varint' disagree"),
+    ]
+    for args, message in cases:
+        result = _run(pytester, *args)
+        assert result.ret == pytest.ExitCode.USAGE_ERROR, args
+        assert message in result.stderr.str(), (args, result.stderr.str())
+        assert "Traceback" not in result.stdout.str() + result.stderr.str()

@@ -1,33 +1,40 @@
-"""Scapy layer for RS-IO: build frames as packets, mutate them, dissect streams and captures.
+"""Scapy layers by binding: the kit's captures and mutations reach a wire's layer through here.
 
-- ``packet_class(codec, message)``: the ``Packet`` class of one message type in one codec.
-- ``from_frame(frame, codec)`` / ``pkt.to_frame()``: between tck frames and packets;
-  ``bytes(from_frame(f, c))`` is the tck codec's encoding of ``f``.
-- ``dissect(data, codec)``: the whole frames of a byte stream, ``Raw`` for the rest.
-- ``bind_rsio(port, codec)``: TCP payloads to/from ``port`` dissect as RS-IO (``rdpcap``).
+Theory of operation.  Each binding owns its scapy layer (RS-IO's is
+``rsio_tck.bindings.rsio.dissect``; RSocket's ``rsio_tck.bindings.rsocket.scapy_layer``)
+and hands it out through ``binding.scapy_layer()``: an object (a module) with
+``bind(port, profile)`` that makes ``rdpcap`` dissect TCP payloads to/from ``port`` as
+that wire, plus whatever else the layer offers its binding-aware callers.  This
+module only looks the hook up, so neutral code (the reports, ``check-pcap``) needs no
+binding import; a binding without a layer is a one-line ``ValueError``.
 
-This package only builds and dissects; it never sends or sniffs.
+Layers only build and dissect; nothing here sends or sniffs.
 """
 
 from __future__ import annotations
 
-from .fields import IncompleteField, msgpack_header
-from .layers import CLASSES, FIXED_CLASSES, MESSAGES, RSIOFrame, from_frame, packet_class, sized_class
-from .stream import RSIOContinuation, RSIOStream, bind_rsio, dissect, plan
+from typing import Any
 
-__all__ = [
-    "CLASSES",
-    "FIXED_CLASSES",
-    "IncompleteField",
-    "MESSAGES",
-    "RSIOContinuation",
-    "RSIOFrame",
-    "RSIOStream",
-    "bind_rsio",
-    "dissect",
-    "from_frame",
-    "msgpack_header",
-    "packet_class",
-    "plan",
-    "sized_class",
-]
+from ..binding import Binding, get_binding, profile_of
+
+
+def scapy_layer(binding: Binding | str) -> Any:
+    """The binding's scapy layer; ValueError (one line) if the binding has none."""
+    chosen = get_binding(binding) if isinstance(binding, str) else binding
+    hook = getattr(chosen, "scapy_layer", None)
+    if hook is None:
+        raise ValueError(f"binding {chosen.name!r} has no scapy layer")
+    return hook()
+
+
+def bind_layer(binding: Binding | str, port: int, profile: str | None = None) -> None:
+    """Let ``rdpcap`` dissect TCP payloads to/from ``port`` as ``binding``'s frames of ``profile``."""
+    chosen = get_binding(binding) if isinstance(binding, str) else binding
+    layer = scapy_layer(chosen)
+    bind = getattr(layer, "bind", None)
+    if bind is None:
+        raise ValueError(f"binding {chosen.name!r}: its scapy layer has no bind(port, profile)")
+    bind(port, profile_of(chosen, profile))
+
+
+__all__ = ["bind_layer", "scapy_layer"]

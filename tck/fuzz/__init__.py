@@ -1,8 +1,8 @@
-"""Property-based fuzzing of RS-IO targets (hypothesis), findings written as regression scenarios.
+"""Property-based fuzzing of a target on any binding (hypothesis), findings written as regression scenarios.
 
-- ``rsio_tck.fuzz.program``: strategies that draw programs (scenarios) of episodes;
-- ``rsio_tck.fuzz.publisher``: the kit-as-publisher episode through ``tck/subscribe``;
-- ``rsio_tck.fuzz.mutate``: malformed input from the scapy layer (``rsio_tck.dissect``);
+The programs are the binding's (``binding.fuzz_programs()`` and ``binding.fuzz_bystander()``;
+RS-IO's in ``rsio_tck.bindings.rsio.fuzz``); this package is the binding-neutral engine:
+
 - ``rsio_tck.fuzz.engine``: the search, shrinking, deduplication by (rule, signature);
 - ``rsio_tck.fuzz.findings``: ``fuzz-findings/*.yaml`` and ``fuzz.json``; ``rsio_tck.fuzz.cli``: ``rsio-tck fuzz``.
 """

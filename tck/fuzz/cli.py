@@ -13,8 +13,9 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ..gate import BINDING_HELP, CODEC_HELP, PROFILE_HELP
 from ..gate import console as gate_console
-from .engine import FuzzConfig, FuzzOutcome, fuzz
+from .engine import FuzzConfig, FuzzOutcome, fuzz, fuzz_hooks
 from .findings import write_findings
 
 console = gate_console()
@@ -23,7 +24,9 @@ console = gate_console()
 def fuzz_command(
     target: str | None = typer.Option(None, metavar="URL",
                                       help="target URL; default: start the reference peer locally"),
-    codec: str = typer.Option("msgpack", metavar="NAME", help="wire codec: msgpack or varint"),
+    binding: str = typer.Option("rsio", metavar="NAME", help=BINDING_HELP),
+    profile: str | None = typer.Option(None, metavar="PROFILE", help=PROFILE_HELP),
+    codec: str | None = typer.Option(None, metavar="NAME", help=CODEC_HELP),
     examples: int = typer.Option(200, min=1, metavar="N", help="examples (programs) to try at most"),
     seed: int = typer.Option(0, metavar="N", help="seed: the same seed generates the same programs"),
     # 45 s: with start-up, confirming findings and writing them, a default run ends within a minute,
@@ -49,41 +52,49 @@ def fuzz_command(
     from ..gate import (
         ExitCode,
         GateError,
-        check_codec,
         check_faults,
         check_target_name,
         check_target_url,
+        check_wire,
         guard,
         one_line,
         reach_target,
     )
+    from ..reference_peer.peer_registry import get_peer_binding
 
     peer = None
+    tolerated: frozenset[str] = frozenset()
     with guard():
-        check_codec(codec)
-        faults = check_faults(fault, target)
-        named = check_target_name(name) if name else (reference_peer_name(faults) if target is None else None)
+        binding, chosen = check_wire(binding, profile, codec)
+        try:
+            fuzz_hooks(binding)
+        except ValueError as exc:
+            raise GateError(f"--binding {binding}: {exc}") from None
+        faults = check_faults(fault, target, binding=binding)
+        named = check_target_name(name) if name else (reference_peer_name(faults, binding) if target is None else None)
         if target is not None:
             reach_target(check_target_url(target), wait_for_target)
         else:
-            peer = EmbeddedPeer(codec=codec, faults=faults)
+            try:
+                tolerated = frozenset(getattr(get_peer_binding(binding), "deliberate_warnings", frozenset()))
+            except ValueError as exc:
+                raise GateError(f"--binding {binding}: {exc}") from None
+            peer = EmbeddedPeer(binding=binding, profile=chosen, faults=faults)
             try:
                 target = peer.start()
             except EmbeddedPeerError as exc:
                 raise GateError(f"the embedded reference peer did not start: {one_line(exc)[:300]}",
                                 ExitCode.UNRUNNABLE) from None
-    from ..reference_peer.freedoms import DELIBERATE_WARNINGS
-
-    config = FuzzConfig(target=target, codec=codec, examples=examples, seed=seed, time_budget=time_budget,
+    config = FuzzConfig(target=target, codec=chosen, binding=binding, examples=examples, seed=seed, time_budget=time_budget,
                         stop_at_first=stop_at_first, signal_timeout=signal_timeout,
-                        tolerated=DELIBERATE_WARNINGS if peer is not None else frozenset(),
+                        tolerated=tolerated,
                         reassembly_limit=REASSEMBLY_LIMIT if peer is not None else None)
     ident = run_id()
     directory = report_dir / ident
     try:
         with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[status]}"),
                       TimeElapsedColumn(), console=console, disable=quiet) as progress:
-            task = progress.add_task(f"fuzz {codec} -> {target}", total=examples, status="")
+            task = progress.add_task(f"fuzz {binding} {chosen} -> {target}", total=examples, status="")
 
             def tick(outcome: FuzzOutcome) -> None:
                 found = sum(1 for f in outcome.findings if f.count)
@@ -107,5 +118,5 @@ def fuzz_command(
     typer.echo(f"fuzz summary: {path}")
     if reported:
         console.print(f"reproduce: rsio-tck run --target {target if peer is None else 'URL'} "
-                      f"--codec {codec} --scenarios {directory / 'fuzz-findings'}")
+                      f"--binding {binding} --profile {chosen} --scenarios {directory / 'fuzz-findings'}")
     raise typer.Exit(1 if reported else 0)

@@ -1,7 +1,8 @@
 """Driving hypothesis against a live target, and turning failures into findings.
 
-Theory of operation.  Each example is one program from ``rsio_tck.fuzz.program``: a
-scenario, run by the ordinary scenario runner (so the monitor judges every frame
+Theory of operation.  Each example is one program drawn from the binding's strategy
+(``binding.fuzz_programs(profile, reassembly_limit)``; RS-IO's are in
+``rsio_tck.bindings.rsio.fuzz``): a scenario, run by the ordinary scenario runner (so the monitor judges every frame
 the target returns, and the program's own expectations are scenario steps).  An
 example is a *finding* when the target broke a rule: a target-side monitor
 finding, or a failed step.  Findings are keyed by (rule, signature), the
@@ -32,19 +33,35 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import HypothesisWarning
 
+from ..binding import DEFAULT_BINDING, get_binding
 from ..errors import Side
 from ..rules import RULES, Level
 from ..scenarios.loader import Scenario
 from ..scenarios.result import Failure, ScenarioResult, Verdict
-from ..scenarios.runner import RunConfig, run_scenario
-from .bystander import Bystander
-from .program import programs
+from ..scenarios.runner import run_scenario
+
+
+def fuzz_hooks(binding: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """(programs strategy, bystander factory) of ``binding``; ValueError (one line) if it has none.
+
+    ``binding.fuzz_programs(profile, reassembly_limit)`` -> a hypothesis strategy of programs
+    (scenario dicts: level, steps, handshake, goodbye, codecs, kit_violations);
+    ``binding.fuzz_bystander(target, profile, timeout)`` -> an object with ``async open() -> bool``
+    and ``async check() -> (rule, why) | None``.
+    """
+    chosen = get_binding(binding)
+    programs = getattr(chosen, "fuzz_programs", None)
+    bystander = getattr(chosen, "fuzz_bystander", None)
+    if programs is None or bystander is None:
+        raise ValueError(f"binding {binding!r} has no fuzz programs")
+    return programs, bystander
 
 
 @dataclass
 class FuzzConfig:
     target: str
-    codec: str = "msgpack"
+    codec: str = "msgpack"  # the binding's wire profile (RS-IO: its codec)
+    binding: str = DEFAULT_BINDING
     examples: int = 200
     seed: int = 0
     time_budget: float = 60.0
@@ -125,17 +142,20 @@ def judge(result: ScenarioResult, declared: tuple[str, ...] = (),
 def as_scenario(program: dict[str, Any], ident: str = "FUZZ-001", title: str = "fuzz program") -> Scenario:
     rules = sorted({step["rule"] for step in program["steps"] if "rule" in step}) or ["STR-1"]
     return Scenario(id=ident, title=title, rules=tuple(rules), level=program["level"], steps=tuple(program["steps"]),
-                    codecs=tuple(program["codecs"]), handshake=program["handshake"], goodbye=program["goodbye"],
+                    codecs=tuple(program.get("codecs", ())), handshake=program["handshake"], goodbye=program["goodbye"],
                     kit_violations=tuple(program.get("kit_violations", ())))
 
 
 def run_program(program: dict[str, Any], config: FuzzConfig) -> ScenarioResult:
     """Run ``program``; with a bystander connection, its breakage is a failed ERR-3 step."""
-    run_config = RunConfig(target=config.target, codec=config.codec, signal_timeout=config.signal_timeout,
-                           silence_window=config.silence_window)
+    from ..gate import run_config as make_run_config
+
+    run_config = make_run_config(config.binding, config.codec, target=config.target,
+                                 signal_timeout=config.signal_timeout, silence_window=config.silence_window)
+    _, make_bystander = fuzz_hooks(config.binding)
 
     async def with_bystander() -> ScenarioResult:
-        bystander = Bystander(config.target, config.codec, config.signal_timeout)
+        bystander = make_bystander(config.target, config.codec, config.signal_timeout)
         watching = config.bystander and await bystander.open()
         result = await run_scenario(as_scenario(program), run_config)
         problem = await bystander.check() if watching else None
@@ -198,7 +218,7 @@ class _Search:
                   derandomize=False, suppress_health_check=list(HealthCheck), phases=[Phase.generate, Phase.shrink],
                   report_multiple_bugs=False, verbosity=Verbosity.quiet, print_blob=False)
         @hypothesis_seed(config.seed * 100_003 + number)
-        @given(programs(config.codec, config.reassembly_limit))
+        @given(fuzz_hooks(config.binding)[0](config.codec, config.reassembly_limit))
         def probe(program: dict[str, Any]) -> None:
             verdict = self.run_once(program, min(self.deadline, shrink_until[0]))
             if verdict is None or self.key(verdict) in self.known:

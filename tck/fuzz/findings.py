@@ -60,6 +60,8 @@ def write_findings(outcome: FuzzOutcome, run_dir: Path, config: FuzzConfig, run_
         "target_name": name[0] if name else None,
         "target_version": name[1] if name else None,
         "codec": config.codec,
+        "binding": config.binding,
+        "profile": config.codec,
         "seed": config.seed,
         "examples": outcome.examples,
         "elapsed": round(outcome.elapsed, 3),

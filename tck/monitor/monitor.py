@@ -103,10 +103,10 @@ class Monitor:
         self.profile = profile_of(self.binding, profile)
         self._decoders = {side: self.binding.decoder(self.profile, limits) for side in Side}
         self._feed = {side: getattr(d, "feed_runs", d.feed) for side, d in self._decoders.items()}
-        self.keep_frames = keep_frames
         self.frames: list[ObservedFrame] = []
         self.session = self.binding.judge(self.profile, limits, contract=contract,
                                           keep=self._keep if keep_frames else None)
+        self._keep_frames = keep_frames
         self._dead: dict[Side, bool] = {side: False for side in Side}
         self.findings: list[Finding] = []
         self.findings_dropped: Counter[str] = Counter()  # per rule, past MAX_FINDINGS(_PER_RULE)
@@ -114,6 +114,16 @@ class Monitor:
         self.must_seen: dict[Side, int] = {side: 0 for side in Side}  # MUST violations, kept or dropped
         self.frame_count = 0
         self.bytes_ignored = {side: 0 for side in Side}
+
+    @property
+    def keep_frames(self) -> bool:
+        return self._keep_frames
+
+    @keep_frames.setter
+    def keep_frames(self, value: bool) -> None:
+        # Callers switch keeping on after construction (tests' probes): the judge takes the change.
+        self._keep_frames = value
+        self.session.keep = self._keep if value else None
 
     @property
     def model(self) -> Any:

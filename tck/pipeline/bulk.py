@@ -16,13 +16,20 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
+from ..binding import get_binding
 from . import schemas
-from .corpus import DEFAULT_TARGETS, TargetProfile, synthetic_connection
 from .judge import mark_clustered
+
+# The synthetic corpus is a binding's (only RS-IO has one): ``binding.synthetic_corpus()``.
+_CORPUS = get_binding("rsio").synthetic_corpus()  # type: ignore[attr-defined]
+DEFAULT_TARGETS = _CORPUS.DEFAULT_TARGETS
+synthetic_connection = _CORPUS.synthetic_connection
+TargetProfile = Any  # the corpus's TargetProfile (name, versions, codec, ...)
 
 ARROW_FRAMES = pa.schema([
     ("run_id", pa.string()), ("scenario", pa.string()), ("connection", pa.int64()), ("origin", pa.string()),

@@ -1,8 +1,8 @@
 """Frames as table rows, and judging a connection from its rows.
 
 Theory of operation: a trace records what crossed a connection as byte chunks
-per direction.  ``frame_rows`` decodes each direction with the codec's own
-incremental decoder and emits one row per frame: who sent it, its type, its
+per direction.  ``frame_rows`` decodes each direction with the binding's own
+incremental decoder (for the profile: RS-IO's codec) and emits one row per frame: who sent it, its type, its
 subscriber Id, how many bytes it took on the wire, how many element bytes and
 elements it carried, the time of the chunk that completed it, and the frame's
 own bytes.  Frame boundaries inside a chunk come from re-encoding each decoded
@@ -24,14 +24,15 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..bindings.rsio.wire import Frame, get_codec
-from ..bindings.rsio.wire.frames import OnNext, OnNextLastPart, OnNextPacked, OnNextPart
+from ..binding import DEFAULT_BINDING, Binding, get_binding
 from ..errors import ProtocolViolation, Side
 from ..monitor import Finding, Monitor, TraceRecord
 from ..monitor.trace import DIRECTIONS, SENDERS
 
 EOF = "eof"
 UNDECODABLE = "undecodable"
+# Row types that carry elements, and the parts of a split element: RS-IO's wire names today
+# (derive.py's element and reassembly tables read them).
 ELEMENT_TYPES = frozenset({"onNext", "onNextPacked", "onNextPart", "onNextLastPart"})
 PART_TYPES = frozenset({"onNextPart", "onNextLastPart"})
 
@@ -57,17 +58,12 @@ class FrameRow:
         }
 
 
-def element_load(frame: Frame) -> tuple[int, int]:
-    """(element bytes, elements) a frame carries."""
-    if isinstance(frame, OnNext):
-        return len(frame.element), 1
-    if isinstance(frame, OnNextPacked):
-        return len(frame.data), frame.count
-    if isinstance(frame, OnNextLastPart):
-        return len(frame.data), 1
-    if isinstance(frame, OnNextPart):
-        return len(frame.data), 0
-    return 0, 0
+def _row_fields(binding: Binding) -> Any:
+    """The binding's ``row_fields(frame) -> (type, id, payload bytes, elements)``; ValueError if none."""
+    hook = getattr(binding, "row_fields", None)
+    if hook is None:
+        raise ValueError(f"binding {binding.name!r} cannot lay its frames out as pipeline rows")
+    return hook
 
 
 Piece = tuple[str, int | None, bytes, int, int]  # (type, id, bytes, payload, elements)
@@ -76,11 +72,11 @@ Piece = tuple[str, int | None, bytes, int, int]  # (type, id, bytes, payload, el
 class _Direction:
     """Decodes one direction chunk by chunk and cuts the chunks into frame rows."""
 
-    def __init__(self, codec: str, sender: Side) -> None:
-        chosen = get_codec(codec)
-        self.codec = chosen
-        self.decoder = chosen.decoder()
-        self.encoder = chosen.encoder()
+    def __init__(self, codec: str, sender: Side, binding: Binding) -> None:
+        self.binding, self.profile = binding, codec
+        self.row_fields = _row_fields(binding)
+        self.decoder = binding.decoder(codec)
+        self.encoder = binding.encoder(codec)
         self.direction = DIRECTIONS[sender]
         self.stream = bytearray()  # everything this direction sent
         self.cut = 0  # stream offset where the next row starts
@@ -97,7 +93,8 @@ class _Direction:
             frames = self.decoder.feed(data)
         except ProtocolViolation as violation:
             return self._fail(violation)
-        return self._cut(frames, self.decoder.offset)
+        # Where the decoder stands in the stream (its ``offset`` when it keeps one).
+        return self._cut(frames, getattr(self.decoder, "offset", len(self.stream)))
 
     def eof(self) -> list[Piece]:
         rows: list[Piece] = []
@@ -106,7 +103,7 @@ class _Direction:
             self.cut = len(self.stream)
         return rows
 
-    def _cut(self, frames: list[Frame], end: int) -> list[Piece]:
+    def _cut(self, frames: list[Any], end: int) -> list[Piece]:
         rows: list[Piece] = []
         last = len(frames) - 1
         for position, frame in enumerate(frames):
@@ -115,9 +112,8 @@ class _Direction:
             except (ValueError, ProtocolViolation):
                 size = end - self.cut
             stop = end if position == last else min(end, self.cut + size)
-            payload, elements = element_load(frame)
-            rows.append((frame.wire_name, getattr(frame, "subscriber", None), bytes(self.stream[self.cut : stop]),
-                         payload, elements))
+            kind, sid, payload, elements = self.row_fields(frame)
+            rows.append((kind, sid, bytes(self.stream[self.cut : stop]), payload, elements))
             self.cut = stop
         self.emitted += len(frames)
         return rows
@@ -127,7 +123,7 @@ class _Direction:
         self.dead = True
         bad = violation.offset if violation.offset is not None else self.cut
         bad = max(self.cut, min(bad, len(self.stream)))
-        again = self.codec.decoder()
+        again = self.binding.decoder(self.profile)
         try:
             frames = again.feed(bytes(self.stream[:bad]))
         except ProtocolViolation:
@@ -139,9 +135,13 @@ class _Direction:
         return rows
 
 
-def frame_rows(records: Iterable[TraceRecord], codec: str = "msgpack") -> Iterator[FrameRow]:
-    """The frames of one recorded connection, in the order they were completed."""
-    sides = {side: _Direction(codec, side) for side in Side}
+def frame_rows(records: Iterable[TraceRecord], codec: str | None = None,
+               binding: Binding | str = DEFAULT_BINDING) -> Iterator[FrameRow]:
+    """The frames of one recorded connection, in the order they were completed (``codec``: the
+    binding's wire profile, its default when None)."""
+    chosen = get_binding(binding) if isinstance(binding, str) else binding
+    profile = codec or chosen.profiles[0]
+    sides = {side: _Direction(profile, side, chosen) for side in Side}
     seq = 0
     last_t = 0.0
     for record in records:
@@ -165,14 +165,14 @@ def frame_rows(records: Iterable[TraceRecord], codec: str = "msgpack") -> Iterat
 
 def judge_rows(
     directions: Sequence[str], data: Sequence[bytes | None], times: Sequence[float], kinds: Sequence[str],
-    codec: str = "msgpack",
+    codec: str | None = None, binding: Binding | str = DEFAULT_BINDING,
 ) -> list[Finding]:
     """Replay one connection's rows (already in ``seq`` order) through the monitor.
 
     Consecutive rows of one direction are fed as one chunk (the decoder's fast
     path); a finding's time is then taken back from the row of its frame.
     """
-    monitor = Monitor(codec)
+    monitor = Monitor(codec, binding=binding)
     observe, close = monitor.observe, monitor.close
     frame_times: list[float] = []
     pending: list[bytes] = []

@@ -48,13 +48,14 @@ def _read_run(path: str) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def _codec_of(run_dir: Path) -> tuple[str, str]:
-    """(run_id, codec) from run.json, read on the driver to plan the frame tasks."""
+def _codec_of(run_dir: Path) -> tuple[str, str, str]:
+    """(run_id, codec, binding) from run.json, read on the driver to plan the frame tasks."""
     try:
         run = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         run = {}
-    return str(run.get("run_id") or run_dir.name), str(run.get("codec") or "msgpack")
+    return (str(run.get("run_id") or run_dir.name), str(run.get("codec") or "msgpack"),
+            str(run.get("binding") or "rsio"))
 
 
 def ingest(spark: SparkSession, run_dirs: list[Path]) -> BaseTables:
@@ -72,8 +73,8 @@ def ingest(spark: SparkSession, run_dirs: list[Path]) -> BaseTables:
 
     work = []
     for run_dir in run_dirs:
-        run_id, codec = _codec_of(run_dir)
-        work.extend(connection_work(run_dir, run_id, codec))
+        run_id, codec, binding = _codec_of(run_dir)
+        work.extend(connection_work(run_dir, run_id, codec, binding))
     fields = schemas.FRAMES.fieldNames()
     frame_rdd = context.parallelize(work, max(1, min(len(work), slices * 4))).flatMap(
         lambda item: (tuple(row.get(f) for f in fields) for row in connection_frames(*item))

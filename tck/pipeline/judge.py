@@ -49,8 +49,10 @@ def _arrow_schema() -> pa.Schema:
 class ConnectionWalker:
     """Collects contiguous rows per connection and judges each connection when it ends."""
 
-    def __init__(self, codecs: dict[str, str] | None = None) -> None:
+    def __init__(self, codecs: dict[str, str] | None = None, bindings: dict[str, str] | None = None) -> None:
         self.codecs = codecs or {}  # run_id -> codec, when the rows carry no codec column
+        self.bindings = bindings or {}  # run_id -> binding (rsio when not given)
+        self.binding = "rsio"
         self.key: tuple[str, int] | None = None
         self.scenario: str | None = None
         self.codec = "msgpack"
@@ -74,6 +76,7 @@ class ConnectionWalker:
                     self.flush()
                 self.key, self.scenario, start = key, scenarios[i], i
                 self.codec = codecs[i] if codecs is not None else self.codecs.get(runs[i], "msgpack")
+                self.binding = self.bindings.get(runs[i]) or "rsio"
         if self.key is not None:
             self._extend(directions, kinds, times, data, start, count)
 
@@ -90,7 +93,7 @@ class ConnectionWalker:
         if self.key is None:
             return
         directions, kinds, times, data = self.columns
-        findings = judge_rows(directions, data, times, kinds, self.codec or "msgpack")
+        findings = judge_rows(directions, data, times, kinds, self.codec or None, self.binding)
         self.connections += 1
         run_id, connection = self.key
         out = self.out
@@ -115,8 +118,9 @@ class ConnectionWalker:
         return batch
 
 
-def _judge_partition(batches: Iterator[pa.RecordBatch], codecs: dict[str, str]) -> Iterator[pa.RecordBatch]:
-    walker = ConnectionWalker(codecs)
+def _judge_partition(batches: Iterator[pa.RecordBatch], codecs: dict[str, str],
+                     bindings: dict[str, str] | None = None) -> Iterator[pa.RecordBatch]:
+    walker = ConnectionWalker(codecs, bindings)
     for batch in batches:
         walker.add_batch(batch)
         out = walker.take()
@@ -134,23 +138,33 @@ def judge_frames(frames: DataFrame, runs: DataFrame, partitions: int | None = No
     The codec of each run travels to the workers in the function's closure (the
     runs table is small), so the shuffled rows carry only what the walk reads.
     """
-    codecs = {row["run_id"]: row["codec"] for row in runs.select("run_id", "codec").collect()}
+    codecs, bindings = run_wires(runs)
     keyed = frames.select(*JUDGE_COLUMNS)
     count = partitions or int(frames.sparkSession.conf.get("spark.sql.shuffle.partitions") or "8")
     ordered = keyed.repartition(count, "run_id", "connection").sortWithinPartitions("run_id", "connection", "seq")
 
     def judge_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        return _judge_partition(batches, codecs)
+        return _judge_partition(batches, codecs, bindings)
 
     return ordered.mapInArrow(judge_partition, schemas.VIOLATIONS)  # type: ignore[arg-type]
 
 
-def judge_table(table: pa.Table, codecs: dict[str, str] | None = None) -> tuple[pa.Table, int]:
+def run_wires(runs: DataFrame) -> tuple[dict[str, str], dict[str, str]]:
+    """(run_id -> codec, run_id -> binding) of the runs table (binding rsio where the column is null)."""
+    columns = ["run_id", "codec"] + (["binding"] if "binding" in runs.columns else [])
+    rows = runs.select(*columns).collect()
+    return ({row["run_id"]: row["codec"] for row in rows},
+            {row["run_id"]: (row["binding"] if "binding" in columns else None) or "rsio" for row in rows})
+
+
+def judge_table(table: pa.Table, codecs: dict[str, str] | None = None,
+                bindings: dict[str, str] | None = None) -> tuple[pa.Table, int]:
     """(violations, connections judged) of an Arrow frames table already sorted by run, connection, seq.
 
-    The codec comes from a ``codec`` column, else from ``codecs`` by run_id, else msgpack.
+    The codec comes from a ``codec`` column, else from ``codecs`` by run_id, else msgpack; the
+    binding from ``bindings`` by run_id, else rsio.
     """
-    walker = ConnectionWalker(codecs)
+    walker = ConnectionWalker(codecs, bindings)
     pieces = []
     for batch in table.to_batches(max_chunksize=65536):
         walker.add_batch(batch)
@@ -164,7 +178,8 @@ def judge_table(table: pa.Table, codecs: dict[str, str] | None = None) -> tuple[
     return pa.Table.from_batches(pieces, schema=_arrow_schema()), walker.connections
 
 
-def judge_files(spark: SparkSession, frames_dir: Path, codecs: dict[str, str], tasks: int | None = None) -> DataFrame:
+def judge_files(spark: SparkSession, frames_dir: Path, codecs: dict[str, str], tasks: int | None = None,
+                bindings: dict[str, str] | None = None) -> DataFrame:
     """Violation rows for a clustered frames table (see the module doc), without a shuffle."""
     if not (frames_dir / CLUSTERED).is_file():
         raise ValueError(f"{frames_dir} is not marked clustered ({CLUSTERED}); use judge_frames")
@@ -176,7 +191,7 @@ def judge_files(spark: SparkSession, frames_dir: Path, codecs: dict[str, str], t
 
         for path in paths:
             table = pq.read_table(path, columns=list(JUDGE_COLUMNS))
-            found, _ = judge_table(table, codecs)
+            found, _ = judge_table(table, codecs, bindings)
             yield from zip(*(found.column(name).to_pylist() for name in OUTPUT_FIELDS))
 
     rows = spark.sparkContext.parallelize(files, count).mapPartitions(judge_some)

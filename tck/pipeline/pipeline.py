@@ -22,7 +22,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from .derive import derive_all
 from .ingest import ingest, read_table, write_table
-from .judge import CLUSTERED, judge_files, judge_frames, mark_clustered
+from .judge import CLUSTERED, judge_files, judge_frames, mark_clustered, run_wires
 from .schemas import BASE_TABLES, DERIVED_TABLES, table_path
 
 log = logging.getLogger(__name__)
@@ -51,8 +51,8 @@ def judge_warehouse(spark: SparkSession, warehouse: Path) -> int:
     tables = load_tables(spark, warehouse, ("runs", "frames"))
     frames_dir = Path(table_path(warehouse, "frames"))
     if (frames_dir / CLUSTERED).is_file():
-        codecs = {row["run_id"]: row["codec"] for row in tables["runs"].select("run_id", "codec").collect()}
-        found = judge_files(spark, frames_dir, codecs)
+        codecs, bindings = run_wires(tables["runs"])
+        found = judge_files(spark, frames_dir, codecs, bindings=bindings)
     else:
         found = judge_frames(tables["frames"], tables["runs"])
     # dynamic partition overwrite replaces source=offline only if the judge found something: clear it first

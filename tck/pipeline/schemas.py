@@ -34,6 +34,7 @@ RUNS = _schema(
     ("target_url", StringType(), True), ("started", DoubleType(), False), ("finished", DoubleType(), True),
     ("host", StringType(), True), ("seed", LongType(), True), ("scenarios", IntegerType(), True),
     ("fuzz", BooleanType(), False), ("path", StringType(), True),
+    ("binding", StringType(), True),  # the wire binding (null in run directories older than the field: rsio)
 )
 
 SCENARIO_RESULTS = _schema(

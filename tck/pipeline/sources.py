@@ -103,7 +103,7 @@ def _run_record(run_dir: Path) -> dict[str, Any]:
     if (run_dir / "run.json").is_file() or not (run_dir / "fuzz.json").is_file():
         return _load_json(run_dir / "run.json")
     fuzz = _load_json(run_dir / "fuzz.json")
-    keys = ("run_id", "target", "target_name", "target_version", "codec", "seed")
+    keys = ("run_id", "target", "target_name", "target_version", "codec", "binding", "seed")
     record = {key: fuzz[key] for key in keys if key in fuzz}
     stamp = RUN_ID_TIME.match(str(record.get("run_id") or run_dir.name))
     if stamp:  # run ids start with the UTC time the run started (rsio_tck.cli.run_id)
@@ -122,7 +122,7 @@ def run_row(run_dir: Path) -> dict[str, Any]:
         "started": float(run.get("started") or 0.0), "finished": float(run.get("finished") or 0.0),
         "host": str(run.get("host", "")), "seed": run.get("seed") if isinstance(run.get("seed"), int) else None,
         "scenarios": int(run.get("scenarios") or 0), "fuzz": (run_dir / "fuzz.json").is_file(),
-        "path": str(run_dir.resolve()),
+        "path": str(run_dir.resolve()), "binding": str(run.get("binding") or "rsio"),
     }
 
 
@@ -182,22 +182,24 @@ def fuzz_rows(run_dir: Path, run_id: str) -> list[dict[str, Any]]:
     return rows
 
 
-def connection_work(run_dir: Path, run_id: str, codec: str) -> list[tuple[str, str, str, int, str, str]]:
-    """(kind, path, run_id, connection, scenario, codec) for every trace, and for every pcap without a trace."""
+def connection_work(run_dir: Path, run_id: str, codec: str,
+                    binding: str = "rsio") -> list[tuple[str, str, str, int, str, str, str]]:
+    """(kind, path, run_id, connection, scenario, codec, binding) for every trace, and for every pcap
+    without a trace."""
     work = []
     traces = sorted((run_dir / "traces").glob("*.trace")) if (run_dir / "traces").is_dir() else []
     for number, trace in enumerate(traces):
-        work.append(("trace", str(trace), run_id, number, trace.stem, codec))
+        work.append(("trace", str(trace), run_id, number, trace.stem, codec, binding))
     covered = {t.stem for t in traces}
     pcaps = sorted((run_dir / "pcaps").glob("*.pcap")) if (run_dir / "pcaps").is_dir() else []
     for number, pcap in enumerate(pcaps, start=len(traces)):
         if pcap.stem not in covered:
-            work.append(("pcap", str(pcap), run_id, number * 1000, pcap.stem, codec))
+            work.append(("pcap", str(pcap), run_id, number * 1000, pcap.stem, codec, binding))
     return work
 
 
 def connection_frames(kind: str, path: str, run_id: str, connection: int, scenario: str,
-                      codec: str) -> Iterator[dict[str, Any]]:
+                      codec: str, binding: str = "rsio") -> Iterator[dict[str, Any]]:
     """Frame rows of one trace, or of each TCP connection of one pcap (numbered from ``connection``)."""
     if kind == "trace":
         recorded = [(connection, read_trace(Path(path)))]
@@ -210,7 +212,7 @@ def connection_frames(kind: str, path: str, run_id: str, connection: int, scenar
         recorded = [(connection + n, iter(c.records)) for n, c in enumerate(read_connections(Path(path)))]
     for number, records in recorded:
         try:
-            for row in frame_rows(records, codec):
+            for row in frame_rows(records, codec, binding):
                 yield {"run_id": run_id, "scenario": scenario, "connection": number, "origin": kind,
                        **row.as_dict()}
         except (ValueError, OSError) as exc:

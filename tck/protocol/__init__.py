@@ -1,16 +1,14 @@
-"""The RS-IO protocol: its binding onto the Reactive Streams model, and a sans-IO endpoint."""
+"""The binding-neutral sans-IO connection (a shell over a binding's endpoint) and its events."""
 
-from ..bindings.rsio.mapping import STREAM_SIGNALS, apply_frame
-from .connection import Connection, ConnectionState
-from .events import ConnectionClosed, Ignored, ProtocolError, ReassemblyLimit
+from .connection import Connection, Endpoint
+from .events import ConnectionClosed, ConnectionState, Ignored, ProtocolError, ReassemblyLimit
 
 __all__ = [
-    "STREAM_SIGNALS",
     "Connection",
     "ConnectionClosed",
     "ConnectionState",
+    "Endpoint",
     "Ignored",
     "ProtocolError",
     "ReassemblyLimit",
-    "apply_frame",
 ]

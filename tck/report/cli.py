@@ -11,6 +11,8 @@ from pathlib import Path
 
 import typer
 
+from ..gate import BINDING_HELP, CODEC_HELP, PROFILE_HELP
+
 
 def report_command(
     run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="a run directory, e.g. reports/20261123T013000123Z"),
@@ -51,21 +53,23 @@ def report_command(
 
 def check_pcap_command(
     capture: Path = typer.Argument(..., metavar="CAPTURE", help="a pcap or pcapng file"),
-    codec: str = typer.Option("msgpack", metavar="NAME", help="wire codec: msgpack or varint"),
+    binding: str = typer.Option("rsio", metavar="NAME", help=BINDING_HELP),
+    profile: str | None = typer.Option(None, metavar="PROFILE", help=PROFILE_HELP),
+    codec: str | None = typer.Option(None, metavar="NAME", help=CODEC_HELP),
     strict: bool = typer.Option(False, help="fail on SHOULD deviations too"),
     port: int = typer.Option(0, min=0, max=65535, metavar="PORT",
                              help="judge only connections with this server port (0: all)"),
 ) -> None:
     """Reassemble every TCP connection of a capture and judge it with the conformance monitor."""
-    from ..gate import ExitCode, GateError, check_codec, guard, one_line
+    from ..gate import ExitCode, GateError, check_wire, guard, one_line
     from ..monitor import Monitor
-    from .pcap import DEFAULT_PORT, bind_rsio_layer, read_connections
+    from .pcap import DEFAULT_PORT, bind_layer, read_connections
 
     with guard():
-        check_codec(codec)
+        binding, chosen = check_wire(binding, profile, codec)
         if not capture.is_file():
             raise GateError(f"{capture}: {'a directory, not a capture' if capture.is_dir() else 'no such file'}")
-        bind_rsio_layer(port or DEFAULT_PORT, codec)  # rdpcap then dissects RS-IO payloads
+        bind_layer(port or DEFAULT_PORT, chosen, binding)  # rdpcap then dissects the binding's payloads
         try:
             found = read_connections(capture)
         except Exception as exc:  # scapy raises Scapy_Exception (a plain Exception) on files it cannot read
@@ -78,7 +82,7 @@ def check_pcap_command(
         if port and conn.server[1] != port:
             continue
         judged += 1
-        monitor = Monitor(codec)
+        monitor = Monitor(chosen, binding=binding)
         monitor.replay(conn.records)
         typer.echo(f"connection {conn.name}: {monitor.frame_count} frames, {len(monitor.violations())} violations, "
                    f"{len(monitor.warnings())} warnings")

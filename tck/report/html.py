@@ -58,7 +58,7 @@ def rejudge(files: RunFiles, scenario_id: str) -> list[dict[str, Any]] | None:
     records = files.trace(scenario_id)
     if records is None:
         return None
-    monitor = Monitor(str(files.run.get("codec", "msgpack")))
+    monitor = Monitor(files.profile, binding=files.binding)
     monitor.replay(records)
     return [f.to_json() for f in monitor.findings]
 

@@ -25,7 +25,6 @@ reported in ``Connection.notes``.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,17 +51,21 @@ def _scapy() -> Any:
     return Ether, IP, IPv6, TCP, rdpcap, wrpcap
 
 
-def bind_rsio_layer(port: int, codec: str = "msgpack") -> bool:
-    """Let ``rdpcap`` dissect RS-IO payloads on ``port``, when the kit has its scapy layer (``rsio_tck.dissect``)."""
+def bind_layer(port: int, profile: str | None = None, binding: str = "rsio") -> bool:
+    """Let ``rdpcap`` dissect ``binding``'s payloads on ``port``, when the binding has a scapy layer
+    (``rsio_tck.dissect``); False when it has none (the payloads stay ``Raw``)."""
+    from ..dissect import bind_layer as bind
+
     try:
-        module = importlib.import_module("rsio_tck.dissect")
-    except ImportError:
+        bind(binding, port, profile)
+    except (ValueError, ImportError):
         return False
-    bind = getattr(module, "bind_rsio", None)
-    if bind is None:
-        return False
-    bind(port, codec)
     return True
+
+
+def bind_rsio_layer(port: int, codec: str = "msgpack") -> bool:
+    """RS-IO's name for ``bind_layer``."""
+    return bind_layer(port, codec, "rsio")
 
 
 def target_port(url: str) -> int:

@@ -28,8 +28,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .. import SPEC_VERSION, __version__
-from ..bindings.rsio.wire import get_codec
-from ..bindings.rsio.wire.frames import ServerHello
+from ..binding import DEFAULT_BINDING, get_binding
 from ..errors import ProtocolViolation, Side
 from ..monitor.trace import TraceRecord, read_trace, write_trace
 from .pcap import target_port, write_pcap
@@ -54,10 +53,15 @@ def file_stem(scenario_id: str) -> str:
     return SAFE_ID.sub("_", scenario_id) or "_"
 
 
-def server_hello(records: list[TraceRecord], codec: str) -> dict[str, Any] | None:
-    """The target's first frame if it is a serverHello: ``{version, extensions, hex}``."""
-    decoder = get_codec(codec).decoder(None)
-    encoder = get_codec(codec).encoder(None)
+def server_hello(records: list[TraceRecord], codec: str, binding: str = DEFAULT_BINDING) -> dict[str, Any] | None:
+    """The target's fingerprint from its first frame, as the binding reads it (``binding.fingerprint(frame,
+    encoder)``; RS-IO: a serverHello's ``{version, extensions, hex}``); None if the binding has no such hook."""
+    chosen = get_binding(binding)
+    fingerprint = getattr(chosen, "fingerprint", None)
+    if fingerprint is None:
+        return None
+    decoder = chosen.decoder(codec, None)
+    encoder = chosen.encoder(codec, None)
     for record in records:
         if record.sender is not Side.SERVER or record.data is None:
             continue
@@ -66,10 +70,8 @@ def server_hello(records: list[TraceRecord], codec: str) -> dict[str, Any] | Non
         except ProtocolViolation:
             return None
         if frames:
-            first = frames[0]
-            if not isinstance(first, ServerHello):
-                return None
-            return {"version": first.version, "extensions": list(first.extensions), "hex": encoder.encode(first).hex()}
+            found: dict[str, Any] | None = fingerprint(frames[0], encoder)
+            return found
     return None
 
 
@@ -90,8 +92,9 @@ class RunRecorder:
 
     run_dir: Path
     target: str
-    codec: str
+    codec: str  # the binding's wire profile (RS-IO: its codec)
     started: float
+    binding: str = DEFAULT_BINDING
     capabilities: Any = None  # rsio_tck.capabilities.Capabilities
     seed: int | None = None
     pcap_workers: int = 1
@@ -125,7 +128,7 @@ class RunRecorder:
         if not trace:
             return
         if self.hello is None:
-            self.hello = server_hello(trace, self.codec)
+            self.hello = server_hello(trace, self.codec, self.binding)
         trace_path = self.run_dir / "traces" / f"{stem}.trace"
         with trace_path.open("wb") as stream:
             write_trace(stream, trace)
@@ -161,6 +164,7 @@ class RunRecorder:
         record = {
             "schema": "rsio-tck/run/v1", "run_id": self.run_dir.name,
             "kit_version": __version__, "spec_version": SPEC_VERSION, "target": self.target, "codec": self.codec,
+            "binding": self.binding, "profile": self.codec,
             "seed": self.seed, "started": self.started, "finished": finished, "host": platform.node(),
             "capabilities": tokens, "implementation": implementation, "scenarios": scenarios,
             "target_name": self.target_name, "target_version": self.target_version,
@@ -193,6 +197,16 @@ class RunFiles:
                 if line.strip():
                     results.append(_json(Path(f"{results_path}:{number}"), line))
         return cls(run_dir=run_dir, run=run, results=results, fuzz=fuzz)
+
+    @property
+    def binding(self) -> str:
+        """The run's binding (rsio for run directories older than the field)."""
+        return str(self.run.get("binding") or DEFAULT_BINDING)
+
+    @property
+    def profile(self) -> str:
+        """The run's wire profile (``codec`` in older run directories; msgpack if neither)."""
+        return str(self.run.get("profile") or self.run.get("codec") or "msgpack")
 
     def path(self, kind: str, scenario_id: str) -> Path:
         suffix = {"traces": "trace", "pcaps": "pcap", "transcripts": "txt"}[kind]

@@ -28,6 +28,51 @@ class RsioBinding:
 
         return RsioJudge(contract=contract, keep=keep)
 
+    def endpoint(self, role: Any, profile: str, limits: Any = None, **options: Any) -> Any:
+        """RS-IO's sans-IO endpoint (options: ``strict_peer``, ``tolerate``)."""
+        from .endpoint import RsioEndpoint
+
+        return RsioEndpoint(role, profile, limits, **options)
+
+    def scapy_layer(self) -> Any:
+        """RS-IO's scapy layer (``bind(port, profile)``, ``from_frame``, ``dissect`` ...)."""
+        from . import dissect
+
+        return dissect
+
+    def fuzz_programs(self, profile: str, reassembly_limit: int | None = None) -> Any:
+        """The hypothesis strategy of RS-IO fuzz programs (scenarios) over ``profile``."""
+        from .fuzz.program import programs
+
+        return programs(profile, reassembly_limit)
+
+    def fuzz_bystander(self, target: str, profile: str, timeout: float) -> Any:
+        """A second connection watching each fuzz example (ERR-3)."""
+        from .fuzz.bystander import Bystander
+
+        return Bystander(target, profile, timeout)
+
+    def fingerprint(self, frame: Any, encoder: Any) -> dict[str, Any] | None:
+        """run.json's fingerprint of a target from its first frame: a serverHello's version,
+        extensions and bytes (None for any other frame)."""
+        from .wire.frames import ServerHello
+
+        if not isinstance(frame, ServerHello):
+            return None
+        return {"version": frame.version, "extensions": list(frame.extensions), "hex": encoder.encode(frame).hex()}
+
+    def row_fields(self, frame: Any) -> tuple[str, int | None, int, int]:
+        """The pipeline's frame row of ``frame``: (type, subscriber Id, element bytes, elements)."""
+        from .rows import row_fields
+
+        return row_fields(frame)
+
+    def synthetic_corpus(self) -> Any:
+        """The module of RS-IO synthetic corpora for the pipeline (``synthetic_connection`` ...)."""
+        from . import corpus
+
+        return corpus
+
     def describe(self, frame: Any) -> str:
         from .wire import describe
 

@@ -25,6 +25,7 @@ from typing import Any
 import msgpack
 
 from ...errors import ProtocolViolation, Side
+from ...semantics.demand import UNBOUNDED
 from ...testpubs import (
     UNSERVED_PREFIX,
     Error,
@@ -54,7 +55,6 @@ from .wire.frames import (
 )
 from .wire.msgpack_ints import MAX_INT_BYTES, read_int
 
-UNBOUNDED = 2**63 - 1
 MAX_REPORT = 64 << 20  # reports are joined within the default reassembly limit
 
 _RULE = {Range: "TCK-1", Infinite: "TCK-2", Fixed: "TCK-3", Large: "TCK-4", Error: "TCK-5", SubscribeBack: "TCK-6"}

@@ -11,8 +11,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from typing import ClassVar, Union
 
-ID_MAX = 2**63 - 1  # largest legal Id, and the saturated ("unbounded") demand
-UNBOUNDED = ID_MAX
+from ....semantics.demand import UNBOUNDED
+
+ID_MAX = UNBOUNDED  # largest legal Id (2^63-1), and the saturated ("unbounded") demand
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -32,8 +32,8 @@ from scapy.fields import StrLenField
 from scapy.layers.inet import TCP
 from scapy.packet import Packet, Raw, bind_layers
 
-from ..bindings.rsio.wire.codec import ElementSizes
-from ..bindings.rsio.wire.limits import DEFAULT_LIMITS
+from ..wire.codec import ElementSizes
+from ..wire.limits import DEFAULT_LIMITS
 from .fields import IncompleteField, MsgpackIntField, VarintField, read_uvarint
 from .layers import CLASSES, MEASURING, RSIOFrame, sized_class
 

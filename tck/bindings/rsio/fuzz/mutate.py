@@ -17,10 +17,10 @@ from typing import Any
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from ..bindings.rsio.wire import get_codec
-from ..bindings.rsio.wire.frames import Cancel, ClientHello, Frame, Goodbye, Request, Subscribe
+from ....errors import ProtocolViolation
 from ..dissect import from_frame
-from ..errors import ProtocolViolation
+from ..wire import get_codec
+from ..wire.frames import Cancel, ClientHello, Frame, Goodbye, Request, Subscribe
 
 BASES: tuple[Frame, ...] = (
     Subscribe(publisher="tck/range?count=2", subscriber=1, initial_demand=2),

@@ -8,10 +8,10 @@ which the in-scenario ``liveness`` step (a *fresh* connection) cannot see.
 
 from __future__ import annotations
 
-from ..bindings.rsio.wire.frames import ClientHello, Goodbye, Subscribe
-from ..errors import Side
-from ..scenarios.session import CONN, KitSession
-from ..transport import TargetError, open_target
+from ....errors import Side
+from ....scenarios.session import CONN, KitSession
+from ....transport import TargetError, open_target
+from ..wire.frames import ClientHello, Goodbye, Subscribe
 
 
 class Bystander:

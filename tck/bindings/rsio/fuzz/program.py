@@ -18,7 +18,7 @@ monitor finding is the target's fault:
 
 The ending is an orderly goodbye, a transport that ends without one (reset or
 half-close; then a fresh connection must still work, ERR-11), or something
-illegal (malformed bytes from ``rsio_tck.fuzz.mutate``, a subscribe for an active Id,
+illegal (malformed bytes from ``mutate``, a subscribe for an active Id,
 a second clientHello, a bad hello version): then the oracle is "goodbye, close,
 and a fresh connection still works" (``liveness``).  The state threaded through
 episodes is only which Ids are active; Ids are drawn from a small pool with edge
@@ -35,7 +35,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from ..bindings.rsio.wire.frames import ID_MAX
+from ..wire.frames import ID_MAX
 from .mutate import malformed_input
 
 OVER = 2**63

@@ -1,4 +1,4 @@
-"""Synthetic corpora: many targets, versions, runs, connections and frames, deterministic by seed.
+"""RS-IO synthetic corpora for the pipeline (``RsioBinding.synthetic_corpus()``): many targets, versions, runs, connections and frames, deterministic by seed.
 
 Theory of operation: a ``TargetProfile`` says how a synthetic target talks
 (codec, packed or split element traffic, how often it breaks demand, which
@@ -25,8 +25,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..bindings.rsio.wire import Frame, get_codec
-from ..bindings.rsio.wire.frames import (
+from ...errors import Side
+from ...monitor.trace import DIRECTIONS, TraceRecord, write_trace
+from ...pipeline.framing import ELEMENT_TYPES, PART_TYPES, FrameRow
+from .rows import element_load
+from .wire import Frame, get_codec
+from .wire.frames import (
     ClientHello,
     Goodbye,
     OnComplete,
@@ -39,9 +43,6 @@ from ..bindings.rsio.wire.frames import (
     ServerHello,
     Subscribe,
 )
-from ..errors import Side
-from ..monitor.trace import DIRECTIONS, TraceRecord, write_trace
-from .framing import ELEMENT_TYPES, PART_TYPES, FrameRow, element_load
 
 PUBLISHER = "synthetic/feed"
 ELEMENT_SIZE = 8

@@ -27,7 +27,7 @@ from typing import Any
 from scapy.fields import ByteField, Field, FieldListField, StrLenField
 from scapy.packet import Packet
 
-from ..bindings.rsio.wire.frames import FRAME_BY_CODE, Frame, OnNext, OnNextPacked, describe
+from ..wire.frames import FRAME_BY_CODE, Frame, OnNext, OnNextPacked, describe
 from .fields import IncompleteField, MsgpackHeaderField, MsgpackIntField, VarintField
 
 INT, STR, BIN, IDS, RAW, PACKED = "int", "String", "Bytes", "Array[Id]", "raw", "packed"

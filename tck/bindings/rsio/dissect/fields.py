@@ -20,7 +20,7 @@ from typing import Any
 import msgpack
 from scapy.fields import Field
 
-from ..bindings.rsio.wire.varint_codec import uvarint
+from ..wire.varint_codec import uvarint
 
 _pack = msgpack.Packer(use_bin_type=True).pack
 
