@@ -64,6 +64,7 @@ AREAS: dict[str, str] = {
     "RS-PUSH": "RSocket metadata push",
     "RS-RESUME": "RSocket resumption",
     "RS-UNEXPECTED": "RSocket handling the unexpected",
+    "RS-TCK": "RSocket test publishers",
 }
 
 M, S = Level.MUST, Level.SHOULD
@@ -373,6 +374,23 @@ _RSOCKET_RULES: tuple[Rule, ...] = (
          title="A frame on an unknown stream, a request on a stream in use and a METADATA_PUSH on a non-0 stream are ignored: no ERROR answers them."),
     Rule(id="RS-UNEXPECTED-2", level=M, binds="both", source=P + "Handling the Unexpected ('A server MUST ignore a SETUP frame after it has accepted a previous SETUP'; '... ignore an ERROR[INVALID_SETUP|...]'; 'A client MUST ignore a SETUP frame')",
          title="A second SETUP, a SETUP from the server and a setup error code the receiver must ignore are ignored: no ERROR answers them."),
+    # Test publishers (bindings.md §2; names and parameters as rsio-v0 §8)
+    Rule(id="RS-TCK-1", level=M, binds="target", source="bindings.md §2; rsio-v0 §8",
+         title="request-stream tck/range?start=S&count=N emits S..S+N-1, each as decimal UTF-8 text, then completes."),
+    Rule(id="RS-TCK-2", level=M, binds="target", source="bindings.md §2; rsio-v0 §8",
+         title="request-stream tck/infinite?start=S emits S, S+1, ... as decimal UTF-8 text while credits last, and never completes."),
+    Rule(id="RS-TCK-3", level=M, binds="target", source="bindings.md §2; rsio-v0 §8",
+         title="request-stream tck/error?after=N&message=M emits 0..N-1 then ERROR[APPLICATION_ERROR] with data M."),
+    Rule(id="RS-TCK-4", level=M, binds="target", source="bindings.md §2; rsio-v0 §8",
+         title="request-stream tck/large?size=B&count=N emits N payloads of B bytes, byte j of payload i = (i+j) mod 256 (fragmented when needed), then completes."),
+    Rule(id="RS-TCK-5", level=M, binds="target", source="bindings.md §2 ('Unknown name: ERROR APPLICATION_ERROR on that stream')",
+         title="A request naming a publisher the target does not serve, or with a malformed parameter, is answered ERROR[APPLICATION_ERROR] on that stream."),
+    Rule(id="RS-TCK-6", level=M, binds="target", source="bindings.md §2 (request-response row)",
+         title="request-response on a test publisher answers its first element (N|C), an empty completion (C) when it has none, or its ERROR."),
+    Rule(id="RS-TCK-7", level=M, binds="target", source="bindings.md §2 (request-channel row)",
+         title="request-channel tck/echo sends back every later inbound payload, in order, and completes only once the inbound has completed."),
+    Rule(id="RS-TCK-8", level=M, binds="target", source="bindings.md §2 (metadata-push row: 'ignored; the connection stays up'); " + P + "METADATA_PUSH Frame",
+         title="A METADATA_PUSH on stream 0 is accepted: no ERROR on stream 0 answers it and the connection stays up."),
 )
 
 _RULES = _RULES + _RSOCKET_RULES

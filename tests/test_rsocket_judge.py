@@ -46,6 +46,7 @@ from rsio_tck.bindings.rsocket.frames import (
 from rsio_tck.errors import Side
 from rsio_tck.monitor.monitor import Monitor
 from rsio_tck.rules import RULES, Level
+from rsio_tck.testpubs import large_bytes
 
 C, S = Side.CLIENT, Side.SERVER
 V1, DRAFT = "rsocket-1.0", "reactivesocket-draft"
@@ -66,20 +67,20 @@ def setup(**fields: Any) -> Item:
     return (C, replace(SETUP, **fields))
 
 
-def rs(sid: int, n: int, by: Side = C, data: bytes = b"tck/range?count=3", **kw: Any) -> Item:
+def rs(sid: int, n: int, by: Side = C, data: bytes = b"app/numbers", **kw: Any) -> Item:
     return (by, RequestStream(stream_id=sid, initial_request_n=n, data=data, **kw))
 
 
-def rr(sid: int, by: Side = C) -> Item:
-    return (by, RequestResponse(stream_id=sid, data=b"tck/range?count=1"))
+def rr(sid: int, by: Side = C, data: bytes = b"app/one") -> Item:
+    return (by, RequestResponse(stream_id=sid, data=data))
 
 
 def fnf(sid: int, by: Side = C) -> Item:
     return (by, RequestFnf(stream_id=sid, data=b"tck/fnf?key=k"))
 
 
-def rc(sid: int, n: int, by: Side = C, complete: bool = False) -> Item:
-    return (by, RequestChannel(stream_id=sid, initial_request_n=n, complete=complete, data=b"tck/echo"))
+def rc(sid: int, n: int, by: Side = C, complete: bool = False, data: bytes = b"app/chat") -> Item:
+    return (by, RequestChannel(stream_id=sid, initial_request_n=n, complete=complete, data=data))
 
 
 def nxt(sid: int, by: Side = S, data: bytes = b"0", **kw: Any) -> Item:
@@ -128,15 +129,23 @@ DRAFT_BAD_METADATA = IgnoredFrame(frame_type=0x0B, stream_id=1, rule="RS-DRAFT-2
                                   raw=bytes.fromhex("00 40 0020 0000000000000001 00 000009 6869"))
 
 
+CLOSE = object()  # a trace item (side, CLOSE): that side's transport ends there
+
+
 def judge(trace: list[Item], profile: str = V1, *, chunk: int | None = None, limits: Any = None,
           close: bool = True) -> list[tuple[str, Side | None]]:
     """(rule, side) of every finding of ``trace`` fed through the monitor; ``chunk``: bytes per observe."""
     monitor = Monitor(profile, limits, binding="rsocket")
     encoders = {side: BINDING.encoder(profile) for side in Side}
     t = 0.0
+    closed: set[Side] = set()
     for item in trace:
         side, frame = item[0], item[1]
         t = item[2] if len(item) > 2 else t
+        if frame is CLOSE:
+            monitor.close(side, t)
+            closed.add(side)
+            continue
         data = frame if isinstance(frame, bytes) else encoders[side].encode(frame)
         if chunk is None:
             monitor.observe(side, data, t)
@@ -144,8 +153,9 @@ def judge(trace: list[Item], profile: str = V1, *, chunk: int | None = None, lim
             for start in range(0, len(data), chunk):
                 monitor.observe(side, data[start:start + chunk], t)
     if close:
-        monitor.close(C, t)
-        monitor.close(S, t)
+        for side in (C, S):
+            if side not in closed:
+                monitor.close(side, t)
     return [(f.rule, f.side) for f in monitor.findings]
 
 
@@ -159,6 +169,7 @@ CASES: list[tuple[Any, ...]] = [
     ("RS-IGNORE-2", S, [setup(), (C, BAD_METADATA_WITH_I), err(0, CONNECTION_ERROR)]),
     ("RS-DRAFT-2", S, [(C, DRAFT_SETUP), (C, DRAFT_BAD_METADATA), err(0, CONNECTION_ERROR)], DRAFT),
     ("RS-FRAG-1", C, [setup(), rs(1, 5, follows=True), (C, RequestResponse(stream_id=1, data=b"x"))]),
+    ("RS-FRAG-1", S, [setup(), rc(1, 5), nxt(1, follows=True, data=b"a"), rn(1, 1, by=S), nxt(1, data=b"b")]),
     ("RS-FRAG-2", S, [setup(), rs(1, 5), nxt(1, follows=True, data=b"ab"), nxt(1, metadata=b"m", data=b"c")]),
     ("RS-SETUP-1", C, [rs(1, 5)]),
     ("RS-SETUP-2", C, [setup(), setup()]),
@@ -179,6 +190,7 @@ CASES: list[tuple[Any, ...]] = [
     ("RS-KEEPALIVE-2", C, [at(1.0, setup()), at(50.0, ka()), at(50.0, ka(S, False)), at(200.0, rs(1, 1))]),
     ("RS-KEEPALIVE-2", C, [setup(), at(1000.0, rs(1, 1)), at(1200.0, nc(1))]),  # measured from the first time
     ("RS-KEEPALIVE-3", S, [setup(), ka(data=b"ab"), ka(S, False, b"xy")]),
+    ("RS-SETUP-1", C, [(C, UNKNOWN_WITH_I), setup()]),
     ("RS-KEEPALIVE-3", S, [at(1.0, setup()), at(2.0, ka(data=b"ab")), at(80.0, ka(data=b"cd")),
                            at(95.0, ka(S, False, b"ab"))]),  # the second one is answered too late
     ("RS-KEEPALIVE-3", S, [at(1.0, (C, DRAFT_SETUP)), at(2.0, (C, Keepalive())), at(3.0, (C, Keepalive())),
@@ -259,6 +271,36 @@ CASES: list[tuple[Any, ...]] = [
     ("RS-UNEXPECTED-2", S, [setup(), setup(), err(0, CONNECTION_ERROR)]),
     ("RS-UNEXPECTED-2", C, [setup(), (S, SETUP), err(0, CONNECTION_ERROR, by=C)]),
 ]
+ECHO = b"tck/echo"
+CASES += [
+    ("RS-TCK-1", S, [setup(), rs(1, 5, data=b"tck/range?count=3"), nxt(1, data=b"0"), nxt(1, data=b"2")]),
+    ("RS-TCK-1", S, [setup(), rs(1, 5, data=b"tck/range?count=3"), nxt(1, data=b"0"), done(1)]),
+    ("RS-TCK-1", S, [setup(), rs(1, 5, data=b"tck/range?count=1"), nxt(1, data=b"0"), nc(1, data=b"1")]),
+    ("RS-TCK-1", S, [setup(), rs(1, 5, data=b"tck/range?count=1"), err(1)]),
+    ("RS-TCK-2", S, [setup(), rs(1, 3, data=b"tck/infinite?start=5"), nxt(1, data=b"5"), done(1)]),
+    ("RS-TCK-2", S, [setup(), rs(1, 3, data=b"tck/infinite?start=5"), nxt(1, data=b"6")]),
+    ("RS-TCK-3", S, [setup(), rs(1, 5, data=b"tck/error?after=1&message=bad"), nxt(1, data=b"0"),
+                     err(1, data=b"other")]),
+    ("RS-TCK-3", S, [setup(), rs(1, 5, data=b"tck/error?after=1&message=bad"), nxt(1, data=b"0"), done(1)]),
+    ("RS-TCK-3", S, [setup(), rs(1, 5, data=b"tck/error?after=1&message=bad"), err(1, data=b"bad")]),
+    ("RS-TCK-4", S, [setup(), rs(1, 2, data=b"tck/large?size=300&count=1"), nxt(1, data=bytes(300))]),
+    ("RS-TCK-4", S, [setup(), rs(1, 2, data=b"tck/large?size=3&count=2"), nxt(1, data=b"\0\1\2"), done(1)]),
+    ("RS-TCK-5", S, [setup(), rs(1, 1, data=b"tck/nope"), nc(1)]),
+    ("RS-TCK-5", S, [setup(), rs(1, 1, data=b"tck/range?count=x"), err(1, REJECTED)]),
+    ("RS-TCK-5", S, [setup(), rs(1, 1, data=ECHO), nc(1)]),  # tck/echo is a channel publisher
+    ("RS-TCK-6", S, [setup(), rr(1, data=b"tck/range?count=0"), nc(1, data=b"0")]),
+    ("RS-TCK-6", S, [setup(), rr(1, data=b"tck/range?start=3&count=2"), nc(1, data=b"4")]),
+    ("RS-TCK-6", S, [setup(), rr(1, data=b"tck/range?start=3&count=2"), done(1)]),
+    ("RS-TCK-6", S, [setup(), rr(1, data=b"tck/error?message=x"), done(1)]),
+    ("RS-TCK-7", S, [setup(), rc(1, 5, data=ECHO), rn(1, 5, by=S), nxt(1, by=C, data=b"a"), nxt(1, data=b"b")]),
+    ("RS-TCK-7", S, [setup(), rc(1, 5, data=ECHO), rn(1, 5, by=S), nxt(1, data=b"a")]),
+    ("RS-TCK-7", S, [setup(), rc(1, 5, data=ECHO), rn(1, 5, by=S), nxt(1, by=C, data=b"a"), nc(1, data=b"a")]),
+]
+PUSH = (C, MetadataPush(metadata=b"m"))
+CASES += [
+    ("RS-TCK-8", S, [setup(), PUSH, err(0, CONNECTION_ERROR)]),
+    ("RS-TCK-8", S, [setup(), rs(1, 1), PUSH, (S, CLOSE)]),
+]
 CASES.append(("RS-LIMIT-1", S, [setup(), rs(1, 5), nxt(1, follows=True, data=b"x" * 400), nxt(1, data=b"y")],
               V1, RSocketLimits(max_reassembly=512)))
 
@@ -316,7 +358,7 @@ LEGAL: dict[str, list[Item]] = {
         setup(), rs(1, 2), rs(3, 2), nxt(1, follows=True, data=b"a"), nxt(3, follows=True, metadata=b"m"),
         ka(), nxt(1, follows=True, data=b"b"), nxt(3, data=b"c"), ka(S, False), nxt(1, data=b"d"),
         nxt(3, follows=True, data=b"e"), (S, Payload(stream_id=3, follows=True, complete=True)), nc(1)],
-    "fragmented request": [setup(), rs(1, 2, follows=True, data=b"tck/ra"), nxt(1, by=C, data=b"nge"), nc(1)],
+    "fragmented request": [setup(), rs(1, 2, follows=True, data=b"app/nu"), nxt(1, by=C, data=b"mbers"), nc(1)],
     "N|C on one frame": [setup(), rs(1, 1), nc(1)],
     "request-response answered with N|C": [setup(), rr(1), nc(1)],
     "request-response answered with C only": [setup(), rr(1), done(1)],
@@ -324,6 +366,9 @@ LEGAL: dict[str, list[Item]] = {
     "request-response cancelled, the answer crossing": [setup(), rr(1), cancel(1), nc(1)],
     "fire-and-forget": [setup(), fnf(1), rs(3, 1), nc(3)],
     "metadata push": [setup(), (C, MetadataPush(metadata=b"m")), (S, MetadataPush(metadata=b"n"))],
+    "metadata push, then the stream goes on": [setup(), rs(1, 3), nxt(1), (C, MetadataPush(metadata=b"m")),
+                                               nxt(1), nxt(1), (S, CLOSE)],
+    "metadata push, the kit closes first": [setup(), (C, MetadataPush(metadata=b"m")), (C, CLOSE), (S, CLOSE)],
     "channel": [setup(), rc(1, 2), rn(1, 2, by=S), nxt(1, by=C), nxt(1), nxt(1, by=C), nxt(1),
                 done(1, by=C), rn(1, 1), nc(1)],
     "channel completed in its request": [setup(), rc(1, 1, complete=True), nc(1)],
@@ -341,6 +386,8 @@ LEGAL: dict[str, list[Item]] = {
               at(2.0, rs(1, 1)), at(2.0, rr(3)), at(3.0, nc(1)), at(3.0, err(3, REJECTED))],
     "lease renewed": [*LEASED, lease(n=1), lease(C), rs(1, 1), lease(n=1), rs(3, 1), nc(1), nc(3)],
     "request beyond the lease rejected": [*LEASED, lease(n=0), lease(C)],
+    "the client closed, the server talks on": [at(1.0, setup()), at(2.0, rs(1, 1)), at(2.0, (C, CLOSE)),
+                                               at(500.0, nc(1))],
     "timely keepalives": [at(1.0, setup()), at(30.0, ka()), at(31.0, ka(S, False)), at(60.0, ka()),
                           at(61.0, ka(S, False)), at(90.0, ka()), at(90.5, ka(S, False))],
     "untimed SETUP, timed frames later": [setup(lease=True), lease(), lease(C), at(1.7e9, rs(1, 1)),
@@ -352,12 +399,38 @@ LEGAL: dict[str, list[Item]] = {
     "setup rejected": [setup(), rs(1, 1), err(0, REJECTED_SETUP)],
     "orderly close": [setup(), rs(1, 1), nc(1), err(0, CONNECTION_CLOSE, by=C)],
     "unknown type with I ignored": [setup(), (C, UNKNOWN_WITH_I), rs(1, 1), nc(1)],
+    # The test publishers of bindings.md §2, served right.
+    "tck/range": [setup(), rs(1, 2, data=b"tck/range?start=7&count=3"), nxt(1, data=b"7"), nxt(1, data=b"8"),
+                  rn(1, 1), nc(1, data=b"9")],
+    "tck/range, last element and completion apart": [setup(), rs(1, 9, data=b"tck/range?count=1"),
+                                                     nxt(1, data=b"0"), done(1)],
+    "tck/range?count=0": [setup(), rs(1, 1, data=b"tck/range?count=0"), done(1)],
+    "tck/infinite cancelled": [setup(), rs(1, 2, data=b"tck/infinite?start=-2"), nxt(1, data=b"-2"), cancel(1),
+                               nxt(1, data=b"-1")],
+    "tck/error": [setup(), rs(1, 5, data=b"tck/error?after=2&message=boom"), nxt(1, data=b"0"),
+                  nxt(1, data=b"1"), err(1, data=b"boom")],
+    "tck/large fragmented": [setup(), rs(1, 2, data=b"tck/large?size=300&count=2"),
+                             nxt(1, follows=True, data=large_bytes(0, 0, 200)), nxt(1, data=large_bytes(0, 200, 100)),
+                             nxt(1, data=large_bytes(1, 0, 300)), done(1)],
+    "unknown publisher": [setup(), rs(1, 1, data=b"tck/nope"), err(1), rs(3, 1, data=b"tck/range?count=1"),
+                          nc(3, data=b"0")],
+    "request-response on tck/range": [setup(), rr(1, data=b"tck/range?start=4&count=2"), nc(1, data=b"4")],
+    "request-response on an empty tck/range": [setup(), rr(1, data=b"tck/range?count=0"), done(1)],
+    "request-response on tck/error": [setup(), rr(1, data=b"tck/error?message=no"), err(1, data=b"no"),
+                                      rr(3, data=b"tck/error?after=3"), nc(3, data=b"0")],
+    "tck/echo": [setup(), rc(1, 2, data=ECHO), rn(1, 2, by=S), nxt(1, by=C, data=b"a"), nxt(1, data=b"a"),
+                 nxt(1, by=C, data=b"b"), done(1, by=C), nc(1, data=b"b")],
+    "tck/echo completed in its request": [setup(), rc(1, 1, complete=True, data=ECHO), done(1)],
     "ERROR answering a peer's protocol error": [setup(), rs(2, 1), err(0, CONNECTION_ERROR)],
+    "ids wrap after the max id": [setup(), rs(1, 1), nc(1), rs(2**31 - 1, 1), nc(2**31 - 1), rs(1, 1), nc(1),
+                                  rs(3, 1), rs(3, 1)],
 }
 # Findings a legal-looking trace must have: exactly these (the kit's deliberate violations).
 EXPECTED_ONLY: dict[str, list[tuple[str, Side]]] = {
     "request N = 0 answered with ERROR": [("RS-FLOW-1", C)],
     "ERROR answering a peer's protocol error": [("RS-STREAMID-1", C)],
+    # The jump to the max id is out of order; after it a finished id may be reused, one in use still not.
+    "ids wrap after the max id": [("RS-STREAMID-2", C), ("RS-STREAMID-4", C)],
 }
 
 

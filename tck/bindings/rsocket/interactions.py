@@ -21,6 +21,7 @@ RSocket finding never cites an RS-IO rule.  Findings go to the connection model'
 from __future__ import annotations
 
 from enum import Enum
+from typing import Protocol
 
 from ...errors import ProtocolViolation, Side
 from ...semantics.demand import UNBOUNDED
@@ -43,9 +44,9 @@ from .model import ConnectionModel, max_stream_id
 Request = RequestStream | RequestChannel | RequestResponse | RequestFnf | RequestSubscription
 REQUEST_TYPES = (RequestStream, RequestChannel, RequestResponse, RequestFnf, RequestSubscription)
 
-# RSocket's wire: no onSubscribe frame, ids never reused, demand saturating at 2^63-1 (RS-e).
+# RSocket's wire: no onSubscribe frame, ids never reused, demand saturating at 2^63-1 (RS-e).  A requester
+# that has used the max id may wrap (RS-a): its reused id then opens a fresh stream, never asking the table.
 OPTIONS = StreamOptions(on_subscribe_frame=False, reuse_ids=False, demand_ceiling=UNBOUNDED)
-WRAPPED = StreamOptions(on_subscribe_frame=False, reuse_ids=True, demand_ceiling=UNBOUNDED)  # after the max id
 
 LIVE = frozenset({StreamState.ACTIVE, StreamState.PART, StreamState.SUBSCRIBING, StreamState.RESUBSCRIBING})
 
@@ -60,6 +61,9 @@ CONTRACT_RULES: dict[str, str] = {
     "SPLIT-1": "RS-FRAG-1", "SPLIT-2": "RS-FRAG-1", "SPLIT-3": "RS-FLOW-2", "SPLIT-4": "RS-FRAG-1",
     "SPLIT-5": "RS-LIMIT-1", "SPLIT-6": "RS-FRAG-1",
     "PACK-1": "RS-FRAG-1", "PACK-2": "RS-FRAG-1", "PACK-3": "RS-FLOW-2", "PACK-4": "RS-FRAG-1", "PACK-5": "RS-FRAG-1",
+    # The test publishers (not the stream table, but cited by binding-neutral contract scenarios).
+    "TCK-1": "RS-TCK-1", "TCK-2": "RS-TCK-2", "TCK-4": "RS-TCK-4", "TCK-5": "RS-TCK-3", "TCK-7": "RS-TCK-5",
+    "TCK-8": "RS-TCK-1",
 }
 
 
@@ -96,7 +100,8 @@ def contract_rule(rule: str, kind: Kind | None = None, inbound: bool = False) ->
 class RStream:
     """One RSocket stream: who requested it, its kind, and one contract record per direction."""
 
-    __slots__ = ("kind", "requester", "out", "inbound", "zero_owed", "lease_reject", "request_n_sent", "plain")
+    __slots__ = ("kind", "requester", "out", "inbound", "zero_owed", "lease_reject", "request_n_sent", "watched",
+                 "plain")
 
     def __init__(self, kind: Kind, requester: Side) -> None:
         self.kind = kind
@@ -106,26 +111,40 @@ class RStream:
         self.zero_owed: Side | None = None  # who owes an ERROR after a request N of 0 (RS-FLOW-3)
         self.lease_reject = False  # the request broke the lease: the responder owes ERROR[REJECTED] (RS-LEASE-5)
         self.request_n_sent = False  # the responder granted credits on this channel (RS-CHANNEL-3)
+        self.watched = False  # its request named a test publisher: the contract judge sees its frames
         self.plain = False  # a responder's PAYLOAD(N) may take the judge's fast path
 
     def refresh(self) -> None:
-        self.plain = self.kind in _PLAIN_KINDS and self.zero_owed is None and not self.lease_reject
+        self.plain = (self.kind in _PLAIN_KINDS and self.zero_owed is None and not self.lease_reject
+                      and not self.watched)
 
     def in_use(self) -> bool:
         return self.out.state in LIVE or (self.inbound is not None and self.inbound.state in LIVE)
+
+
+class Contract(Protocol):
+    """The test-publisher contract judge (``contract.py``), told about watched streams' frames."""
+
+    def request(self, sid: int, st: RStream, data: bytes) -> None: ...
+
+    def requester_frame(self, sid: int, frame: Payload | Error | None) -> None: ...
+
+    def responder_payload(self, side: Side, sid: int, frame: Payload, complete: bool) -> None: ...
+
+    def responder_error(self, side: Side, sid: int, frame: Error) -> None: ...
 
 
 class Interactions:
     def __init__(self, model: ConnectionModel) -> None:
         self.model = model
         self.streams: dict[int, RStream] = {}
+        self.contract: Contract | None = None
         self._pending_reject: set[int] = set()  # requests that broke the lease, until they are whole
 
     # -- the table -------------------------------------------------------------------
 
     def _step(self, sender: Side, sid: int, st: RStream | None, rec: StreamRecord, signal: Signal,
-              args: SignalArgs, name: str, *, inbound: bool = False,
-              options: StreamOptions = OPTIONS) -> Transition | None:
+              args: SignalArgs, name: str, *, inbound: bool = False) -> Transition | None:
         kind = st.kind if st is not None else None
         role = "requester" if st is not None and st.requester is sender else "responder"
         where = f"{kind.value if kind else 'unknown'} stream {sid}"
@@ -136,7 +155,7 @@ class Interactions:
 
         state = rec.state
         try:
-            return step(sender, sid, rec, signal, args, warn, options)
+            return step(sender, sid, rec, signal, args, warn, OPTIONS)
         except ProtocolViolation as violation:
             why = violation.message.split(": ", 1)[-1]
             report(contract_rule(violation.rule, kind, inbound), sender,
@@ -188,8 +207,7 @@ class Interactions:
         st = self.streams[sid] = RStream(kind, sender)
         st.lease_reject = reject
         n = 1 if kind is Kind.RESPONSE else 0 if kind is Kind.FNF else frame.initial_request_n  # type: ignore[union-attr]
-        self._step(sender, sid, st, st.out, Signal.SUBSCRIBE, SignalArgs(amount=n), name,
-                   options=WRAPPED if wrapped else OPTIONS)
+        self._step(sender, sid, st, st.out, Signal.SUBSCRIBE, SignalArgs(amount=n), name)
         if kind is Kind.FNF:
             st.out.state = StreamState.DONE  # fire-and-forget ends as it opens
         elif n <= 0 and kind is not Kind.RESPONSE:
@@ -200,6 +218,8 @@ class Interactions:
             self._step(sender.peer, sid, st, st.inbound, Signal.SUBSCRIBE, SignalArgs(amount=0), name, inbound=True)
             if frame.complete:  # type: ignore[union-attr]
                 self._step(sender, sid, st, st.inbound, Signal.ON_COMPLETE, SignalArgs(), name, inbound=True)
+        if self.contract is not None:
+            self.contract.request(sid, st, frame.data)
         st.refresh()
 
     # -- stream frames ----------------------------------------------------------------
@@ -249,6 +269,8 @@ class Interactions:
         rec, inbound = direction
         if inbound:
             self._channel_ends(sender, sid, st, "CANCEL")
+        elif st.watched and self.contract is not None:
+            self.contract.requester_frame(sid, None)
         self._step(sender, sid, st, rec, Signal.CANCEL, SignalArgs(), "CANCEL", inbound=inbound)
         st.refresh()
 
@@ -291,6 +313,11 @@ class Interactions:
                 complete = False  # one finding for the frame: it came after the terminal signal
         if complete:
             self._step(sender, sid, st, rec, Signal.ON_COMPLETE, SignalArgs(), "PAYLOAD", inbound=inbound)  # type: ignore[arg-type]
+        if st.watched and self.contract is not None:
+            if inbound:
+                self.contract.requester_frame(sid, frame)
+            else:
+                self.contract.responder_payload(sender, sid, frame, complete)
         st.refresh()
 
     def error(self, sender: Side, frame: Error) -> None:
@@ -305,6 +332,11 @@ class Interactions:
                 self._step(sender, sid, None, StreamRecord(), Signal.ON_ERROR, SignalArgs(), "ERROR")
             model.ignorable(sender.peer, sid, "RS-UNEXPECTED-1")
             return
+        if st.watched and self.contract is not None:
+            if st.requester is sender:
+                self.contract.requester_frame(sid, frame)
+            else:
+                self.contract.responder_error(sender, sid, frame)
         if st.requester is sender:
             if st.kind is Kind.CHANNEL:
                 self._step(sender, sid, st, st.inbound, Signal.ON_ERROR, SignalArgs(), "ERROR", inbound=True)  # type: ignore[arg-type]

@@ -18,8 +18,8 @@ nothing else, exactly as the table's (ACTIVE, onNext) entry would; a
 with one demand take when its stream's demand covers ``count``, and otherwise
 judged ``to_frames()`` one by one, so findings never depend on the grouping.
 ``tests/test_rsocket_judge_runs.py`` holds both fast paths to the frame-by-frame path.
-
-The test-publisher contract (element values of ``tck/range`` & co.) is not judged here.
+With ``contract=True`` the test-publisher contract (``contract.py``) watches the
+streams whose request names a test publisher; those never take the fast paths.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from ...binding import Found, Keep
 from ...errors import ProtocolViolation, Side
 from ...semantics.streams import StreamState
 from .codec import RSocketLimits
+from .contract import ContractJudge
 from .fragments import Reassembler
 from .frames import (
     CONNECTION_ERROR,
@@ -61,7 +62,9 @@ class RSocketJudge:
         self.streams = Interactions(self.model)
         self.reassembly = {side: Reassembler(limits if isinstance(limits, RSocketLimits) else None) for side in Side}
         self.keep = keep
-        self.contract = contract  # accepted for the interface; RSocket's test-publisher contract is not judged here
+        # The test publishers of bindings.md §2, judged where a request names one.
+        self.contract = ContractJudge(self.model) if contract else None
+        self.streams.contract = self.contract
         self._t = 0.0
         self._plain = {side: False for side in Side}  # the party's frames need no connection-level check
 
@@ -118,19 +121,22 @@ class RSocketJudge:
         opened = parties[Side.CLIENT].first_sent
         for side, party in parties.items():
             self._plain[side] = (opened and party.first_sent and party.ended is None and party.owes is None
-                                 and not party.awaiting_resume_ok)
+                                 and not party.awaiting_resume_ok and not party.push_unanswered)
 
     # -- one frame -------------------------------------------------------------------
 
     def _frame(self, sender: Side, frame: Any, t: float) -> None:
         model, streams = self.model, self.streams
+        model.before(sender, frame, frame.wire_name, frame.stream_id)
         if type(frame) is IgnoredFrame:
-            model.parties[sender].frames_sent += 1
             model.ignorable(sender.peer, frame.stream_id, frame.rule)  # an ERROR answering it breaks that rule
             return
-        model.before(sender, frame, frame.wire_name, frame.stream_id)
         if isinstance(frame, REQUEST_TYPES):
             streams.request_start(sender, frame, t)
+        elif type(frame) is RequestN and self.reassembly[sender].held \
+                and frame.stream_id in self.reassembly[sender].in_progress():
+            model.report("RS-FRAG-1", sender, f"{sender} sent REQUEST_N on stream {frame.stream_id} in the middle "
+                         "of its fragmented payload")
         whole = self._reassemble(sender, frame)
         if whole is None:
             return

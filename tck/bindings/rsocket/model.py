@@ -96,6 +96,7 @@ class Party:
     wrapped: bool = False  # as requester: it has used the max stream id (RS-a: reuse allowed from then on)
     ignorable: dict[int, str] = field(default_factory=dict)  # frames it received that it must ignore: stream -> rule
     closed: bool = False  # its transport ended
+    push_unanswered: bool = False  # it received a METADATA_PUSH and has sent nothing since (RS-TCK-8)
     must_broken: int = 0  # MUST violations found against it (but those of frames the receiver must ignore)
 
 
@@ -137,6 +138,8 @@ class ConnectionModel:
         party = self.parties[sender]
         client = self.parties[Side.CLIENT]
         party.frames_sent += 1
+        if party.push_unanswered and not (isinstance(frame, Error) and stream_id == 0):
+            party.push_unanswered = False  # it went on after the METADATA_PUSH
         if party.ended is not None and not party.ended_reported:
             party.ended_reported = True
             self.report("RS-ERROR-5", sender, f"{sender} sent {wire_name} after its ERROR["
@@ -291,6 +294,10 @@ class ConnectionModel:
             self.report("RS-RESUME-4", sender, f"server sent ERROR[{name}] during resumption")
         if sid != 0:
             return
+        if party.push_unanswered:
+            party.push_unanswered = False
+            if code != CONNECTION_CLOSE and peer.must_broken == 0:
+                self.report("RS-TCK-8", sender, f"{sender} answered a METADATA_PUSH with ERROR[{name}] on stream 0")
         if party.owes == "RS-ERROR-8" and code == CONNECTION_ERROR:
             party.owes = None
         elif (code != CONNECTION_CLOSE and party.ignorable and peer.must_broken == 0
@@ -305,6 +312,8 @@ class ConnectionModel:
         if frame.stream_id != 0:
             self.report("RS-PUSH-1", sender, f"METADATA_PUSH on stream {frame.stream_id}")
             self.ignorable(sender.peer, frame.stream_id, "RS-UNEXPECTED-1")
+        else:
+            self.parties[sender.peer].push_unanswered = True
 
     def resume_frame(self, sender: Side, frame: Resume) -> None:
         party = self.parties[sender]
@@ -345,7 +354,8 @@ class ConnectionModel:
         client = self.parties[Side.CLIENT]
         if client.last_alive_t is None and client.first_sent and self.setup is not None:
             client.last_alive_t = t  # the first time known: the client's silence is measured from here
-        if client.last_alive_t is not None and t - client.last_alive_t > self.lifetime and client.ended is None:
+        if (client.last_alive_t is not None and t - client.last_alive_t > self.lifetime and client.ended is None
+                and not client.closed):
             self.report("RS-KEEPALIVE-2", Side.CLIENT, f"client sent no KEEPALIVE for {t - client.last_alive_t:.3f} s, "
                         f"over the max lifetime {self.lifetime:.3f} s")
             client.last_alive_t = t
@@ -363,6 +373,11 @@ class ConnectionModel:
     def close(self, side: Side) -> None:
         party = self.parties[side]
         party.closed = True
+        # A client may end its connection whenever it is done; a server closing on the client is an answer.
+        if (party.push_unanswered and side is Side.SERVER and not self.parties[side.peer].closed
+                and self.parties[side.peer].must_broken == 0):
+            party.push_unanswered = False
+            self.report("RS-TCK-8", side, f"{side} closed the connection after a METADATA_PUSH, sending nothing")
         if party.owes is not None:
             why = {"RS-SETUP-9": "without ERROR[INVALID_SETUP] for a connection opened by another frame",
                    "RS-SETUP-6": "without refusing a SETUP of a version it does not speak",
