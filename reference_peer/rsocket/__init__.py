@@ -24,7 +24,9 @@ Entry points for the peer's shell (``--binding rsocket``):
   accepted connection (asyncio streams) until it ends; returns why it ended;
 - ``client.connect(url, config)`` / ``client.run_interaction(...)`` /
   ``client.run_client(url, config, interaction, name, n)``: the client role;
-- ``FAULTS``: every fault, each naming the rule it breaks; ``list_faults()``.
+- ``FAULTS``: every fault, each naming the rule it breaks; ``list_faults()``;
+- ``DELIBERATE_WARNINGS``: SHOULD rules the fault-free peer departs from on purpose (none);
+- ``capabilities.json`` (next to this file): what the peer claims, in the RSocket capabilities format.
 
 Its own command line: ``python -m rsio_tck.reference_peer.rsocket --listen tcp://127.0.0.1:PORT``
 (``--help`` for the rest, ``--connect URL --interaction stream --name NAME`` for the client).
@@ -33,12 +35,16 @@ Its own command line: ``python -m rsio_tck.reference_peer.rsocket --listen tcp:/
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from rsio_tck.bindings.rsocket import PROFILE_NAMES
 
 from .config import PeerConfig
 from .faults import FAULTS, Fault
 from .session import Session, serve_connection
+
+CAPABILITIES = Path(__file__).with_name("capabilities.json")
+DELIBERATE_WARNINGS: frozenset[str] = frozenset()  # its freedoms are all legal: the kit warns of none
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -79,5 +85,5 @@ def list_faults() -> str:
     return "\n".join(f"{name:<{width}}  {fault.rule:<14} {fault.description}" for name, fault in FAULTS.items())
 
 
-__all__ = ["FAULTS", "Fault", "PeerConfig", "Session", "add_arguments", "list_faults", "make_config",
+__all__ = ["CAPABILITIES", "DELIBERATE_WARNINGS", "FAULTS", "PROFILE_NAMES", "Fault", "PeerConfig", "Session", "add_arguments", "list_faults", "make_config",
            "serve_connection"]

@@ -68,28 +68,33 @@ async def run_interaction(s: Session, interaction: str, name: str, n: int, echo:
     """Send one request named ``name`` and wait (bounded) for its outcome."""
     sid = s.endpoint.new_stream_id()
     data = name.encode()
-    if interaction == "fnf":
-        s.send(RequestFnf(stream_id=sid, data=data))
-        s.flush()
-        return Outcome(completed=True)
     collector = Collector(s, n)
     collector.sid = sid
-    s.inbound[sid] = collector
-    if interaction == "stream":
-        s.send(RequestStream(stream_id=sid, initial_request_n=n, data=data))
-    elif interaction == "response":
-        s.send(RequestResponse(stream_id=sid, data=data))
-    elif interaction == "channel":
-        items = list(echo or [])
-        s.send(RequestChannel(stream_id=sid, initial_request_n=n, data=data, complete=not items))
-        if items:  # the channel's outbound direction: sent as the server grants it (REQUEST_N), then completed
-            source = QueueSource()
-            for item in items:
-                source.push(item)
-            source.finish(COMPLETE)
-            s.flows[sid] = Flow(sid, "stream", name, source)
-    else:
+    if interaction not in INTERACTIONS:
         raise ValueError(f"unknown interaction {interaction!r}; choose one of {', '.join(INTERACTIONS)}")
+
+    def request() -> None:
+        if interaction == "fnf":
+            s.send(RequestFnf(stream_id=sid, data=data))
+            collector.on_end(None)
+            return
+        s.inbound[sid] = collector
+        if interaction == "stream":
+            s.send(RequestStream(stream_id=sid, initial_request_n=n, data=data))
+        elif interaction == "response":
+            s.send(RequestResponse(stream_id=sid, data=data))
+        else:
+            items = list(echo or [])
+            s.send(RequestChannel(stream_id=sid, initial_request_n=n, data=data, complete=not items))
+            if items:  # the channel's outbound direction: sent as the server grants it (REQUEST_N), then completed
+                source = QueueSource()
+                for item in items:
+                    source.push(item)
+                source.finish(COMPLETE)
+                s.flows[sid] = Flow(sid, "stream", name, source)
+        s.flush()
+
+    s.policy.when_leased(s, request)  # with leases, the request waits for the server's LEASE
     s.flush()
     return await asyncio.wait_for(collector.done, timeout)
 

@@ -32,5 +32,8 @@ class PeerConfig:
     max_pending_reports: int = 4096
     # Transport write buffer: production waits while more than this is unwritten.
     write_high: int = 256 * 1024
+    # Seconds the shell gives an orderly close (RSocket has no goodbye exchange) and a lingering transport.
+    goodbye_timeout: float = 2.0
+    linger: float = 2.0
     # fire-and-forget counters of tck/fnf?key=K, shared by every connection of one peer.
     fnf_counts: dict[str, int] = field(default_factory=dict, compare=False, hash=False)

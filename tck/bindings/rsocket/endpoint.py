@@ -31,9 +31,13 @@ What the endpoint does on its own, because the spec makes it automatic:
 
 Streams are tracked only as far as routing and the sender's own obligations
 need: which side may still send PAYLOADs on each stream, and the credit the
-remote granted.  ``send(frame)`` checks this side's obligations (ProtocolViolation
-naming the rule); ``send(frame, check=False)`` and ``send_raw`` let the
-reference peer's faults break them on purpose.
+remote granted.  Every frame either way also goes through the binding's own
+judge (the monitor's), so ``send(frame)`` holds this side to exactly the rules
+the kit judges: a ProtocolViolation naming the rule, and nothing queued.  The
+judge has seen the refused frame, as with RS-IO's ``Connection``: a refused send
+is a bug of the application, and the endpoint is not to be used further.
+``send(frame, check=False)`` and ``send_raw`` let the reference peer's faults
+break rules on purpose.
 """
 
 from __future__ import annotations

@@ -1,0 +1,280 @@
+"""RSocket faults of the connection: SETUP, KEEPALIVE, LEASE, errors, metadata push, the unexpected."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from rsio_tck.bindings.rsocket.endpoint import Endpoint, EndpointState
+from rsio_tck.bindings.rsocket.frames import (
+    APPLICATION_ERROR,
+    CONNECTION_ERROR,
+    REJECTED_SETUP,
+    Error,
+    Keepalive,
+    Lease,
+    MetadataPush,
+    Setup,
+)
+from rsio_tck.protocol.events import ProtocolError
+
+from ..sources import End
+from .faults import Base, endpoint_override, fault, first_on_connection
+from .policy import Policy
+
+if TYPE_CHECKING:
+    from .flows import Flow
+    from .session import Session
+
+
+# -- connection establishment (RS-SETUP) ---------------------------------------------------------
+
+
+def _accept_any_version(parent: Callable[..., None]) -> Callable[..., None]:
+    def receive_first(self: Endpoint, frame: Any, events: list[Any]) -> None:
+        if isinstance(frame, Setup):
+            frame = replace(frame, major_version=0 if self.draft else 1, minor_version=0)
+        parent(self, frame, events)
+    return receive_first
+
+
+endpoint_override("setup-any-version", "RS-SETUP-6", "accepts a SETUP of any version", "_receive_first",
+                   _accept_any_version)
+
+
+def _no_setup_needed(parent: Callable[..., None]) -> Callable[..., None]:
+    def receive_first(self: Endpoint, frame: Any, events: list[Any]) -> None:
+        if isinstance(frame, Setup):
+            parent(self, frame, events)
+            return
+        self.setup = Setup(keepalive_interval=30_000, max_lifetime=90_000, metadata_mime=b"", data_mime=b"")
+        self.accepted = True
+        self._receive_frame(frame, events)  # served as if a SETUP had come first
+    return receive_first
+
+
+endpoint_override("setup-not-required", "RS-SETUP-9",
+                   "serves a connection whose first frame is not SETUP instead of answering ERROR[INVALID_SETUP]",
+                   "_receive_first", _no_setup_needed)
+
+speaks_first = fault("setup-server-speaks-first", "RS-SETUP-10", "sends a KEEPALIVE before the client's first frame")
+
+
+@speaks_first.on("on_connection_made")
+def _speaks_first(p: Policy, base: Base, s: Session) -> None:
+    base(s)
+    s.send_raw(s.endpoint.encode(Keepalive(respond=not s.endpoint.draft, data=b"early")))
+
+
+# -- keepalive (RS-KEEPALIVE) -----------------------------------------------------------------------
+
+
+def _silent_keepalive(parent: Callable[..., None]) -> Callable[..., None]:
+    def receive_keepalive(self: Endpoint, frame: Keepalive, events: list[Any]) -> None:
+        events.append(frame)  # seen, never answered
+    return receive_keepalive
+
+
+endpoint_override("keepalive-unanswered", "RS-KEEPALIVE-3", "never answers a KEEPALIVE", "_receive_keepalive",
+                   _silent_keepalive)
+
+
+def _keepalive_stream(parent: Callable[..., None]) -> Callable[..., None]:
+    def receive_keepalive(self: Endpoint, frame: Keepalive, events: list[Any]) -> None:
+        if frame.respond or self.draft:
+            self.send(Keepalive(stream_id=1, respond=False, data=frame.data), check=False)
+        events.append(frame)
+    return receive_keepalive
+
+
+endpoint_override("keepalive-on-stream", "RS-KEEPALIVE-1", "answers a KEEPALIVE with a KEEPALIVE on stream 1",
+                   "_receive_keepalive", _keepalive_stream)
+
+
+# -- lease (RS-LEASE) ---------------------------------------------------------------------------------
+
+
+def _no_lease(parent: Callable[..., None]) -> Callable[..., None]:
+    def grant_lease(self: Endpoint, ttl_ms: int | None = None, requests: int | None = None) -> None:
+        self._grants = True  # a lease of nothing, never sent: every request is rejected, and no LEASE goes out
+        self._granted_left, self._granted_until, self._renew_at = 0, 0.0, float("inf")
+    return grant_lease
+
+
+never_granted = endpoint_override("lease-never-granted", "RS-LEASE-3",
+                                   "accepts a SETUP with L (and says so with a METADATA_PUSH) but never sends a LEASE",
+                                   "grant_lease", _no_lease)
+
+
+@never_granted.on("after_setup")
+def _never_granted(p: Policy, base: Base, s: Session, setup: Setup) -> None:
+    base(s, setup)
+    s.send_unchecked(MetadataPush(metadata=b"accepted"))
+
+unasked_lease = fault("lease-unasked", "RS-LEASE-2", "sends a LEASE on a connection whose SETUP did not ask for one")
+
+
+@unasked_lease.on("after_setup")
+def _unasked_lease(p: Policy, base: Base, s: Session, setup: Setup) -> None:
+    base(s, setup)
+    if not setup.lease:
+        s.send_unchecked(Lease(ttl=60_000, number_of_requests=100))
+
+
+def _lease_stream(parent: Callable[..., None]) -> Callable[..., None]:
+    def grant_lease(self: Endpoint, ttl_ms: int | None = None, requests: int | None = None) -> None:
+        self._grants = True
+        self._granted_until = self._renew_at = float("inf")
+        self._granted_left = 2**31 - 1
+        self.send(Lease(stream_id=1, ttl=ttl_ms or self.lease_grant[0], number_of_requests=self.lease_grant[1]),
+                  check=False)
+    return grant_lease
+
+
+endpoint_override("lease-on-stream", "RS-LEASE-1", "sends its LEASE on stream 1", "grant_lease", _lease_stream)
+
+
+def _lease_unenforced(parent: Callable[..., None]) -> Callable[..., None]:
+    def receive_request(self: Endpoint, frame: Any, events: list[Any]) -> None:
+        self._granted_left, self._granted_until = max(self._granted_left, 1), max(self._granted_until, self.now + 1)
+        parent(self, frame, events)  # every request is served, lease or not
+    return receive_request
+
+
+endpoint_override("lease-not-enforced", "RS-LEASE-5", "serves requests beyond the LEASE it granted",
+                   "_receive_request", _lease_unenforced)
+
+lease_ignored = fault("lease-ignored-as-requester", "RS-LEASE-4",
+                      "tck/subscribe: sends its request without waiting for the client's LEASE")
+
+
+@lease_ignored.on("when_leased")
+def _lease_ignored(p: Policy, base: Base, s: Session, request: Callable[[], None]) -> None:
+    request()  # sends are unchecked while a fault is on
+
+
+# -- errors (RS-ERROR) ------------------------------------------------------------------------------------------
+
+connection_code = fault("error-connection-code-on-stream", "RS-ERROR-1",
+                        "rejects an unknown name with ERROR[CONNECTION_ERROR] on its stream")
+
+
+@connection_code.on("reject")
+def _connection_code(p: Policy, base: Base, s: Session, sid: int, reason: str) -> None:
+    s.send_unchecked(Error(stream_id=sid, error_code=CONNECTION_ERROR, data=reason.encode()))
+
+
+stream_code = fault("error-stream-code-on-zero", "RS-ERROR-2",
+                    "rejects an unknown name with ERROR[APPLICATION_ERROR] on stream 0")
+
+
+@stream_code.on("reject")
+def _stream_code(p: Policy, base: Base, s: Session, sid: int, reason: str) -> None:
+    s.send_unchecked(Error(stream_id=0, error_code=APPLICATION_ERROR, data=reason.encode()))
+
+
+reserved_code = fault("error-reserved-code", "RS-ERROR-3", "rejects an unknown name with the RESERVED error code 0")
+
+
+@reserved_code.on("reject")
+def _reserved_code(p: Policy, base: Base, s: Session, sid: int, reason: str) -> None:
+    s.send_unchecked(Error(stream_id=sid, error_code=0, data=reason.encode()))
+
+
+def _talks_after_error(parent: Callable[..., None]) -> Callable[..., None]:
+    def fail(self: Endpoint, violation: Any, events: list[Any]) -> None:
+        parent(self, violation, events)
+        self.send_raw(self.encode(Keepalive(respond=not self.draft, data=b"still here")))
+    return fail
+
+
+endpoint_override("error-frames-after-connection-error", "RS-ERROR-5",
+                   "sends a KEEPALIVE after its ERROR[CONNECTION_ERROR] on malformed input", "_fail",
+                   _talks_after_error)
+
+null_terminated = fault("error-null-terminated", "RS-ERROR-7", "ends the text of its stream ERRORs with a NUL byte")
+
+
+@null_terminated.on("finish")
+def _null_terminated(p: Policy, base: Base, s: Session, flow: Flow, end: End) -> None:
+    if end.error is None:
+        base(s, flow, end)
+        return
+    s.send_unchecked(Error(stream_id=flow.sid, error_code=APPLICATION_ERROR, data=end.error.encode() + b"\0"))
+    s.forget_flow(flow)
+
+
+# -- metadata push and framing (RS-PUSH, RS-FRAME, RS-FRAG) -----------------------------------------------------
+
+push_stream = fault("push-on-stream", "RS-PUSH-1", "sends a METADATA_PUSH on stream 1 after accepting the SETUP")
+
+
+@push_stream.on("after_setup")
+def _push_stream(p: Policy, base: Base, s: Session, setup: Setup) -> None:
+    base(s, setup)
+    s.send_unchecked(MetadataPush(stream_id=1, metadata=b"push"))
+
+
+server_setup = fault("setup-from-server", "RS-SETUP-3", "sends a SETUP of its own after accepting the client's")
+
+
+@server_setup.on("after_setup")
+def _server_setup(p: Policy, base: Base, s: Session, setup: Setup) -> None:
+    base(s, setup)
+    s.send_unchecked(Setup(keepalive_interval=setup.keepalive_interval, max_lifetime=setup.max_lifetime,
+                           major_version=setup.major_version, minor_version=setup.minor_version,
+                           metadata_mime=b"application/octet-stream", data_mime=b"text/plain"))
+
+
+late_setup_error = fault("error-setup-code-after-accept", "RS-ERROR-4",
+                         "after its first response, sends ERROR[REJECTED_SETUP] on stream 0 and closes")
+
+
+@late_setup_error.on("emit")
+def _late_setup_error(p: Policy, base: Base, s: Session, flow: Flow, data: bytes, complete: bool) -> None:
+    base(s, flow, data, complete)
+    if complete and first_on_connection(p, "late-setup-error"):
+        s.send_unchecked(Error(stream_id=0, error_code=REJECTED_SETUP, data=b"changed my mind"))
+        s.close("fault error-setup-code-after-accept")
+
+
+def _answer_unexpected(parent: Callable[..., None]) -> Callable[..., None]:
+    def ignore(self: Endpoint, frame: Any, why: str, events: list[Any], rule: str = "RS-UNEXPECTED-1") -> None:
+        if rule != "RS-UNEXPECTED-1" or isinstance(frame, Setup):
+            parent(self, frame, why, events, rule)
+            return
+        self.send(Error(stream_id=0, error_code=CONNECTION_ERROR, data=f"unexpected: {why}".encode()), check=False)
+        self.state = EndpointState.CLOSED
+    return ignore
+
+
+endpoint_override("unexpected-answered", "RS-UNEXPECTED-1",
+                   "answers a frame on an unknown stream with ERROR[CONNECTION_ERROR] instead of ignoring it",
+                   "_ignore", _answer_unexpected)
+
+
+def _answer_second_setup(parent: Callable[..., None]) -> Callable[..., None]:
+    def receive_setup(self: Endpoint, frame: Setup, events: list[Any]) -> None:
+        self.send(Error(stream_id=0, error_code=CONNECTION_ERROR, data=b"a second SETUP"), check=False)
+        self.state = EndpointState.CLOSED
+    return receive_setup
+
+
+endpoint_override("unexpected-second-setup-answered", "RS-UNEXPECTED-2",
+                   "answers a second SETUP with ERROR[CONNECTION_ERROR] instead of ignoring it",
+                   "_receive_setup", _answer_second_setup)
+
+
+def _silent_close(parent: Callable[..., None]) -> Callable[..., None]:
+    def fail(self: Endpoint, violation: Any, events: list[Any]) -> None:
+        self.error = violation
+        self.state = EndpointState.CLOSED  # closes without the ERROR[CONNECTION_ERROR]
+        events.append(ProtocolError(violation=violation))
+    return fail
+
+
+endpoint_override("error-silent-close", "RS-ERROR-8",
+                   "closes on malformed input (an invalid metadata length) without sending ERROR[CONNECTION_ERROR]",
+                   "_fail", _silent_close)
+

@@ -1,0 +1,104 @@
+"""The RSocket peer's client role, its command line and its entry points for the peer's shell.
+
+The client (``client.run_client``) against the peer as server, over loopback;
+``python -m rsio_tck.reference_peer.rsocket`` for bad flags and an unreachable
+target (one line, exit 2); ``make_config`` as the shell calls it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import subprocess
+import sys
+
+import pytest
+from test_peer_rsocket import running_peer
+
+from rsio_tck.reference_peer import rsocket as peer
+from rsio_tck.reference_peer.rsocket import PeerConfig
+from rsio_tck.reference_peer.rsocket.client import connect as client_connect
+from rsio_tck.reference_peer.rsocket.client import run_client, run_interaction
+
+WAIT = 10.0
+
+
+@pytest.mark.parametrize("profile", ["rsocket-1.0", "reactivesocket-draft"])
+def test_client_runs_every_interaction(profile: str) -> None:
+    async def main() -> None:
+        config = PeerConfig(profile=profile)
+        async with running_peer(config) as port:
+            url = f"tcp://127.0.0.1:{port}"
+            stream = await run_client(url, config, "stream", "tck/range?count=7", n=3, timeout=WAIT)
+            assert stream.completed and stream.elements == [str(i).encode() for i in range(7)]
+            response = await run_client(url, config, "response", "tck/infinite?start=41", timeout=WAIT)
+            assert response.completed and response.elements == [b"41"]
+            failed = await run_client(url, config, "stream", "tck/error?after=1&message=no", timeout=WAIT)
+            assert failed.elements == [b"0"] and failed.error == "no"
+            session, task = await client_connect(url, config)
+            await run_interaction(session, "fnf", "tck/fnf?key=c", 1)
+            counted = await run_interaction(session, "response", "tck/fnf-count?key=c", 1, timeout=WAIT)
+            assert counted.elements == [b"1"]
+            if profile == "rsocket-1.0":  # the draft has no request-channel
+                echoed = await run_interaction(session, "channel", "tck/echo", 2, echo=[b"a", b"b", b"c"],
+                                               timeout=WAIT)
+                assert echoed.completed and echoed.elements == [b"a", b"b", b"c"]
+            session.close("done")
+            assert "done" in await asyncio.wait_for(task, WAIT)
+    asyncio.run(main())
+
+
+def test_client_with_lease_waits_for_it() -> None:
+    async def main() -> None:
+        config = PeerConfig(lease=True)
+        async with running_peer(config) as port:
+            outcome = await run_client(f"tcp://127.0.0.1:{port}", config, "response", "tck/range?count=1",
+                                       timeout=WAIT)
+            assert outcome.elements == [b"0"]
+    asyncio.run(main())
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rsio_tck.reference_peer.rsocket", *args],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_cli_lists_every_fault_with_its_rule() -> None:
+    done = _cli("--list-faults")
+    assert done.returncode == 0
+    lines = done.stdout.splitlines()
+    assert len(lines) == len(peer.FAULTS)
+    assert all(line.split()[1].startswith("RS-") for line in lines)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--listen", "tcp://127.0.0.1:0", "--mtu", "10"], "--mtu 10"),
+    (["--listen", "tcp://127.0.0.1:0", "--fault", "no-such-fault"], "no-such-fault"),
+    (["--connect", "tcp://127.0.0.1:1", "--name", "tck/range"], "rsocket-peer:"),
+    (["--listen", "unix:/tmp/x.sock"], "tcp:// only"),
+])
+def test_cli_bad_input_is_one_line(args: list[str], needle: str) -> None:
+    done = _cli(*args)
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1 and needle in done.stderr
+
+
+def test_make_config_takes_the_shells_flags_and_its_own() -> None:
+    assert peer.make_config(argparse.Namespace()) == PeerConfig()
+    parser = argparse.ArgumentParser()
+    peer.add_arguments(parser)
+    args = parser.parse_args(["--profile", "reactivesocket-draft", "--mtu", "128", "--lease-requests", "5"])
+    args.fault, args.seed, args.no_freedoms = ["flow-beyond-demand"], 3, True
+    config = peer.make_config(args)
+    assert (config.profile, config.mtu, config.lease_requests, config.faults, config.seed, config.freedoms) == (
+        "reactivesocket-draft", 128, 5, ("flow-beyond-demand",), 3, False)
+    with pytest.raises(ValueError, match="no such RSocket fault"):
+        peer.make_config(argparse.Namespace(fault=["nope"]))
+
+
+def test_capabilities_claim_what_is_served() -> None:
+    claimed = json.loads(peer.CAPABILITIES.read_text(encoding="utf-8"))
+    assert claimed["rsocket_capabilities"] == 1
+    assert set(claimed["profiles"]) == {"rsocket-1.0", "reactivesocket-draft"}
+    assert {"requester", "lease", "fragmentation", "keepalive"} <= set(claimed["features"])
