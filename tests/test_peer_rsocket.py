@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Any
@@ -39,7 +40,7 @@ from rsio_tck.bindings.rsocket.frames import (
 from rsio_tck.errors import Side
 from rsio_tck.monitor import Monitor
 from rsio_tck.protocol.events import ConnectionClosed
-from rsio_tck.reference_peer.rsocket import PeerConfig, serve_connection
+from rsio_tck.reference_peer.rsocket import PeerConfig, Session, serve_connection
 from rsio_tck.testpubs import large_bytes
 
 WAIT = 10.0  # seconds any one network wait may take
@@ -599,3 +600,42 @@ def test_judge_gaps(gap: str) -> None:
             await c.close()
             return findings(c, side=Side.SERVER)
     assert asyncio.run(main()) == []
+
+
+def test_a_client_that_does_not_read_stops_production() -> None:
+    """tck/infinite with all the demand RSocket can give, to a client that reads nothing: production waits."""
+    async def main() -> tuple[int, int]:
+        sessions: list[Session] = []
+        config = PeerConfig(write_high=64 * 1024)
+
+        async def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            session = Session(reader, writer, config)
+            sessions.append(session)
+            with contextlib.suppress(asyncio.CancelledError):
+                await session.run()
+
+        server = await asyncio.start_server(accepted, "127.0.0.1", 0)
+        async with server:
+            port = server.sockets[0].getsockname()[1]
+            c = await Client.connect(port)
+            c.writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 * 1024)
+            await c.send(RequestStream(stream_id=1, initial_request_n=2**31 - 1, data=b"tck/infinite"))
+            await c.until(lambda ev: len(elements(c.on(1))) > 0)  # production has started; now nothing is read
+
+            async def stalled() -> int:  # the producer waits on the transport: its count stops moving
+                last = -1
+                while True:
+                    flow = sessions[0].flows[1]
+                    if flow.sent == last and sessions[0].writer.transport.get_write_buffer_size() > 0:
+                        return flow.sent
+                    last = flow.sent
+                    await asyncio.sleep(0.05)
+
+            sent = await asyncio.wait_for(stalled(), WAIT)
+            buffered = sessions[0].writer.transport.get_write_buffer_size()
+            sessions[0].close("test over")
+            await c.close()
+            return sent, buffered
+    sent, buffered = asyncio.run(main())
+    assert buffered <= 64 * 1024 + 256 * 16  # the high-water mark, plus at most one batch of small elements
+    assert 0 < sent < 200_000  # bounded by the socket buffers and the high-water mark, not by the demand

@@ -12,10 +12,14 @@ import asyncio
 import json
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 from test_peer_rsocket import running_peer
 
+from rsio_tck.bindings.rsocket.endpoint import Endpoint
+from rsio_tck.bindings.rsocket.frames import Keepalive, Payload, RequestN, RequestStream, Setup
+from rsio_tck.errors import Side
 from rsio_tck.reference_peer import rsocket as peer
 from rsio_tck.reference_peer.rsocket import PeerConfig
 from rsio_tck.reference_peer.rsocket.client import connect as client_connect
@@ -102,3 +106,42 @@ def test_capabilities_claim_what_is_served() -> None:
     assert claimed["rsocket_capabilities"] == 1
     assert set(claimed["profiles"]) == {"rsocket-1.0", "reactivesocket-draft"}
     assert {"requester", "lease", "fragmentation", "keepalive"} <= set(claimed["features"])
+
+
+def test_client_keeps_alive_and_serves_the_servers_requests() -> None:
+    """The peer as client against a server built from the endpoint: KEEPALIVE at its interval, and a
+    REQUEST_STREAM the server sends (even id) answered under its demand."""
+    async def main() -> list[Any]:
+        seen: list[Any] = []
+        done = asyncio.get_running_loop().create_future()
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            endpoint = Endpoint(Side.SERVER)
+            while not done.done():
+                data = await reader.read(65536)
+                if not data:
+                    break
+                for event in endpoint.receive_data(data):
+                    seen.append(event)
+                    if isinstance(event, Setup):
+                        endpoint.send(RequestStream(stream_id=endpoint.new_stream_id(), initial_request_n=2,
+                                                    data=b"tck/range?count=3"))
+                    elif isinstance(event, Payload) and len([e for e in seen if isinstance(e, Payload)]) == 2:
+                        endpoint.send(RequestN(stream_id=2, request_n=1))
+                completed = any(isinstance(e, Payload) and e.complete for e in seen)
+                if completed and any(isinstance(e, Keepalive) for e in seen) and not done.done():
+                    done.set_result(None)
+                writer.write(endpoint.data_to_send())
+            writer.close()
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        async with server:
+            port = server.sockets[0].getsockname()[1]
+            session, task = await client_connect(f"tcp://127.0.0.1:{port}", PeerConfig(keepalive_ms=50))
+            await asyncio.wait_for(done, WAIT)
+            session.close("done")
+            await asyncio.wait_for(task, WAIT)
+        return seen
+    seen = asyncio.run(main())
+    assert [e.data for e in seen if isinstance(e, Payload) and e.next] == [b"0", b"1", b"2"]
+    assert any(isinstance(e, Keepalive) and e.respond for e in seen)

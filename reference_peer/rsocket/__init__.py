@@ -30,6 +30,24 @@ Entry points for the peer's shell (``--binding rsocket``):
 
 Its own command line: ``python -m rsio_tck.reference_peer.rsocket --listen tcp://127.0.0.1:PORT``
 (``--help`` for the rest, ``--connect URL --interaction stream --name NAME`` for the client).
+
+What the peer decided where bindings.md §2 and the spec leave a choice:
+
+- ``tck/subscribe``: each element of the inner stream is sent on as an element of the
+  outer stream (no report map, unlike RS-IO); the inner completion completes the outer
+  stream once its elements are out, an inner ERROR becomes ERROR[APPLICATION_ERROR] with
+  the same text, ``cancel:N`` completes after N.  ``all``/``cancel:N`` request 2^31-1 and
+  top up 2^30 each time as many arrived (RSocket has no unbounded request).
+- ``tck/echo``: the peer grants the channel's inbound 16 payloads ahead (REQUEST_N) and
+  re-grants as echoes go out; a channel whose REQUEST_CHANNEL has C completes at once.
+- Request N = 0 (REQUEST_STREAM or REQUEST_N): ERROR[INVALID] on that stream (the draft:
+  APPLICATION_ERROR, its ERROR has no code).
+- LEASE: granted on a SETUP with L, with ``lease_ttl_ms``/``lease_requests``; renewed at
+  half its time, or at the next tick once half its requests are used, so a burst beyond
+  the grant is rejected (ERROR[REJECTED]; the draft ignores such a request).
+- ``tck/fnf`` counts are per peer (shared by its connections), kept in ``PeerConfig.fnf_counts``.
+- Freedoms (``freedoms.py``): N|C on the last element or a separate C, chunked writes,
+  fragment sizes below the MTU.  None of them draws a warning (``DELIBERATE_WARNINGS`` is empty).
 """
 
 from __future__ import annotations

@@ -32,6 +32,9 @@ class PeerConfig:
     max_pending_reports: int = 4096
     # Transport write buffer: production waits while more than this is unwritten.
     write_high: int = 256 * 1024
+    # SO_SNDBUF of the socket (None: the kernel's autotuning): bounds what sits in the kernel, so a
+    # CANCEL takes effect after less data in flight.
+    socket_send_buffer: int | None = 64 * 1024
     # Seconds the shell gives an orderly close (RSocket has no goodbye exchange) and a lingering transport.
     goodbye_timeout: float = 2.0
     linger: float = 2.0

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from rsio_tck.bindings.rsocket.endpoint import Endpoint
+from rsio_tck.bindings.rsocket.endpoint import Endpoint, stream_error
 from rsio_tck.bindings.rsocket.frames import (
     APPLICATION_ERROR,
     INVALID,
@@ -68,7 +68,7 @@ class Policy:
 
     def on_bad_request_n(self, s: Session, flow: Flow, n: int) -> None:
         """Request N = 0 (bindings.md §2): ERROR[INVALID] on the stream, as rule 3.9 asks."""
-        s.send(Error(stream_id=flow.sid, error_code=INVALID, data=f"request N {n} violates {RULE_3_9}".encode()))
+        s.send(stream_error(s.config.profile, flow.sid, INVALID, f"request N {n} violates {RULE_3_9}"))
         s.stop_flow(flow)
 
     def sendable(self, s: Session, flow: Flow) -> int:

@@ -17,9 +17,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 from typing import Any
 
-from rsio_tck.bindings.rsocket.endpoint import Endpoint, EndpointState, SetupRejected, default_setup
+from rsio_tck.bindings.rsocket.endpoint import Endpoint, EndpointState, SetupRejected, default_setup, stream_error
 from rsio_tck.bindings.rsocket.frames import (
     REJECTED,
     Cancel,
@@ -76,6 +77,10 @@ class Session:
         self.ready: asyncio.Future[None] = self.loop.create_future()  # SETUP accepted (server) or sent (client)
         with contextlib.suppress(AttributeError, NotImplementedError):
             writer.transport.set_write_buffer_limits(config.write_high, config.write_high // 4)  # type: ignore[attr-defined]
+        sock = writer.get_extra_info("socket")
+        if sock is not None and config.socket_send_buffer:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, config.socket_send_buffer)
 
     # -- running ---------------------------------------------------------------------------
 
@@ -209,8 +214,8 @@ class Session:
         kind = "response" if isinstance(frame, RequestResponse) else "channel" if isinstance(
             frame, RequestChannel) else "stream"
         if len(self.flows) >= self.config.max_streams:
-            self.send(Error(stream_id=sid, error_code=REJECTED,
-                            data=f"more than {self.config.max_streams} streams on this connection".encode()))
+            self.send(stream_error(self.config.profile, sid, REJECTED,
+                                   f"more than {self.config.max_streams} streams on this connection"))
             return
         resolved = publishers.resolve(frame.data, self.config.fnf_counts)
         name = frame.data.decode("utf-8", "replace")
@@ -340,7 +345,7 @@ class Session:
         """Run a step; a ProtocolViolation raised by a checked send is a bug of this peer: the connection ends."""
         try:
             return function(*args)
-        except ProtocolViolation as violation:
+        except (ProtocolViolation, ValueError) as violation:  # ValueError: a frame its wire cannot carry
             log.error("rsocket connection #%d: the reference peer broke a rule: %s", self.number, violation)
             self.end_reason = f"internal error: the reference peer broke a rule: {violation}"
             return None

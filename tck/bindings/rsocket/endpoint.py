@@ -538,9 +538,11 @@ class Endpoint:
             return
         if self._grants:
             if self._granted_left <= 0 or self.now >= self._granted_until:
-                if not isinstance(frame, RequestFnf):
+                answered = not isinstance(frame, RequestFnf) and not self.draft  # the draft ignores it (seed 001)
+                if answered:
                     self.send(Error(stream_id=sid, error_code=REJECTED, data=b"request beyond the lease"), check=False)
-                self._ignore(frame, "request beyond the lease granted: ERROR[REJECTED] sent", events, RULE["lease"])
+                why = "ERROR[REJECTED] sent" if answered else "ignored"
+                self._ignore(frame, f"request beyond the lease granted: {why}", events, RULE["lease"])
                 return
             self._granted_left -= 1
             if self._granted_left <= self.lease_grant[1] // 2:
@@ -598,8 +600,10 @@ class Endpoint:
     }
 
 
-def application_error(stream_id: int, message: str) -> Error:
-    return Error(stream_id=stream_id, error_code=APPLICATION_ERROR, data=message.encode())
+def stream_error(profile: str, stream_id: int, code: int, message: str) -> Error:
+    """ERROR ``code`` on a stream; the draft's ERROR has no code, so there it is always APPLICATION_ERROR."""
+    return Error(stream_id=stream_id, error_code=APPLICATION_ERROR if profile == "reactivesocket-draft" else code,
+                 data=message.encode())
 
 
-__all__ = ["Endpoint", "EndpointState", "SetupRejected", "StreamRecord", "application_error", "default_setup"]
+__all__ = ["Endpoint", "EndpointState", "SetupRejected", "StreamRecord", "default_setup", "stream_error"]
