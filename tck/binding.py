@@ -214,6 +214,10 @@ class ScenarioAdapter(Protocol):
         """The test publishers' element bytes for integer ``value`` (RS-IO msgpack; RSocket decimal text)."""
         ...
 
+    def element_value(self, data: bytes) -> int | None:
+        """The integer a test publisher's element holds (any encoding the binding allows), or None."""
+        ...
+
     def goodbye(self, reason: str) -> list[Any]:
         """The frames of the kit's orderly close before it closes the transport (may be none)."""
         ...

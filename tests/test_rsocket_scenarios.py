@@ -16,11 +16,12 @@ from rsio_tck.scenarios import RunConfig, Verdict, load_directory, run_suite
 from rsio_tck.scenarios.loader import applies_to
 
 WAIT = 10.0  # seconds the peer's connections may take to end
-# Deviations of the reference peer the suite finds today, each with the owner told (see the report):
-# in the draft profile the peer closes on a request N of 0 without the ERROR RS-FLOW-3 asks for.
-KNOWN_WARNINGS = {"reactivesocket-draft": {"RSFLOW-005", "RSFLOW-006"}, "rsocket-1.0": set()}
-# Contract rules the RSocket binding does not translate yet (the report names them to its owner).
-UNTRANSLATED = {"TCK-5"}
+# Judge gaps the suite finds on the correct peer today (reported to the judge's owner): the test-publisher
+# contract (RS-TCK-*) calls the ERROR that answers a request N of 0 (RS-FLOW-3's pass) a failing publisher,
+# and does not know bindings.md's request-response publisher tck/fnf-count.  Each is held to its rule.
+KNOWN_JUDGE_GAPS = {"RSFLOW-005": "RS-TCK-2", "RSFLOW-006": "RS-TCK-2", "RSIM-011": "RS-TCK-5"}
+# Contract rules the RSocket binding does not translate (none today).
+UNTRANSLATED: set[str] = set()
 
 
 def adapter() -> Any:
@@ -124,10 +125,14 @@ def test_the_rsocket_suite_passes_on_the_reference_peer(profile: str) -> None:
             return await run_suite(scenarios, config, jobs=4)
 
     results = asyncio.run(run())
+
+    def judge_gap(r: Any) -> bool:
+        gap = KNOWN_JUDGE_GAPS.get(r.id)
+        return gap is not None and not r.failures and {f.rule for f in r.findings if f.side.value == "server"} == {gap}
+
     bad = [f"{r.id}: {r.verdict.value} {r.reason} {[(f.rule, f.got) for f in r.failures]} "
            f"{[f.message for f in r.findings]}"
-           for r in results if r.verdict not in (Verdict.PASS, Verdict.SKIP)
-           and not (r.verdict is Verdict.WARN and r.id in KNOWN_WARNINGS[profile])]
+           for r in results if r.verdict not in (Verdict.PASS, Verdict.SKIP) and not judge_gap(r)]
     assert not bad, "\n".join(bad)
     skipped = [r for r in results if r.verdict is Verdict.SKIP]
     assert all("profile" in r.reason for r in skipped)  # only scenarios of the other profile skip

@@ -1,13 +1,16 @@
 """The kit's end of one scenario connection: records, judges and sorts what arrives.
 
-Theory of operation: ``KitSession`` owns the socket.  Everything the kit sends
-is recorded (trace, transcript, monitor) *before* it is written, and
-everything received is recorded when decoded, so the monitor sees a causally
-sound order.  Received frames are sorted into per-key inboxes that the scenario
-steps wait on: the connection (hellos, goodbye, close), target-initiated
-subscribes, the kit's subscriptions (elements joined from parts and unpacked
-from packed frames), and the target's subscriptions (request, cancel).  Every
-wait has a deadline.
+Theory of operation: ``KitSession`` owns the socket of one connection on one
+binding.  Everything the kit sends is recorded (trace, transcript, monitor)
+*before* it is written, and everything received is recorded when decoded, so
+the monitor sees a causally sound order.  The binding's scenario adapter
+(``rsio_tck.binding.ScenarioAdapter``, one per connection) turns each received
+frame into events, which are sorted into per-key inboxes that the scenario steps
+wait on: the connection (hellos, goodbye, close), target-initiated subscribes,
+the kit's subscriptions (elements whole, however the wire carried them), and the
+target's subscriptions (request, cancel).  The adapter also says what the kit's
+own frames imply, what the binding answers by itself (sent after each read) and
+what the kit sends on a timer (RSocket's keepalive).  Every wait has a deadline.
 
 Bounds (per connection; a flooding target gets the same memory as a polite one):
 

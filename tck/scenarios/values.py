@@ -6,7 +6,8 @@ constructors: ``{hex: "0102"}``, ``{utf8: "text"}``, ``{msgpack: value}``,
 (integers added), and
 ``{int: n}``: the binding's test-publisher element for the integer n (RS-IO:
 MessagePack; RSocket: decimal text), encoded by the function the step context
-binds under the reserved variable name ``ELEMENT``.
+binds under the reserved variable name ``ELEMENT``; as a matcher it reads the
+element back (``ELEMENT_VALUE``) and compares integers.
 
 Matchers (in ``expect``) are values (exact match) or one-key maps:
 ``any``, ``{range: [lo, hi]}``, ``{contains: text}``, ``{nonempty: true}``,
@@ -29,6 +30,17 @@ CONSTANTS: dict[str, Any] = {"MAX": 2**63 - 1, "MAX64": 2**64 - 1, "OVER": 2**63
 # The variables key of the binding's element encoder (int -> bytes); not a valid ${name}, so no
 # scenario can bind or read it.  Without it, ``{int: n}`` is the MessagePack encoding (RS-IO's).
 ELEMENT = "element bytes"
+# The variables key of the binding's element reader (bytes -> int or None): ``{int: n}`` as a matcher
+# compares integers, so any encoding of n the binding allows matches (RS-IO: MessagePack of any width).
+ELEMENT_VALUE = "element value"
+
+
+def _msgpack_int(data: bytes) -> int | None:
+    try:
+        value = msgpack.unpackb(data, raw=False)
+    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -116,7 +128,13 @@ def matches(pattern: Any, value: Any, variables: dict[str, Any]) -> bool:
         if key == "decimal" and isinstance(value, bytes):
             text = value.decode("ascii", errors="replace")
             return text.lstrip("-").isdigit() and matches(arg, int(text), variables)
-        if key in ("hex", "utf8", "zeros", "large", "var", "int", "sum"):
+        if key == "int":
+            if not isinstance(value, bytes):
+                return False
+            read = variables.get(ELEMENT_VALUE) or _msgpack_int
+            number = read(value)
+            return number is not None and number == int(resolve(arg, variables))
+        if key in ("hex", "utf8", "zeros", "large", "var", "sum"):
             return bool(resolve(pattern, variables) == value)
     if isinstance(pattern, dict):
         return (

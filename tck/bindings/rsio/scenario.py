@@ -134,6 +134,14 @@ class RsioScenarioAdapter:
     def element(self, value: int) -> bytes:
         return msgpack.packb(value)  # type: ignore[no-any-return]
 
+    def element_value(self, data: bytes) -> int | None:
+        """The integer an element holds, in any MessagePack width (rsio-v0 lets a publisher choose)."""
+        try:
+            value = msgpack.unpackb(data, raw=False)
+        except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
+            return None
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
     # -- keys ---------------------------------------------------------------------------
 
     def kit_key(self, subscriber: Any) -> Key:

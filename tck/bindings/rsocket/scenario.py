@@ -156,6 +156,11 @@ class RSocketScenarioAdapter:
     def element(self, value: int) -> bytes:
         return str(value).encode("ascii")
 
+    def element_value(self, data: bytes) -> int | None:
+        """The integer of an element: its decimal text (bindings.md section 2), or None."""
+        text = data.decode("ascii", errors="replace")
+        return int(text) if text.lstrip("-").isdigit() and text[:1] != "+" else None
+
     def replies(self) -> list[Any]:
         out, self._replies = self._replies, []
         return out
