@@ -111,7 +111,8 @@ class Client:
             self.sent += data
             self.log.append((Side.CLIENT, data, asyncio.get_running_loop().time()))
             self.writer.write(data)
-            await asyncio.wait_for(self.writer.drain(), WAIT)
+            with contextlib.suppress(ConnectionResetError, BrokenPipeError):  # the peer may have closed
+                await asyncio.wait_for(self.writer.drain(), WAIT)
 
     async def until(self, done: Callable[[list[Any]], bool]) -> list[Any]:
         """Read until ``done(events so far)``; every event since the start of this client."""
@@ -119,7 +120,10 @@ class Client:
             while not done(self.events):
                 if self.eof:
                     raise ConnectionEnded(self)
-                data = await self.reader.read(65536)
+                try:
+                    data = await self.reader.read(65536)
+                except ConnectionResetError:  # the peer closed while bytes of ours were unread: an end too
+                    data = b""
                 if not data:
                     self.eof = True
                     self.events += self.ep.receive_eof()
@@ -603,7 +607,8 @@ def test_judge_gaps(gap: str) -> None:
 
 
 def test_a_client_that_does_not_read_stops_production() -> None:
-    """tck/infinite with all the demand RSocket can give, to a client that reads nothing: production waits."""
+    """tck/infinite with all the demand RSocket can give, to a client that reads nothing: production waits,
+    and the client's CANCEL is still read and honoured."""
     async def main() -> tuple[int, int]:
         sessions: list[Session] = []
         config = PeerConfig(write_high=64 * 1024)
@@ -633,9 +638,47 @@ def test_a_client_that_does_not_read_stops_production() -> None:
 
             sent = await asyncio.wait_for(stalled(), WAIT)
             buffered = sessions[0].writer.transport.get_write_buffer_size()
+
+            async def cancelled() -> None:  # a CANCEL gets through while the peer's writer is saturated
+                await c.send(Cancel(stream_id=1))
+                while 1 in sessions[0].flows:
+                    await asyncio.sleep(0.05)
+
+            await asyncio.wait_for(cancelled(), WAIT)
             sessions[0].close("test over")
             await c.close()
             return sent, buffered
     sent, buffered = asyncio.run(main())
     assert buffered <= 64 * 1024 + 256 * 16  # the high-water mark, plus at most one batch of small elements
     assert 0 < sent < 200_000  # bounded by the socket buffers and the high-water mark, not by the demand
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_fragmented_request_is_served(profile: str) -> None:
+    async def main() -> None:
+        async with running_peer(PeerConfig(profile=profile)) as port:
+            c = await Client.connect(port, profile)
+            request = RequestStream(stream_id=1, initial_request_n=5, data=b"tck/range?start=3&count=2")
+            if profile == "rsocket-1.0":
+                c.ep.send(request, fragment_size=4)  # the name arrives in 7 fragments
+            else:  # the draft's requests have no F flag: only PAYLOADs fragment there
+                c.ep.send(request)
+            await c.flush()
+            assert elements(await c.ended(1)) == [b"3", b"4"]
+            await c.close()
+            assert findings(c, profile) == []
+    run(main)
+
+
+def test_an_element_larger_than_a_frame_is_fragmented_without_an_mtu() -> None:
+    async def main() -> None:
+        config = PeerConfig(limits=replace(PeerConfig().limits, max_frame=4096), freedoms=False)
+        async with running_peer(config) as port:
+            c = await Client.connect(port)
+            await c.send(RequestResponse(stream_id=1, data=b"tck/large?size=10000&count=1"))
+            assert elements(await c.ended(1)) == [large_bytes(0, 0, 10000)]
+            raw = get_profile("rsocket-1.0").decoder().feed(bytes(c.received))
+            assert len(raw) == 3 and all(len(get_profile("rsocket-1.0").encode_frame(f)) <= 4096 for f in raw)
+            await c.close()
+            assert findings(c) == []
+    run(main)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from test_peer_rsocket import running_peer
 from rsio_tck.bindings.rsocket.endpoint import Endpoint
 from rsio_tck.bindings.rsocket.frames import Keepalive, Payload, RequestN, RequestStream, Setup
 from rsio_tck.errors import Side
+from rsio_tck.monitor import Monitor
 from rsio_tck.reference_peer import rsocket as peer
 from rsio_tck.reference_peer.rsocket import PeerConfig
 from rsio_tck.reference_peer.rsocket.client import connect as client_connect
@@ -145,3 +147,63 @@ def test_client_keeps_alive_and_serves_the_servers_requests() -> None:
     seen = asyncio.run(main())
     assert [e.data for e in seen if isinstance(e, Payload) and e.next] == [b"0", b"1", b"2"]
     assert any(isinstance(e, Keepalive) and e.respond for e in seen)
+
+
+async def _logging_proxy(target_port: int, log: list[tuple[Side, bytes, float]]) -> asyncio.Server:
+    """A TCP relay to ``target_port`` that logs every byte each way, in the order it relays them."""
+    loop = asyncio.get_running_loop()
+
+    async def pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, side: Side) -> None:
+        try:
+            while data := await reader.read(65536):
+                log.append((side, data, loop.time()))
+                writer.write(data)
+                await writer.drain()
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            with contextlib.suppress(ConnectionError, OSError, RuntimeError):
+                writer.write_eof()
+
+    async def relay(client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
+        server_reader, server_writer = await asyncio.open_connection("127.0.0.1", target_port)
+        await asyncio.gather(pump(client_reader, server_writer, Side.CLIENT),
+                             pump(server_reader, client_writer, Side.SERVER))
+        client_writer.close()
+        server_writer.close()
+
+    return await asyncio.start_server(relay, "127.0.0.1", 0)
+
+
+def client_rules(config: PeerConfig) -> set[str]:
+    """The rules the monitor finds the peer as client breaking in one request-response through a logging relay."""
+    async def main() -> list[tuple[Side, bytes, float]]:
+        log: list[tuple[Side, bytes, float]] = []
+        async with running_peer(PeerConfig(profile=config.profile)) as port:
+            proxy = await _logging_proxy(port, log)
+            async with proxy:
+                url = f"tcp://127.0.0.1:{proxy.sockets[0].getsockname()[1]}"
+                session, task = await client_connect(url, config)
+                with contextlib.suppress(asyncio.TimeoutError, ConnectionError):
+                    await run_interaction(session, "response", "tck/range?count=1", 1, timeout=WAIT)
+                session.close("done")
+                await asyncio.wait_for(task, WAIT)
+        return log
+    log = asyncio.run(main())
+    monitor = Monitor(config.profile, binding="rsocket")
+    start = log[0][2] if log else 0.0
+    for side, data, t in log:
+        monitor.observe(side, data, t - start)
+    assert any(side is Side.SERVER for side, _, _ in log)  # the server answered: the exchange took place
+    return {f.rule for f in monitor.findings if f.side is Side.CLIENT}
+
+
+@pytest.mark.parametrize("name", sorted(n for n in peer.FAULTS if n.startswith("client-")))
+def test_client_fault_breaks_exactly_its_rule(name: str) -> None:
+    assert client_rules(PeerConfig(faults=(name,))) == {peer.FAULTS[name].rule}
+
+
+@pytest.mark.parametrize("profile", ["rsocket-1.0", "reactivesocket-draft"])
+def test_fault_free_client_draws_no_finding(profile: str) -> None:
+    assert client_rules(PeerConfig(profile=profile)) == set()
+    assert client_rules(PeerConfig(profile=profile, lease=True)) == set()

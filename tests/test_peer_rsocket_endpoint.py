@@ -150,3 +150,15 @@ def test_unsupported_version_and_lifetime() -> None:
     assert watched.tick(0.5) == []
     closed = watched.tick(1.5)
     assert isinstance(closed[0], ConnectionClosed) and watched.state is EndpointState.CLOSED
+
+
+def test_resume_is_refused() -> None:
+    from rsio_tck.bindings.rsocket.frames import REJECTED_RESUME, REJECTED_SETUP, Resume
+
+    server = Endpoint(Side.SERVER)
+    events = server.receive_data(server.encode(Resume(resume_token=b"t", last_received_server_position=0,
+                                                      first_available_client_position=0)))
+    assert isinstance(events[0], SetupRejected) and events[0].error_code == REJECTED_RESUME
+    server = Endpoint(Side.SERVER)
+    events = server.receive_data(server.encode(replace(default_setup("rsocket-1.0"), resume_token=b"t")))
+    assert isinstance(events[0], SetupRejected) and events[0].error_code == REJECTED_SETUP

@@ -25,12 +25,14 @@ from rsio_tck.bindings.rsocket.frames import (
     Cancel,
     Error,
     Keepalive,
+    MetadataPush,
     Payload,
     RequestChannel,
     RequestFnf,
     RequestN,
     RequestResponse,
     RequestStream,
+    Resume,
 )
 from rsio_tck.errors import Side
 from rsio_tck.protocol.events import ConnectionClosed, Ignored, ProtocolError
@@ -300,6 +302,51 @@ async def publishers_tour(port: int) -> Client:
     return c
 
 
+async def metadata_push(port: int) -> Client:
+    c = await connect(port)
+    await c.send(MetadataPush(metadata=b"hello"))
+    await _barrier(c)
+    return c
+
+
+async def unknown_type_ignorable(port: int) -> Client:
+    """A frame of type 0x30 with the I flag: the receiver ignores it."""
+    c = await connect(port)
+    if PROFILE.get() == "rsocket-1.0":
+        await c.send_raw(b"\x00\x00\x06" + b"\x00\x00\x00\x00" + (0x30 << 10 | 0x200).to_bytes(2, "big"))
+    else:  # the draft: length (with itself), version 0, flags I, 16-bit type, 64-bit stream id
+        await c.send_raw((16).to_bytes(4, "big") + b"\x00\x80" + (0x30).to_bytes(2, "big") + bytes(8))
+    await _barrier(c)
+    return c
+
+
+async def bad_metadata_ignorable(port: int) -> Client:
+    """A PAYLOAD with the I flag whose metadata length runs past the frame: the receiver ignores it."""
+    c = await connect(port)
+    header = (0x0A << 10 | 0x200 | 0x100 | 0x20).to_bytes(2, "big")
+    await c.send_raw(b"\x00\x00\x0b" + (1).to_bytes(4, "big") + header + b"\x00\x01\x00" + b"ab")
+    await _barrier(c)
+    return c
+
+
+async def draft_bad_metadata(port: int) -> Client:
+    """The draft: a CANCEL whose metadata length (256) runs past the frame; the receiver ignores it."""
+    c = await connect(port)
+    await c.send_raw((20).to_bytes(4, "big") + b"\x00\x40" + (0x16).to_bytes(2, "big") + (99).to_bytes(8, "big")
+                     + b"\x00\x00\x01\x00")
+    await _barrier(c)
+    return c
+
+
+async def resume_first(port: int) -> Client:
+    c = await connect(port, setup=False)
+    c.ep.send(Resume(resume_token=b"token", last_received_server_position=0, first_available_client_position=0),
+              check=False)
+    await c.flush()
+    await _ended(c)
+    return c
+
+
 async def until_closed_after_setup(port: int) -> Client:
     c = await connect(port)
     await _ended(c)
@@ -360,6 +407,14 @@ TRIGGERS: dict[str, Trigger] = {
     "tck-unknown-completes": publishers_tour,
     "tck-response-second-element": publishers_tour,
     "tck-echo-drops-first": publishers_tour,
+    "tck-push-closes": metadata_push,
+    "ignore-flag-answered": unknown_type_ignorable,
+    "ignore-bad-metadata-answered": bad_metadata_ignorable,
+    "resume-ok-unasked": just_setup,
+    "resume-refused-with-setup-code": resume_first,
+    "frame-over-limit": until_closed_after_setup,
+    "draft-header-version": until_closed_after_setup,
+    "draft-bad-metadata-answered": draft_bad_metadata,
 }
 # Triggers the fault-free peer must come through without a finding (those needing a faulty peer to end are left out).
 # (subscribe_back_lease never completes against a correct peer: it waits for the lease this client never grants).
@@ -390,7 +445,8 @@ def server_rules(config: PeerConfig, trigger: Trigger, *, contract: bool = True)
 
 
 def test_every_fault_has_a_trigger() -> None:
-    assert set(TRIGGERS) == set(FAULTS)
+    """Every fault of the peer as server; those of the peer as client are judged in test_peer_rsocket_client."""
+    assert set(TRIGGERS) == {name for name in FAULTS if not name.startswith("client-")}
 
 
 # Faults the monitor cannot see yet, each for a reason in the judge (strict: the test fails once it sees them).
@@ -409,16 +465,26 @@ DRAFT_NOT_APPLICABLE = {
     "error-connection-code-on-stream": _CODES, "error-stream-code-on-zero": _CODES, "error-reserved-code": _CODES,
     "error-setup-code-after-accept": _CODES, "error-null-terminated": "RS-ERROR-7 is 1.0-only",
     "error-frames-after-connection-error": "its trigger " + _RAW, "error-silent-close": "its trigger " + _RAW,
-    **{name: _RAW for name in TRIGGERS if name.startswith("frame-")},
+    **{name: _RAW for name in TRIGGERS if name.startswith("frame-") and name != "frame-over-limit"},
+    "ignore-bad-metadata-answered": "its trigger " + _RAW + " (the draft's own rule is RS-DRAFT-2)",
+    "resume-ok-unasked": "the draft has no resumption", "resume-refused-with-setup-code": "the draft has no resumption",
 }
-DRAFT_CLEAN_NOT_APPLICABLE = {"wrong_version", "malformed", "bad_metadata_length", "channel"}
+# Faults of the draft's own framing, with no form on rsocket-1.0.
+V1_NOT_APPLICABLE = {
+    "frame-over-limit": "rsocket-1.0's 24-bit length cannot exceed the 16,777,215-byte limit",
+    "draft-header-version": "rsocket-1.0's header carries no version",
+    "draft-bad-metadata-answered": "rsocket-1.0's own rule for it is RS-IGNORE-2 (with the I flag) or RS-FRAME-5",
+}
+V1_CLEAN_NOT_APPLICABLE = {"draft_bad_metadata"}
+DRAFT_CLEAN_NOT_APPLICABLE = {"wrong_version", "malformed", "bad_metadata_length", "channel", "bad_metadata_ignorable",
+                              "resume_first"}
 
 
 def _cases() -> list[Any]:
     cases = []
     for profile in ("rsocket-1.0", "reactivesocket-draft"):
         for name in sorted(TRIGGERS):
-            if profile != "rsocket-1.0" and name in DRAFT_NOT_APPLICABLE:
+            if name in (V1_NOT_APPLICABLE if profile == "rsocket-1.0" else DRAFT_NOT_APPLICABLE):
                 continue
             marks = [pytest.mark.xfail(strict=True, reason=FAULT_GAPS[name])] if name in FAULT_GAPS else []
             cases.append(pytest.param(profile, name, marks=marks, id=f"{profile}-{name}"))
@@ -434,6 +500,15 @@ def test_fault_breaks_exactly_its_rule(profile: str, name: str) -> None:
 
 @pytest.mark.parametrize("profile, trigger", [
     pytest.param(profile, t, id=f"{profile}-{n}") for profile in ("rsocket-1.0", "reactivesocket-draft")
-    for n, t in CLEAN_TRIGGERS if profile == "rsocket-1.0" or n not in DRAFT_CLEAN_NOT_APPLICABLE])
+    for n, t in CLEAN_TRIGGERS
+    if n not in (V1_CLEAN_NOT_APPLICABLE if profile == "rsocket-1.0" else DRAFT_CLEAN_NOT_APPLICABLE)])
 def test_fault_free_peer_draws_no_finding(profile: str, trigger: Trigger) -> None:
     assert server_rules(PeerConfig(profile=profile, lease_requests=2), trigger) == set()
+
+
+@pytest.mark.parametrize("profile", ["rsocket-1.0", "reactivesocket-draft"])
+@pytest.mark.parametrize("seed", range(6))
+def test_fault_free_peer_draws_no_finding_whatever_its_freedoms(profile: str, seed: int) -> None:
+    """Seeded legal freedoms (N|C or a separate C, chunked writes, fragment sizes under a small MTU)."""
+    config = PeerConfig(profile=profile, seed=seed, mtu=64, lease_requests=2)
+    assert server_rules(config, publishers_tour) == set()

@@ -87,6 +87,9 @@ def make_config(args: argparse.Namespace) -> PeerConfig:
     mtu = getattr(args, "mtu", None)
     if mtu is not None and mtu < 64:
         raise ValueError(f"--mtu {mtu}: at least 64 bytes")
+    keepalive = getattr(args, "keepalive", None) or defaults.keepalive_ms
+    if not 0 < keepalive <= 2**31 // 3:
+        raise ValueError(f"--keepalive {keepalive}: between 1 and {2**31 // 3} ms")
     faults = tuple(getattr(args, "fault", None) or ())
     unknown = [name for name in faults if name not in FAULTS]
     if unknown:
@@ -95,7 +98,9 @@ def make_config(args: argparse.Namespace) -> PeerConfig:
                       freedoms=not getattr(args, "no_freedoms", False),
                       lease_ttl_ms=getattr(args, "lease_ttl", None) or defaults.lease_ttl_ms,
                       lease_requests=getattr(args, "lease_requests", None) or defaults.lease_requests,
-                      enforce_lifetime=bool(getattr(args, "enforce_lifetime", False)))
+                      enforce_lifetime=bool(getattr(args, "enforce_lifetime", False)),
+                      lease=bool(getattr(args, "lease", False)), keepalive_ms=keepalive,
+                      lifetime_ms=3 * keepalive)
 
 
 def list_faults() -> str:

@@ -41,6 +41,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--interaction", choices=INTERACTIONS, default="stream", help="with --connect: what to request")
     p.add_argument("--name", default="tck/range?count=10", help="with --connect: the publisher name")
     p.add_argument("--request", type=int, default=16, help="with --connect: request N (and each later batch)")
+    p.add_argument("--lease", action="store_true", help="with --connect: the SETUP asks for leases")
+    p.add_argument("--keepalive", type=int, default=PeerConfig().keepalive_ms, metavar="MS",
+                   help="with --connect: the SETUP's keepalive interval (ms; max lifetime is three times it)")
     p.add_argument("--fault", action="append", default=[], metavar="NAME", help="switch on a fault (repeatable)")
     p.add_argument("--seed", type=int, default=0, help="seed of the freedoms' choices (default 0)")
     p.add_argument("--no-freedoms", action="store_true", help="one fixed habit instead of seeded freedoms")

@@ -12,7 +12,6 @@ import asyncio
 from dataclasses import dataclass, field
 
 from rsio_tck.bindings.rsocket.frames import (
-    Payload,
     RequestChannel,
     RequestFnf,
     RequestN,
@@ -120,4 +119,4 @@ async def run_client(url: str, config: PeerConfig, interaction: str, name: str, 
         await asyncio.wait_for(task, timeout)
 
 
-__all__ = ["INTERACTIONS", "Collector", "Outcome", "Payload", "connect", "run_client", "run_interaction"]
+__all__ = ["INTERACTIONS", "Collector", "Outcome", "connect", "run_client", "run_interaction"]

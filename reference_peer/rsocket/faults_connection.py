@@ -15,8 +15,11 @@ from rsio_tck.bindings.rsocket.frames import (
     Keepalive,
     Lease,
     MetadataPush,
+    Resume,
+    ResumeOk,
     Setup,
 )
+from rsio_tck.errors import Side
 from rsio_tck.protocol.events import ProtocolError
 
 from ..sources import End
@@ -278,3 +281,90 @@ endpoint_override("error-silent-close", "RS-ERROR-8",
                    "closes on malformed input (an invalid metadata length) without sending ERROR[CONNECTION_ERROR]",
                    "_fail", _silent_close)
 
+
+
+push_closes = fault("tck-push-closes", "RS-TCK-8", "answers a METADATA_PUSH with ERROR[CONNECTION_ERROR] and closes")
+
+
+@push_closes.on("on_metadata_push")
+def _push_closes(p: Policy, base: Base, s: Session, frame: MetadataPush) -> None:
+    s.send_unchecked(Error(stream_id=0, error_code=CONNECTION_ERROR, data=b"no metadata push here"))
+    s.close("fault tck-push-closes")
+
+
+def _answer_ignored(rule: str) -> Callable[[Any], Callable[..., None]]:
+    """An override of the endpoint's ``_ignore``: frames ``rule`` says to ignore get ERROR[CONNECTION_ERROR]."""
+    def make(parent: Callable[..., None]) -> Callable[..., None]:
+        def ignore(self: Endpoint, frame: Any, why: str, events: list[Any], rule_: str = "RS-UNEXPECTED-1") -> None:
+            if rule_ != rule:
+                parent(self, frame, why, events, rule_)
+                return
+            self.send(Error(stream_id=0, error_code=CONNECTION_ERROR, data=f"not understood: {why}".encode()),
+                      check=False)
+            self.state = EndpointState.CLOSED
+        return ignore
+    return make
+
+
+endpoint_override("ignore-flag-answered", "RS-IGNORE-1",
+                  "answers a frame of an unknown type with the I flag with ERROR[CONNECTION_ERROR]", "_ignore",
+                  _answer_ignored("RS-IGNORE-1"))
+endpoint_override("ignore-bad-metadata-answered", "RS-IGNORE-2",
+                  "answers a frame with the I flag and an invalid metadata length with ERROR[CONNECTION_ERROR]",
+                  "_ignore", _answer_ignored("RS-IGNORE-2"))
+endpoint_override("draft-bad-metadata-answered", "RS-DRAFT-2",
+                  "reactivesocket-draft: answers a frame whose metadata length does not fit with ERROR[CONNECTION_ERROR]",
+                  "_ignore", _answer_ignored("RS-DRAFT-2"))
+
+resume_ok = fault("resume-ok-unasked", "RS-RESUME-3", "sends RESUME_OK after accepting a SETUP (no RESUME asked)")
+
+
+@resume_ok.on("after_setup")
+def _resume_ok(p: Policy, base: Base, s: Session, setup: Setup) -> None:
+    base(s, setup)
+    s.send_unchecked(ResumeOk(last_received_client_position=0))
+
+
+def _resume_refused_wrongly(parent: Callable[..., None]) -> Callable[..., None]:
+    def receive_first(self: Endpoint, frame: Any, events: list[Any]) -> None:
+        if not isinstance(frame, Resume):
+            parent(self, frame, events)
+            return
+        self.send(Error(stream_id=0, error_code=REJECTED_SETUP, data=b"no resumption here"), check=False)
+        self.state = EndpointState.CLOSED
+    return receive_first
+
+
+endpoint_override("resume-refused-with-setup-code", "RS-RESUME-4",
+                  "refuses a RESUME with ERROR[REJECTED_SETUP] instead of REJECTED_RESUME", "_receive_first",
+                  _resume_refused_wrongly)
+
+
+# -- the peer as client (the kit's listen mode judges clients) ----------------------------------------------------
+
+
+def _client_setup(name: str, rule: str, description: str,
+                  opening: Callable[[Endpoint, Setup], list[Any]]) -> None:
+    """A fault of the client's opening: ``opening(endpoint, setup)`` gives the frames sent instead of the SETUP."""
+    declared = fault(name, rule, description)
+
+    @declared.on("make_endpoint")
+    def _make(p: Policy, base: Base, s: Session, **options: Any) -> Endpoint:
+        setup = options.get("setup")
+        if s.role is not Side.CLIENT or not isinstance(setup, Setup):
+            return base(s, **options)  # type: ignore[no-any-return]
+        endpoint: Endpoint = base(s, **{**options, "setup": False})
+        for frame in opening(endpoint, setup):
+            endpoint.send(frame, check=False)
+        return endpoint
+
+
+_client_setup("client-keepalive-before-setup", "RS-SETUP-1", "as client: sends a KEEPALIVE before its SETUP",
+              lambda e, setup: [Keepalive(respond=not e.draft, data=b"early"), setup])
+_client_setup("client-setup-twice", "RS-SETUP-2", "as client: sends its SETUP twice", lambda e, setup: [setup, setup])
+_client_setup("client-setup-on-stream", "RS-SETUP-4", "as client: sends its SETUP on stream 1",
+              lambda e, setup: [replace(setup, stream_id=1)])
+_client_setup("client-setup-zero-keepalive", "RS-SETUP-5", "as client: its SETUP has keepalive interval 0",
+              lambda e, setup: [replace(setup, keepalive_interval=0)])
+_client_setup("client-setup-empty-mime", "RS-SETUP-7", "as client: its SETUP names an empty data MIME type",
+              lambda e, setup: [replace(setup, data_mime=b"")])

@@ -227,3 +227,13 @@ def _second_element(p: Policy, base: Base, s: Session, flow: Flow, data: bytes, 
     if flow.kind == "response" and flow.source.available():
         data = flow.source.take(1)[0]
     base(s, flow, data, complete)
+
+
+@no_flags.on("complete_together")
+def _no_flags_separately(p: Policy, base: Base, s: Session, flow: Flow) -> bool:
+    return False  # the stream ends with a PAYLOAD C of its own, where this fault acts
+
+
+@unrequested.on("complete_together")
+def _unrequested_separately(p: Policy, base: Base, s: Session, flow: Flow) -> bool:
+    return False  # the stream ends with a PAYLOAD C of its own, where this fault acts

@@ -124,3 +124,17 @@ def _metadata_late(p: Policy, base: Base, s: Session, flow: Flow, data: bytes, c
         s.forget_flow(flow)
 
 
+
+
+@cut_short.on("complete_together")
+def _cut_short_separately(p: Policy, base: Base, s: Session, flow: Flow) -> bool:
+    return False  # the stream ends with a PAYLOAD C of its own, where this fault acts
+
+
+# -- the draft's own framing (RS-DRAFT, and RS-FRAME-2 where its 31-bit length can exceed the limit) ------------
+
+_raw_after_setup("frame-over-limit", "RS-FRAME-2",
+                 "reactivesocket-draft: announces a frame of 2^24 bytes, over the 16,777,215-byte limit",
+                 lambda s: (2**24 + 4).to_bytes(4, "big") + _header(s, 0x0A, 0, 2))
+_raw_after_setup("draft-header-version", "RS-DRAFT-1", "reactivesocket-draft: a frame whose header has version 1",
+                 lambda s: _frame(s, b"\x01" + _header(s, 0x0B, 0, 0)[1:]))

@@ -64,7 +64,7 @@ def step(s: Session, flow: Flow) -> bool:
                 return False
             last = index == len(elements) - 1
             together = flow.kind == "response" or (
-                last and end is not None and end.error is None and s.freedoms.complete_together())
+                last and end is not None and end.error is None and policy.complete_together(s, flow))
             policy.emit(s, flow, data, together)
     if flow.done:
         return False

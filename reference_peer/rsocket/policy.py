@@ -20,6 +20,7 @@ from rsio_tck.bindings.rsocket.frames import (
     INVALID,
     Cancel,
     Error,
+    MetadataPush,
     Payload,
     RequestFnf,
     RequestN,
@@ -81,6 +82,10 @@ class Policy:
         if complete:
             s.forget_flow(flow)
 
+    def complete_together(self, s: Session, flow: Flow) -> bool:
+        """Whether the stream's last element carries its completion (N|C) or a PAYLOAD C follows: a freedom."""
+        return s.freedoms.complete_together()
+
     def finish(self, s: Session, flow: Flow, end: End) -> None:
         if end.error is None:
             s.send(Payload(stream_id=flow.sid, complete=True))
@@ -93,6 +98,9 @@ class Policy:
 
     def on_fnf(self, s: Session, frame: RequestFnf) -> None:
         publishers.count_fnf(frame.data, s.config.fnf_counts)  # nothing goes back (RS-FNF-1)
+
+    def on_metadata_push(self, s: Session, frame: MetadataPush) -> None:
+        pass  # bindings.md §2: metadata push is ignored; the connection stays up (RS-TCK-8)
 
     def open_channel(self, s: Session, echo: Echo) -> None:
         echo.grant()  # the first REQUEST_N of the channel (RS-CHANNEL-3)

@@ -27,6 +27,7 @@ from rsio_tck.bindings.rsocket.frames import (
     Error,
     Frame,
     Lease,
+    MetadataPush,
     Payload,
     RequestChannel,
     RequestFnf,
@@ -38,7 +39,7 @@ from rsio_tck.bindings.rsocket.frames import (
 from rsio_tck.errors import ProtocolViolation, Side
 from rsio_tck.protocol.events import ConnectionClosed, ProtocolError
 
-from ..sources import COMPLETE, End, QueueSource
+from ..sources import End, QueueSource
 from . import publishers
 from .config import PeerConfig
 from .faults import build_policy
@@ -74,6 +75,7 @@ class Session:
         self._active: dict[int, Flow] = {}
         self._wake = asyncio.Event()
         self.end_reason: str | None = None
+        self._half_closed = False  # close() sent end-of-file; the transport closes once the remote has
         self.ready: asyncio.Future[None] = self.loop.create_future()  # SETUP accepted (server) or sent (client)
         with contextlib.suppress(AttributeError, NotImplementedError):
             writer.transport.set_write_buffer_limits(config.write_high, config.write_high // 4)  # type: ignore[attr-defined]
@@ -107,14 +109,21 @@ class Session:
         return self.end_reason or "closed"
 
     async def _read(self) -> None:
-        while self.open:
+        while True:
             data = await self.reader.read(READ_SIZE)
             if not data:
-                self._guard(self.dispatch, self.endpoint.receive_eof())
+                if self.open:
+                    self._guard(self.dispatch, self.endpoint.receive_eof())
                 break
-            self._guard(self.dispatch, self.endpoint.receive_data(data, now=self.loop.time()))
-            self.flush()
-            await self.writer.drain()
+            if self.open:
+                self._guard(self.dispatch, self.endpoint.receive_data(data, now=self.loop.time()))
+                self.flush()
+                # Reading goes on while production waits for the transport (a CANCEL must get through);
+                # only answers the remote provokes beyond the hard bound make reading wait too.
+                if self.writer.transport.get_write_buffer_size() > 4 * self.config.write_high:
+                    await self.writer.drain()
+            if not self.open:  # ended (here or elsewhere): half-close, drop input until the remote closes too
+                self.close(self.end_reason or "closed")
 
     async def _produce(self) -> None:
         while self.open:
@@ -152,13 +161,15 @@ class Session:
     def send_raw(self, data: bytes) -> None:
         self.endpoint.send_raw(data)
 
-    def fragment_size(self, flow: Flow) -> int | None:
-        """Payload bytes per fragment for ``flow``'s elements: tck/large's part, the MTU, the freedom."""
-        most = flow.part
-        if self.config.mtu is not None:
-            room = self.config.mtu - FRAGMENT_ROOM
-            most = room if most is None else min(most, room)
-        return None if most is None else self.freedoms.fragment_size(most)
+    def fragment_size(self, flow: Flow) -> int:
+        """Payload bytes per fragment for ``flow``'s elements: what the frame limit and the MTU leave,
+        tck/large's part, and the freedom's choice below that (a payload that fits is not cut)."""
+        most = min(self.config.mtu or self.config.limits.max_frame, self.config.limits.max_frame) - FRAGMENT_ROOM
+        if flow.part is not None:
+            most = min(most, flow.part)
+        elif self.config.mtu is None:
+            return most  # only the frame limit: no choice to make
+        return self.freedoms.fragment_size(most)
 
     def flush(self) -> None:
         data = self.endpoint.data_to_send()
@@ -302,6 +313,7 @@ class Session:
     _HANDLERS: dict[type, Any] = {
         Setup: _on_setup,
         RequestFnf: _on_fnf,
+        MetadataPush: lambda s, frame: s.policy.on_metadata_push(s, frame),
         Lease: _on_lease,
         RequestN: _on_request_n,
         Cancel: _on_cancel,
@@ -315,11 +327,25 @@ class Session:
     # -- closing ------------------------------------------------------------------------------
 
     def close(self, reason: str) -> None:
-        """End the connection: RSocket has no goodbye exchange, the transport just closes."""
+        """End the connection: RSocket has no goodbye exchange, the transport just closes.
+
+        Half-close first and close once the remote has closed too (or after ``linger``):
+        closing a socket with unread input resets it, and the reset can destroy what was
+        sent last (an ERROR on stream 0) before the remote reads it.
+        """
         self.end_reason = self.end_reason or reason
         self._wake.set()
         self.flush()
-        self.writer.close()
+        writer = self.writer
+        if writer.is_closing() or self._half_closed:
+            return
+        self._half_closed = True
+        with contextlib.suppress(ConnectionError, OSError, RuntimeError):
+            if writer.can_write_eof():
+                writer.write_eof()
+                self.loop.call_later(self.config.linger, writer.close)
+                return
+        writer.close()
 
     def _teardown(self) -> None:
         for flow in list(self.flows.values()):
@@ -333,10 +359,10 @@ class Session:
         writer = self.writer
         if writer.is_closing():
             return
-        with contextlib.suppress(ConnectionError, OSError, RuntimeError):
+        with contextlib.suppress(ConnectionError, OSError, RuntimeError, asyncio.TimeoutError):
             if writer.can_write_eof():
                 writer.write_eof()
-            await asyncio.wait_for(writer.drain(), 2.0)
+            await asyncio.wait_for(writer.drain(), self.config.linger)
         writer.close()
         with contextlib.suppress(ConnectionError, OSError, asyncio.TimeoutError):
             await asyncio.wait_for(writer.wait_closed(), 2.0)
@@ -360,4 +386,4 @@ async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamW
     return reason
 
 
-__all__ = ["COMPLETE", "Session", "serve_connection"]
+__all__ = ["Session", "serve_connection"]

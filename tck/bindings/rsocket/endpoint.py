@@ -264,7 +264,8 @@ class Endpoint:
         if isinstance(frame, Setup):
             self.setup = frame
             self.lease_required = frame.lease
-            self._next_keepalive = self.now + self._keepalive_seconds(frame)
+            interval = self._keepalive_seconds(frame)
+            self._next_keepalive = self.now + interval if interval > 0 else None  # (0 is illegal: none sent)
             return
         if isinstance(frame, Error) and sid == 0:
             self._close_state(frame.error_code)
@@ -295,10 +296,8 @@ class Endpoint:
         if isinstance(frame, RequestFnf):
             return None
         channel = isinstance(frame, RequestChannel)
-        responder_sends = not isinstance(frame, RequestFnf)
         record = StreamRecord(stream_id=sid, kind=frame.wire_name, local_requester=local_requester,
-                              sending=channel or (not local_requester and responder_sends),
-                              receiving=channel or local_requester)
+                              sending=channel or not local_requester, receiving=channel or local_requester)
         if channel and frame.complete:
             if local_requester:
                 record.sending = False
@@ -366,7 +365,7 @@ class Endpoint:
         self._granted_until = self.now + ttl / 1000
         self._renew_at = self.now + ttl / 2000  # renewed half-way, so a busy requester never waits
         self._granted_left = count
-        self.send(Lease(ttl=ttl, number_of_requests=count))
+        self.send(Lease(ttl=ttl * 10**6 if self.draft else ttl, number_of_requests=count))  # the draft counts ns
 
     # -- receiving ------------------------------------------------------------------------
 
@@ -501,7 +500,7 @@ class Endpoint:
         if frame.stream_id != 0:
             self._ignore(frame, f"LEASE on stream {frame.stream_id}", events)
             return
-        self._lease_until = self.now + frame.ttl / 1000
+        self._lease_until = self.now + frame.ttl / (1e9 if self.draft else 1e3)
         self._lease_left = frame.number_of_requests
         events.append(frame)
 
