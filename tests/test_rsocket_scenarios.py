@@ -141,3 +141,14 @@ def test_the_rsocket_suite_passes_on_the_reference_peer(profile: str) -> None:
     # Every finding the suite raised is RSocket's: no RS-IO rule in an RSocket report.
     assert all(f.rule.startswith("RS-") for r in results for f in r.findings)
     assert all(rule.startswith("RS-") or rule in UNTRANSLATED for r in results for rule in r.rules)
+
+
+def test_loading_refuses_a_contract_scenario_whose_rule_the_binding_does_not_own(tmp_path: Any) -> None:
+    from rsio_tck.scenarios import ScenarioError, load_paths
+
+    path = tmp_path / "c.yaml"
+    path.write_text("- id: CON-001\n  title: a contract scenario citing an RS-IO-only rule\n  binding: contract\n"
+                    "  rules: [HS-1]\n  level: MUST\n  steps:\n    - expect_silence: {}\n")
+    assert [s.id for s in load_paths([path], binding="rsio")] == ["CON-001"]
+    with pytest.raises(ScenarioError, match=r"c.yaml:1: CON-001 cites rule\(s\) binding rsocket does not have: HS-1"):
+        load_paths([path], binding="rsocket")

@@ -176,10 +176,19 @@ def features(binding: str) -> frozenset[str]:
     return frozenset(adapter.features)
 
 
+@cache
+def _binding_rules(binding: str) -> frozenset[str]:
+    """The catalogue's rules ``binding`` owns (all of them if it does not say)."""
+    owned = getattr(get_binding(binding), "rules", None)
+    return frozenset(owned() if owned is not None else RULES)
+
+
 def _check_rules(scenario: Scenario, binding: str) -> None:
+    """Every rule the scenario cites, as ``binding`` names it, exists and is the binding's own: an
+    RSocket report never cites an RS-IO rule."""
     chosen = get_binding(binding)
     cited = [chosen.contract_rule(rule) for rule in scenario.rules + scenario.kit_violations]
-    unknown = [rule for rule in cited if rule not in RULES]
+    unknown = [rule for rule in cited if rule not in RULES or rule not in _binding_rules(binding)]
     if unknown:
         raise ScenarioError(f"{scenario.file}:{scenario.line}: {scenario.id} cites rule(s) binding {binding} "
                             f"does not have: {', '.join(unknown)}")
