@@ -1,16 +1,18 @@
 """The RSocket reference peer over loopback TCP, driven by a small client built from the sans-IO endpoint.
 
 Every interaction and publisher of bindings.md §2 on both wire profiles,
-fragmentation with a small MTU, keepalive, lease, SETUP rejection, and a
-malformed frame closing only its own connection.  Every network wait is bounded
-(``WAIT``); the tests wait on frames, never on time.
+fragmentation under a small MTU, the peer as requester (tck/subscribe) and its
+freedoms; the monitor judges every exchange.  The connection itself (SETUP,
+KEEPALIVE, LEASE, malformed input, a client that stops reading) is in
+``test_peer_rsocket_connection``.  The test client and the helpers here serve
+every ``test_peer_rsocket*`` file.  Every network wait is bounded (``WAIT``);
+the tests wait on frames, never on time.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Any
@@ -18,16 +20,12 @@ from typing import Any
 import pytest
 
 from rsio_tck.bindings.rsocket import get_profile
-from rsio_tck.bindings.rsocket.endpoint import Endpoint, EndpointState, default_setup
+from rsio_tck.bindings.rsocket.endpoint import Endpoint
 from rsio_tck.bindings.rsocket.frames import (
     APPLICATION_ERROR,
-    CONNECTION_ERROR,
     INVALID,
-    UNSUPPORTED_SETUP,
     Cancel,
     Error,
-    Keepalive,
-    Lease,
     MetadataPush,
     Payload,
     RequestChannel,
@@ -35,12 +33,11 @@ from rsio_tck.bindings.rsocket.frames import (
     RequestN,
     RequestResponse,
     RequestStream,
-    SetupError,
 )
 from rsio_tck.errors import Side
 from rsio_tck.monitor import Monitor
 from rsio_tck.protocol.events import ConnectionClosed
-from rsio_tck.reference_peer.rsocket import PeerConfig, Session, serve_connection
+from rsio_tck.reference_peer.rsocket import PeerConfig, serve_connection
 from rsio_tck.testpubs import large_bytes
 
 WAIT = 10.0  # seconds any one network wait may take
@@ -183,7 +180,7 @@ def judged(client: Client, profile: str = "rsocket-1.0", *, closed: bool = True,
 
 
 # Findings the judge makes against the fault-free peer that are the judge's, not the peer's: (rule, words of
-# the message).  test_judge_gaps holds each to the judge (strict xfail): once the judge is fixed, drop it here.
+# the message).  test_peer_rsocket_connection.test_judge_gaps holds each to the judge (strict xfail): once the judge is fixed, drop it here.
 JUDGE_GAPS = {
     "fnf-count": ("RS-TCK-5", "'tck/fnf-count"),  # bindings.md §2 serves tck/fnf-count; the contract calls it unserved
     "request-n-zero": ("RS-TCK-2", "code 0x204"),  # the ERROR that RS-FLOW-3 asks for after a request N of 0
@@ -421,110 +418,6 @@ def test_metadata_push_is_ignored() -> None:
 # -- the connection: SETUP, KEEPALIVE, LEASE, malformed input ------------------------------------------
 
 
-@pytest.mark.parametrize("profile", PROFILES)
-def test_keepalive_is_answered_with_its_data(profile: str) -> None:
-    async def main() -> None:
-        async with running_peer(PeerConfig(profile=profile)) as port:
-            c = await Client.connect(port, profile)
-            await c.send(Keepalive(respond=profile == "rsocket-1.0", data=b"ping"))
-            events = await c.until(lambda ev: any(isinstance(e, Keepalive) for e in ev))
-            answer = next(e for e in events if isinstance(e, Keepalive))
-            assert answer.data == b"ping" and not answer.respond and answer.stream_id == 0
-            await c.close()
-            assert findings(c, profile) == []
-    run(main)
-
-
-def test_lease_is_granted_and_enforced() -> None:
-    async def main() -> None:
-        async with running_peer(PeerConfig(lease_requests=2)) as port:
-            c = await Client.connect(port, setup=default_setup("rsocket-1.0", lease=True))
-            events = await c.until(lambda ev: any(isinstance(e, Lease) for e in ev))
-            lease = next(e for e in events if isinstance(e, Lease))
-            assert lease.number_of_requests == 2 and lease.ttl > 0
-            assert not c.ep.may_request() or c.ep.may_request()  # the client's own view follows the LEASE
-            await c.send(RequestResponse(stream_id=1, data=b"tck/range?count=1"))
-            assert elements(await c.ended(1)) == [b"0"]
-            await c.close()
-            assert findings(c, "rsocket-1.0") == []
-    run(main)
-
-
-def test_lease_violation_is_rejected() -> None:
-    async def main() -> None:
-        async with running_peer(PeerConfig(lease_requests=2)) as port:
-            c = await Client.connect(port, setup=default_setup("rsocket-1.0", lease=True))
-            await c.until(lambda ev: any(isinstance(e, Lease) for e in ev))
-            # The lease is renewed at the peer's next tick once half is used; a burst beyond it is rejected.
-            for sid in (1, 3, 5, 7, 9):
-                c.ep.send(RequestResponse(stream_id=sid, data=b"tck/range?count=1"), check=False)
-            await c.flush()
-            answers = [await c.ended(sid) for sid in (1, 3, 5, 7, 9)]
-            rejected = [a for a in answers if isinstance(a[-1], Error)]
-            assert rejected and all(a[-1].error_code == 0x202 for a in rejected)
-            await c.close()
-            assert findings(c, "rsocket-1.0", Side.SERVER, gap="lease-rejected") == []
-    run(main)
-
-
-@pytest.mark.parametrize("profile", PROFILES)
-def test_unsupported_version_is_rejected(profile: str) -> None:
-    async def main() -> None:
-        async with running_peer(PeerConfig(profile=profile)) as port:
-            setup = replace(default_setup(profile), major_version=2) if profile == "rsocket-1.0" else None
-            c = await Client.connect(port, profile, setup=False)
-            if setup is not None:
-                c.ep.send(setup, check=False)
-                await c.flush()
-                events = await c.until(lambda ev: any(isinstance(e, ConnectionClosed) for e in ev))
-                error = next(e for e in events if isinstance(e, Error))
-                assert error.stream_id == 0 and error.error_code == UNSUPPORTED_SETUP
-            else:  # the draft's header carries the version: a SETUP of version 1 is rejected by SETUP_ERROR
-                raw = bytearray(c.ep.encode(default_setup(profile)))
-                raw[4] = 0x01  # the draft's header (after the 4-byte length) starts with its version
-                await c.send_raw(bytes(raw))
-                events = await c.until(lambda ev: any(isinstance(e, ConnectionClosed) for e in ev))
-                error = next(e for e in events if isinstance(e, SetupError))
-                assert error.error_code == 0x0010  # the draft's UNSUPPORTED_SETUP
-            await c.close()
-            if profile == "rsocket-1.0":  # (the draft's bad header kills the monitor's decoding of the client's
-                assert findings(c, profile, Side.SERVER) == []  # first frame, so it cannot place the refusal)
-    run(main)
-
-
-def test_first_frame_not_setup_is_invalid_setup() -> None:
-    async def main() -> None:
-        async with running_peer(PeerConfig()) as port:
-            c = await Client.connect(port, setup=False)
-            c.ep.send(RequestResponse(stream_id=1, data=b"tck/range?count=1"), check=False)
-            await c.flush()
-            events = await c.until(lambda ev: any(isinstance(e, ConnectionClosed) for e in ev))
-            error = next(e for e in events if isinstance(e, Error))
-            assert error.stream_id == 0 and error.error_code == 0x001
-            await c.close()
-            assert findings(c, "rsocket-1.0", Side.SERVER) == []
-    run(main)
-
-
-def test_malformed_frame_closes_only_that_connection() -> None:
-    async def main() -> None:
-        async with running_peer(PeerConfig()) as port:
-            good = await Client.connect(port)
-            bad = await Client.connect(port)
-            await good.send(RequestStream(stream_id=1, initial_request_n=1, data=b"tck/infinite"))
-            await good.until(lambda ev: len(elements(good.on(1))) == 1)
-            await bad.send_raw(b"\x00\x00\x02\x00\x00")  # a 2-byte frame: shorter than any header
-            events = await bad.until(lambda ev: any(isinstance(e, ConnectionClosed) for e in ev))
-            error = next(e for e in events if isinstance(e, Error))
-            assert error.stream_id == 0 and error.error_code == CONNECTION_ERROR
-            await good.send(RequestN(stream_id=1, request_n=2))
-            await good.until(lambda ev: len(elements(good.on(1))) == 3)
-            assert good.ep.state is EndpointState.OPEN
-            await good.close()
-            await bad.close()
-    run(main)
-
-
 # -- the peer as requester: tck/subscribe --------------------------------------------------------------
 
 
@@ -576,81 +469,6 @@ def test_both_legal_completions_are_exercised() -> None:
                 await c.close()
         return forms
     assert run(main) == {"N|C", "C"}
-
-
-@pytest.mark.parametrize("gap", sorted(JUDGE_GAPS))
-@pytest.mark.xfail(strict=True, reason="a known gap of the judge (JUDGE_GAPS): the fault-free peer draws this finding")
-def test_judge_gaps(gap: str) -> None:
-    async def main() -> list[str]:
-        async with running_peer(PeerConfig(lease_requests=1)) as port:
-            if gap == "lease-rejected":
-                c = await Client.connect(port, setup=default_setup("rsocket-1.0", lease=True))
-                await c.until(lambda ev: any(isinstance(e, Lease) for e in ev))
-                for sid in (1, 3):
-                    c.ep.send(RequestResponse(stream_id=sid, data=b"tck/range?count=1"), check=False)
-                await c.flush()
-                await c.ended(3)
-            elif gap == "fnf-count":
-                c = await Client.connect(port)
-                await c.send(RequestResponse(stream_id=1, data=b"tck/fnf-count?key=k"))
-                await c.ended(1)
-            else:
-                c = await Client.connect(port)
-                await c.send(RequestStream(stream_id=1, initial_request_n=1, data=b"tck/infinite"))
-                await c.until(lambda ev: len(elements(c.on(1))) == 1)
-                c.ep.send(RequestN(stream_id=1, request_n=0), check=False)
-                await c.flush()
-                await c.ended(1)
-            await c.close()
-            return findings(c, side=Side.SERVER)
-    assert asyncio.run(main()) == []
-
-
-def test_a_client_that_does_not_read_stops_production() -> None:
-    """tck/infinite with all the demand RSocket can give, to a client that reads nothing: production waits,
-    and the client's CANCEL is still read and honoured."""
-    async def main() -> tuple[int, int]:
-        sessions: list[Session] = []
-        config = PeerConfig(write_high=64 * 1024)
-
-        async def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            session = Session(reader, writer, config)
-            sessions.append(session)
-            with contextlib.suppress(asyncio.CancelledError):
-                await session.run()
-
-        server = await asyncio.start_server(accepted, "127.0.0.1", 0)
-        async with server:
-            port = server.sockets[0].getsockname()[1]
-            c = await Client.connect(port)
-            c.writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 * 1024)
-            await c.send(RequestStream(stream_id=1, initial_request_n=2**31 - 1, data=b"tck/infinite"))
-            await c.until(lambda ev: len(elements(c.on(1))) > 0)  # production has started; now nothing is read
-
-            async def stalled() -> int:  # the producer waits on the transport: its count stops moving
-                last = -1
-                while True:
-                    flow = sessions[0].flows[1]
-                    if flow.sent == last and sessions[0].writer.transport.get_write_buffer_size() > 0:
-                        return flow.sent
-                    last = flow.sent
-                    await asyncio.sleep(0.05)
-
-            sent = await asyncio.wait_for(stalled(), WAIT)
-            buffered = sessions[0].writer.transport.get_write_buffer_size()
-
-            async def cancelled() -> None:  # a CANCEL gets through while the peer's writer is saturated
-                await c.send(Cancel(stream_id=1))
-                while 1 in sessions[0].flows:
-                    await asyncio.sleep(0.05)
-
-            await asyncio.wait_for(cancelled(), WAIT)
-            sessions[0].close("test over")
-            await c.close()
-            return sent, buffered
-    sent, buffered = asyncio.run(main())
-    assert buffered <= 64 * 1024 + 256 * 16  # the high-water mark, plus at most one batch of small elements
-    assert 0 < sent < 200_000  # bounded by the socket buffers and the high-water mark, not by the demand
 
 
 @pytest.mark.parametrize("profile", PROFILES)

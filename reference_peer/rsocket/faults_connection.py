@@ -15,6 +15,8 @@ from rsio_tck.bindings.rsocket.frames import (
     Keepalive,
     Lease,
     MetadataPush,
+    Payload,
+    RequestResponse,
     Resume,
     ResumeOk,
     Setup,
@@ -368,3 +370,19 @@ _client_setup("client-setup-zero-keepalive", "RS-SETUP-5", "as client: its SETUP
               lambda e, setup: [replace(setup, keepalive_interval=0)])
 _client_setup("client-setup-empty-mime", "RS-SETUP-7", "as client: its SETUP names an empty data MIME type",
               lambda e, setup: [replace(setup, data_mime=b"")])
+_client_setup("client-keepalive-without-r", "RS-KEEPALIVE-4",
+              "as client (rsocket-1.0): follows its SETUP with a KEEPALIVE it initiates without the R flag",
+              lambda e, setup: [setup, Keepalive(respond=False, data=b"no answer wanted")])
+
+
+def _payload_after_request(parent: Callable[..., None]) -> Callable[..., None]:
+    def send(self: Endpoint, frame: Any, *, check: bool = True, fragment_size: int | None = None) -> None:
+        parent(self, frame, check=check, fragment_size=fragment_size)
+        if isinstance(frame, RequestResponse) and self.role is Side.CLIENT:
+            parent(self, Payload(stream_id=frame.stream_id, next=True, data=b"more"), check=False)
+    return send
+
+
+endpoint_override("client-payload-on-request", "RS-STREAM-4",
+                  "as client: follows its REQUEST_RESPONSE with a PAYLOAD of its own on that stream", "send",
+                  _payload_after_request)
