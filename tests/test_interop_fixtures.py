@@ -31,9 +31,10 @@ SOURCES = {  # name -> (server source, client source)
     "rsocket-js-1": ("server.js", "client.js"),
     "rsocket-rust": ("src/bin/server.rs", "src/bin/client.rs"),
 }
-# What interop/smoke.py's probes show for rsocket-py 0.4.20 (interop/NOTES.md): its StreamFromGenerator
-# pulls the next element only on demand, so tck/error's onError waits for a request past the last element.
-RSOCKET_PY_DEVIATIONS = {"error (tck/error?after=2, N=1, then 1)"}
+# What interop/smoke.py's probes show for rsocket-py 0.4.20 (FINDINGS.md): its StreamFromGenerator pulls
+# the next element only on demand, so tck/error's onError waits for a request past the last element; and a
+# zero-length element goes out as a PAYLOAD without the N flag (neither N nor C unless it is the last).
+RSOCKET_PY_DEVIATIONS = {"error (tck/error?after=2, N=1, then 1)", "empty elements (tck/large?size=0&count=3, N=3)"}
 
 
 def load_smoke():
@@ -86,3 +87,7 @@ def test_rsocket_py_server_smoke(monkeypatch, tmp_path):
     assert probes["range-5 (N=5)"].detail == "elements ['0', '1', '2', '3', '4'], complete"
     # The deviation is the one recorded, and nothing worse: element 1 came on demand, the error did not.
     assert probes["error (tck/error?after=2, N=1, then 1)"].detail == "0, then ['1'], None"
+    empty = probes["empty elements (tck/large?size=0&count=3, N=3)"]
+    assert empty.frames == ["PAYLOAD[] b''", "PAYLOAD[] b''", "PAYLOAD[C] b''"], empty.frames
+    # The raw bytes of the first one: frame type 0x0A (PAYLOAD) with no flag at all (0x28 0x00).
+    assert empty.transcript[1] == ("<-", bytes.fromhex("000006 0000000d 2800")), smoke.render_transcript(empty.transcript)

@@ -1,6 +1,6 @@
 """rsocket-py (PyPI rsocket 0.4.20) serving the kit's RSocket test publishers (bindings.md section 2).
 
-Usage: python server.py PORT   (or RSIO_PORT=PORT); listens on 127.0.0.1 only.
+Usage: python server.py PORT   (or RSIO_PORT=PORT; 0: any free port, printed); listens on 127.0.0.1 only.
 Shaped like every interop server: parse the publisher name, one generator of
 elements per publisher, then one handler per interaction.  Request-stream uses
 rsocket-py's own StreamFromGenerator, which pulls from the generator only as
@@ -168,6 +168,7 @@ async def serve(port):
         RSocketServer(TransportTCP(*connection), handler_factory=Handler)
 
     server = await asyncio.start_server(session, "127.0.0.1", port)
+    port = server.sockets[0].getsockname()[1]  # the one the system chose when asked for port 0
     print(f"rsocket-py server listening on 127.0.0.1:{port}", flush=True)
     async with server:
         await server.serve_forever()
