@@ -327,12 +327,13 @@ def load_capabilities(path: Path | None, binding: str | None = None) -> Capabili
 
 
 def read_baseline(path: Path) -> frozenset[str]:
-    """Scenario ids, one per line; ``#`` starts a comment."""
+    """Scenario ids, one per line (``SCENARIO-ID [RULE ...]``: the first word; the rules an entry may
+    name after it are for readers and for tests that hold a target to exact pairs); ``#`` starts a comment."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise GateError(f"baseline {path}: {one_line(exc)}") from None
-    return frozenset(line.split("#", 1)[0].strip() for line in text.splitlines()) - {""}
+    return frozenset(words[0] for line in text.splitlines() if (words := line.split("#", 1)[0].split()))
 
 
 def baseline_warning(path: Path, baseline: frozenset[str], scenarios: Sequence[Scenario], strict: bool) -> str | None:
