@@ -547,7 +547,9 @@ def test_the_codec_tests_malformed_inputs_decode_as_the_kit_decodes_them(tmp_pat
 
 def test_the_malformed_cases_cover_every_rule_a_whole_frame_can_break() -> None:
     breakable = {rule for rule in RSOCKET_RULES if rule.startswith(("RS-FRAME-", "RS-DRAFT-"))}
-    breakable -= {"RS-FRAME-8", "RS-DRAFT-2"}  # the stream ending inside a frame; a frame to ignore
+    # The stream ending inside a frame; a frame to ignore; EXT's Extended Type 0, which decodes and is
+    # judged above the codec (the RSocket judge's model), as the dissector shows the type's value.
+    breakable -= {"RS-FRAME-8", "RS-DRAFT-2", "RS-FRAME-10"}
     assert {rule for _, _, rule in MALFORMED} == breakable
 
 
