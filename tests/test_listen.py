@@ -116,3 +116,19 @@ def test_list_client_tests_names_each_case_and_its_rules() -> None:
     assert done.returncode == 0, done.stderr
     for case in client_tests("rsocket"):
         assert case.name in done.stdout and case.rules[0] in done.stdout
+
+
+def test_listen_mode_on_rsocket_writes_an_rsocket_run_directory(tmp_path: Path) -> None:
+    """The RSocket binding in listen mode, through the command line, with a client that supports no case:
+    every case is a skip, and the run directory is an RSocket one."""
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "rsio_tck.cli", "run", "--binding", "rsocket", "--listen", "tcp://127.0.0.1:0",
+         "--client-command", f"{sys.executable} {HERE / 'listen_clients.py'} unsupported", "--client-test", "fnf",
+         "--min-run", "0", "--report-dir", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (run_dir,) = tmp_path.iterdir()
+    assert json.loads((run_dir / "run.json").read_text())["binding"] == "rsocket"
+    results = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    assert [(r["id"], r["verdict"]) for r in results] == [("CLIENT-rsocket-fnf", "skip")]

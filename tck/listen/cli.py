@@ -80,7 +80,7 @@ def run_listen(listen: str, client_command: str, binding_name: str, profile: str
     named = gate.check_target_name(name) if name else None
     known = gate.read_baseline(baseline) if baseline is not None else frozenset()
     started = time.time()
-    recorder = RunRecorder(directory, target=listen, codec=chosen_profile, started=started,
+    recorder = RunRecorder(directory, target=listen, codec=chosen_profile, binding=binding_name, started=started,
                            target_name=named[0] if named else None, target_version=named[1] if named else None)
 
     def done(result: Any) -> None:
@@ -93,7 +93,7 @@ def run_listen(listen: str, client_command: str, binding_name: str, profile: str
         results = asyncio.run(run_client_tests(cases, client_command, listen, binding, chosen_profile,
                                                serving_peer_factory(binding_name, chosen_profile),
                                                timeout=timeout, on_result=done))
-    except (TargetError, OSError) as exc:
+    except (TargetError, OSError, RuntimeError) as exc:  # RuntimeError: the serving peer did not start
         raise GateError(f"listen mode could not run: {gate.one_line(exc)}", ExitCode.UNRUNNABLE) from None
     finally:
         recorder.close()
