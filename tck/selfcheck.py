@@ -5,6 +5,14 @@ Faulty peer: each fault must fail at least one scenario that cites the rule the
 fault breaks.  The share of faults caught is the mutation score.  The binding's
 peer (``reference_peer.peer_registry``) names its faults and the SHOULD rules it
 departs from on purpose; the embedded peer serves the binding given.
+
+A fault is tried on the binding's profiles in order until caught: the default
+profile first, the others only for a fault it misses (a fault of the draft's own
+wire, RS-DRAFT-*, shows only there), so a fault-free run costs one profile.
+A fault of the peer's client role (its name starts ``client-``) is run through
+listen mode instead: the kit serves the peer's client program
+(``CLIENT_PROGRAMS``) with the fault on, and a client test case citing the
+fault's rule must fail.
 """
 
 from __future__ import annotations
@@ -23,6 +31,11 @@ from .scenarios import RunConfig, Scenario, ScenarioResult, Verdict, load_direct
 NOT_FORCEABLE: dict[str, str] = {
     "BYE-3": "only a target that starts an orderly goodbye on its own can break it; no scenario can make it",
 }
+
+# The reference peer's client program for listen mode, per binding (a module run with ``python -m``);
+# it takes ``--profile`` and ``--fault NAME``.
+CLIENT_PROGRAMS: dict[str, str] = {"rsocket": "rsio_tck.reference_peer.rsocket.testcases"}
+CLIENT_FAULT_PREFIX = "client-"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,18 +75,45 @@ def run_against_peer(scenarios: list[Scenario], codec: str | None = None, faults
         return asyncio.run(run_suite(scenarios, RunConfig(target=url, codec=profile, binding=binding), jobs=jobs))
 
 
+def run_client_faults(faults: tuple[str, ...], profile: str, *, binding: str) -> list[ScenarioResult]:
+    """Listen mode against the peer's client program with ``faults`` on: every client test case."""
+    import sys
+
+    from .listen.cases import client_tests
+    from .listen.cli import serving_peer_factory
+    from .listen.runner import run_client_tests
+
+    command = f"{sys.executable} -m {CLIENT_PROGRAMS[binding]} --profile {profile}"
+    command += "".join(f" --fault {name}" for name in faults)
+    return asyncio.run(run_client_tests(client_tests(binding), command, "tcp://127.0.0.1:0", get_binding(binding),
+                                        profile, serving_peer_factory(binding, profile), timeout=20.0))
+
+
+def is_client_fault(fault: str, binding: str) -> bool:
+    return fault.startswith(CLIENT_FAULT_PREFIX) and binding in CLIENT_PROGRAMS
+
+
 def check_fault(fault: str, rule: str, scenarios: list[Scenario], codec: str | None = None, *,
                 binding: str = DEFAULT_BINDING) -> FaultOutcome:
-    """Run the suite against the peer with ``fault`` switched on.
+    """Run the suite against the peer with ``fault`` switched on, on ``codec`` or else on each profile
+    of the binding in turn until the fault is caught.
 
-    Only the scenarios that cite the fault's rule can catch it (``caught_by``); the others are
-    run too, so ``failed`` shows every scenario the fault disturbs."""
-    results = run_against_peer(scenarios, codec, (fault,), jobs=8, binding=binding)
-    # A warning the peer's own freedoms cause (wide integers) is no sign of the fault.
-    failing = [r for r in results if r.verdict in (Verdict.FAIL, Verdict.WARN) and not freedom_only(r, binding)]
-    failed = tuple(r.id for r in failing)
-    caught = tuple(r.id for r in failing if rule in r.rules)
-    return FaultOutcome(fault, rule, caught, failed)
+    Only the scenarios (client test cases, for a client fault) that cite the fault's rule can catch
+    it (``caught_by``); the others are run too, so ``failed`` shows every one the fault disturbs."""
+    profiles = (codec,) if codec else get_binding(binding).profiles
+    failed: list[str] = []
+    for profile in profiles:
+        if is_client_fault(fault, binding):
+            results = run_client_faults((fault,), profile, binding=binding)
+        else:
+            results = run_against_peer(scenarios, profile, (fault,), jobs=8, binding=binding)
+        # A warning the peer's own freedoms cause (wide integers) is no sign of the fault.
+        failing = [r for r in results if r.verdict in (Verdict.FAIL, Verdict.WARN) and not freedom_only(r, binding)]
+        failed += [r.id for r in failing if r.id not in failed]
+        caught = tuple(r.id for r in failing if rule in r.rules)
+        if caught:
+            return FaultOutcome(fault, rule, caught, tuple(failed))
+    return FaultOutcome(fault, rule, (), tuple(failed))
 
 
 def mutation_score(outcomes: list[FaultOutcome]) -> float:

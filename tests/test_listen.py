@@ -132,3 +132,32 @@ def test_listen_mode_on_rsocket_writes_an_rsocket_run_directory(tmp_path: Path) 
     assert json.loads((run_dir / "run.json").read_text())["binding"] == "rsocket"
     results = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
     assert [(r["id"], r["verdict"]) for r in results] == [("CLIENT-rsocket-fnf", "skip")]
+
+
+RSOCKET_CLIENT = f"{sys.executable} -m rsio_tck.reference_peer.rsocket.testcases"
+
+
+@pytest.mark.parametrize("profile", ["rsocket-1.0", "reactivesocket-draft"])
+def test_the_rsocket_reference_client_passes_every_rsocket_client_test_case(profile: str) -> None:
+    from rsio_tck.listen.cli import serving_peer_factory
+
+    cases = client_tests("rsocket")
+    results = asyncio.run(run_client_tests(cases, f"{RSOCKET_CLIENT} --profile {profile}", "tcp://127.0.0.1:0",
+                                           get_binding("rsocket"), profile, serving_peer_factory("rsocket", profile),
+                                           timeout=20.0))
+    # The draft has no REQUEST_CHANNEL: the client says so (exit 127), the case skips.
+    expected = [(f"CLIENT-rsocket-{c.name}", Verdict.SKIP if profile == "reactivesocket-draft" and c.name == "channel-echo"
+                 else Verdict.PASS) for c in cases]
+    assert [(r.id, r.verdict) for r in results] == expected, "\n\n".join(r.explain() for r in results)
+    assert not [f for r in results for f in r.findings]
+
+
+def test_a_client_fault_of_the_rsocket_peer_fails_the_client_test_case_citing_its_rule() -> None:
+    from rsio_tck.listen.cli import serving_peer_factory
+
+    (case,) = client_tests("rsocket", ["request-response"])
+    (result,) = asyncio.run(run_client_tests([case], f"{RSOCKET_CLIENT} --fault client-payload-on-request",
+                                             "tcp://127.0.0.1:0", get_binding("rsocket"), "rsocket-1.0",
+                                             serving_peer_factory("rsocket", "rsocket-1.0"), timeout=20.0))
+    assert result.verdict is Verdict.FAIL
+    assert "RS-STREAM-4" in case.rules and {f.rule for f in result.findings} == {"RS-STREAM-4"}

@@ -386,6 +386,13 @@ LEGAL: dict[str, list[Item]] = {
               at(2.0, rs(1, 1)), at(2.0, rr(3)), at(3.0, nc(1)), at(3.0, err(3, REJECTED))],
     "lease renewed": [*LEASED, lease(n=1), lease(C), rs(1, 1), lease(n=1), rs(3, 1), nc(1), nc(3)],
     "request beyond the lease rejected": [*LEASED, lease(n=0), lease(C)],
+    # Requests and LEASEs crossing in flight: the judge sees one order of the two directions.
+    "a request crossing the server's renewed LEASE is served": [*LEASED, lease(n=1), lease(C), rs(1, 1), rs(3, 1),
+                                                                lease(n=1), nc(1), nc(3)],
+    "a request crossing the server's renewed LEASE is rejected": [*LEASED, lease(n=1), lease(C), rs(1, 1), rs(3, 1),
+                                                                  lease(n=1), nc(1), err(3, REJECTED)],
+    "a request crossing the server's revoking LEASE is rejected": [*LEASED, lease(n=5), lease(C), rs(1, 1),
+                                                                   lease(n=0), err(1, REJECTED)],
     "the client closed, the server talks on": [at(1.0, setup()), at(2.0, rs(1, 1)), at(2.0, (C, CLOSE)),
                                                at(500.0, nc(1))],
     "timely keepalives": [at(1.0, setup()), at(30.0, ka()), at(31.0, ka(S, False)), at(60.0, ka()),
@@ -431,6 +438,9 @@ EXPECTED_ONLY: dict[str, list[tuple[str, Side]]] = {
     "ERROR answering a peer's protocol error": [("RS-STREAMID-1", C)],
     # The jump to the max id is out of order; after it a finished id may be reused, one in use still not.
     "ids wrap after the max id": [("RS-STREAMID-2", C), ("RS-STREAMID-4", C)],
+    # The client did send beyond the lease it had seen; the server's answer either way is legal.
+    "a request crossing the server's renewed LEASE is served": [("RS-LEASE-4", C)],
+    "a request crossing the server's renewed LEASE is rejected": [("RS-LEASE-4", C)],
 }
 
 

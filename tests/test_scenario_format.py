@@ -157,10 +157,6 @@ RSOCKET_UNCITED = {
     "RS-RESUME-2", "RS-CHANNEL-2",
     "RS-KEEPALIVE-5",  # needs resumption negotiated, which the kit never asks for
     "RS-LIMIT-1",  # the kit's own reassembly limit, not a target's obligation
-    "RS-DRAFT-2",  # draft metadata lengths: the codec tests (tests/test_rsocket_malformed.py) feed them
-    # A target refuses a request sent with no lease left: the kit cannot make a request arrive
-    # after the target's LEASE ran out without racing the LEASE in flight (see RSLEASE-003).
-    "RS-LEASE-5",
 }
 
 

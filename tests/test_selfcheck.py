@@ -40,3 +40,22 @@ def test_exemptions_name_real_rules_that_spec_calls_unforceable() -> None:
         assert rule in RULES
         section = spec.split(f"### {rule} ", 1)[1].split("\n### ", 1)[0]
         assert "no scenario can force" in section
+
+
+@pytest.mark.timeout(900)
+def test_every_rsocket_fault_fails_a_scenario_or_client_test_case_that_cites_its_rule(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """RSocket's mutation score is 100 %: each fault of the RSocket reference peer (its client faults
+    through listen mode, the draft's on the draft profile) fails a scenario or client test case citing its rule."""
+    from rsio_tck.reference_peer.rsocket import FAULTS as RSOCKET_FAULTS
+
+    outcomes = check_all_faults(binding="rsocket")
+    assert sorted(o.fault for o in outcomes) == sorted(RSOCKET_FAULTS)
+    assert any(o.fault.startswith("client-") and o.caught_by[0].startswith("CLIENT-rsocket-") for o in outcomes)
+    missed = [f"{o.fault} ({o.rule}); failing: {', '.join(o.failed) or 'none'}"
+              for o in outcomes if o.forceable and not o.caught]
+    with capsys.disabled():
+        print(f"\nRSocket mutation score: {sum(o.caught for o in outcomes if o.forceable)}/"
+              f"{sum(o.forceable for o in outcomes)} faults caught ({100 * mutation_score(outcomes):.0f}%)")
+    assert not missed, "RSocket faults no scenario or client test case citing their rule caught:\n" + "\n".join(missed)
+    assert mutation_score(outcomes) == 1.0

@@ -46,10 +46,13 @@ _RSOCKET = (
     ClientTest(name="stream-range", binding="rsocket",
                description="request-stream tck/range?count=10 with initial request N=3, then request(3) each time 3 "
                            "elements have arrived; print the 10 elements and the completion",
-               rules=("RS-SETUP-1", "RS-STREAMID-1", "RS-STREAMID-2", "RS-FLOW-1")),
+               # Every case opens with the client's SETUP (and may keep the connection alive); this
+               # one carries the rules of that opening, so a client that breaks them fails a case citing them.
+               rules=("RS-SETUP-1", "RS-STREAMID-1", "RS-STREAMID-2", "RS-FLOW-1", "RS-SETUP-2", "RS-SETUP-4",
+                      "RS-SETUP-5", "RS-SETUP-7", "RS-KEEPALIVE-4")),
     ClientTest(name="request-response", binding="rsocket",
                description="request-response tck/range?start=7&count=1; print the one element and exit",
-               rules=("RS-SETUP-1", "RS-STREAMID-1", "RS-STREAMID-2")),
+               rules=("RS-SETUP-1", "RS-STREAMID-1", "RS-STREAMID-2", "RS-STREAM-4")),
     ClientTest(name="fnf", binding="rsocket",
                description="fire-and-forget tck/fnf?key=interop three times, then request-response "
                            "tck/fnf-count?key=interop; print the count (3)",

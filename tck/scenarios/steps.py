@@ -121,9 +121,21 @@ async def _expect_one(ctx: StepContext, spec: dict[str, Any], rule: str, timeout
     return event
 
 
+MAX_BURST = 100_000  # frames sets one ``send`` may repeat (``times``), as ``repeat`` allows
+
+
 async def step_send(ctx: StepContext, step: dict[str, Any]) -> None:
     specs = step["send"] if isinstance(step["send"], list) else [step["send"]]
-    frames = [frame for spec in specs for frame in build_frames(ctx.session, spec, ctx.variables)]
+    frames = []
+    # ``times: N`` (``var: i`` = 0, 1, ...): the frames N times over, still in one write (a burst).
+    times = int(resolve(step.get("times", 1), ctx.variables))
+    if not 0 < times <= MAX_BURST:
+        raise StepFailed(ctx.default_rule, f"a burst of 1 to {MAX_BURST} times",
+                         f"scenario error: times is {times} (from a value the target sent?)")
+    for i in range(times):
+        if "var" in step:
+            ctx.variables[step["var"]] = i
+        frames += [frame for spec in specs for frame in build_frames(ctx.session, spec, ctx.variables)]
     try:
         await ctx.session.send_frames(frames, step.get("chunk", 0))
     except ValueError as exc:  # a frame the wire profile cannot carry (the encoder says which)
@@ -352,7 +364,7 @@ async def step_liveness(ctx: StepContext, step: dict[str, Any]) -> None:
 
 async def step_repeat(ctx: StepContext, step: dict[str, Any]) -> None:
     spec = step["repeat"]
-    for i in range(int(spec["times"])):
+    for i in range(int(resolve(spec["times"], ctx.variables))):
         if "var" in spec:
             ctx.variables[spec["var"]] = i
         await run_steps(ctx, spec["steps"])

@@ -100,8 +100,8 @@ def contract_rule(rule: str, kind: Kind | None = None, inbound: bool = False) ->
 class RStream:
     """One RSocket stream: who requested it, its kind, and one contract record per direction."""
 
-    __slots__ = ("kind", "requester", "out", "inbound", "zero_owed", "lease_reject", "request_n_sent", "watched",
-                 "plain")
+    __slots__ = ("kind", "requester", "out", "inbound", "zero_owed", "lease_reject", "lease_crossed", "request_n_sent",
+                 "watched", "plain")
 
     def __init__(self, kind: Kind, requester: Side) -> None:
         self.kind = kind
@@ -110,6 +110,9 @@ class RStream:
         self.inbound: StreamRecord | None = None  # a channel's requester direction: the responder subscribes
         self.zero_owed: Side | None = None  # who owes an ERROR after a request N of 0 (RS-FLOW-3)
         self.lease_reject = False  # the request broke the lease: the responder owes ERROR[REJECTED] (RS-LEASE-5)
+        # The responder sent a LEASE after the request was seen and before answering it: the two may have
+        # crossed in flight (it granted before the request reached it), so serving it is legal too.
+        self.lease_crossed = False
         self.request_n_sent = False  # the responder granted credits on this channel (RS-CHANNEL-3)
         self.watched = False  # its request named a test publisher: the contract judge sees its frames
         self.plain = False  # a responder's PAYLOAD(N) may take the judge's fast path
@@ -365,9 +368,18 @@ class Interactions:
 
     # -- obligations ------------------------------------------------------------------
 
+    def lease_granted(self, sender: Side) -> None:
+        """``sender`` sent a LEASE: the requests beyond the old lease it has not answered yet may have crossed
+        this LEASE in flight (the judge sees one order of two directions), so it may serve them as well."""
+        for st in self.streams.values():
+            if st.lease_reject and st.requester is sender.peer:
+                st.lease_crossed = True
+
     def _responder_speaks(self, sender: Side, sid: int, st: RStream, name: str, error_code: int | None) -> None:
         if st.lease_reject:
             st.lease_reject = False
+            if st.lease_crossed:
+                return
             if self.model.draft or error_code != REJECTED:
                 self.model.report("RS-LEASE-5", sender, f"{sender} answered request {sid}, sent without a lease "
                                   f"left, with {name}" + ("" if self.model.draft else " instead of ERROR[REJECTED]"))

@@ -166,6 +166,7 @@ class RSocketJudge:
             model.setup_frame(sender, whole, t)
         elif kind is Lease:
             model.lease_frame(sender, whole, t)
+            streams.lease_granted(sender)
         elif kind is MetadataPush:
             model.metadata_push_frame(sender, whole)
         elif kind is Resume:
