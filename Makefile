@@ -76,7 +76,7 @@ clean:
 # Interop fixtures (interop/NOTES.md): build every implementation's server and client from its registry,
 # cached (a build.sh skips when its output is newer than its lock file); prints the build time of each.
 INTEROP_IMPLS = rsocket-py rsocket-js-0 rsocket-java rsocket-go rsocket-js-1 rsocket-rust
-.PHONY: interop-build
+.PHONY: interop-build interop
 interop-build:
 	@failed=""; for impl in $(INTEROP_IMPLS); do \
 		start=$$(date +%s); \
@@ -84,3 +84,8 @@ interop-build:
 		echo "interop-build: $$impl $$status in $$(( $$(date +%s) - start )) s"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "interop-build: failed:$$failed"; exit 1; fi
+
+# The kit against every real implementation in both roles and every client x server pair, then the
+# published site (interop/run.py; builds what is missing first, cached).
+interop: $(STAMP)
+	SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON=$(abspath $(PY)) $(PY) interop/run.py
