@@ -626,3 +626,44 @@ def test_wireshark_path_and_install_include_the_rsocket_dissector(tmp_path: Path
     assert result.exit_code == 0, result.output
     assert (folder / "rsocket.lua").read_bytes() == dissector_path("rsocket").read_bytes()
     assert (folder / "rsio.lua").is_file()
+
+
+# -- a full run of the RSocket suite, each profile -----------------------------------------------
+
+
+@pytest.fixture(scope="module", params=["rsocket-1.0", "reactivesocket-draft"])
+def full_rsocket_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path, int]:
+    import json
+    import subprocess
+    import sys
+
+    from test_wireshark import join_pcaps
+
+    profile = request.param
+    reports = tmp_path_factory.mktemp(f"rsocket-run-{profile}")
+    done = subprocess.run([sys.executable, "-m", "rsio_tck.cli", "run", "--binding", "rsocket", "--profile", profile,
+                           "--report-dir", str(reports), "--quiet"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    (run_dir,) = [p for p in reports.iterdir() if p.is_dir()]
+    pcaps = sorted((run_dir / "pcaps").glob("*.pcap"))
+    assert len(pcaps) >= 80
+    capture = reports / "all.pcap"
+    join_pcaps(pcaps, capture)
+    target = json.loads((run_dir / "run.json").read_text())["target"]
+    return profile, capture, int(target.rsplit(":", 1)[1])
+
+
+@pytest.mark.timeout(900)
+def test_a_full_rsocket_run_decodes_in_tshark_as_the_kit_decodes_it(full_rsocket_run: tuple[str, Path, int]) -> None:
+    """Issue 18: every pcap of a full RSocket run, each profile: tshark's frames are the kit's decoder's (count,
+    types, stream ids, sizes, flags, in order), no Lua error, and no expert warning or error except the
+    malformed frames the kit itself sends on purpose (the reference peer, the target here, sends none)."""
+    profile, capture, port = full_rsocket_run
+    decoded = decode_rsocket(capture, prefs=port_prefs(profile, port), timeout=600)
+    kit = kit_view(capture, profile)
+    assert sum(map(len, kit.frames.values())) > 500
+    assert_same(kit, tshark_view(decoded))
+    assert decoded.lua_errors() == []
+    anomalies = decoded.anomalies()
+    assert all(e.group == "Malformed" and e.protocol == "RSOCKET" for e in anomalies), anomalies
+    assert all(sender != port for _, sender, _ in kit.rejected)  # every malformed frame is the kit's own
