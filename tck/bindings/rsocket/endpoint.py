@@ -49,6 +49,7 @@ from typing import Any
 from ...errors import ProtocolViolation, Side
 from ...protocol.events import ConnectionClosed, Event, Ignored, ProtocolError
 from ...rules import RULES, Level
+from ...semantics.demand import UNBOUNDED
 from . import get_profile
 from .binding import BINDING
 from .codec import RSocketLimits
@@ -83,7 +84,7 @@ from .frames import (
     SetupError,
 )
 
-DEMAND_MAX = 2**63 - 1  # cumulative demand saturates here (bindings.md §2)
+DEMAND_MAX = UNBOUNDED  # cumulative demand saturates here (bindings.md §2), as the contract's demand does
 REQUESTS = (RequestResponse, RequestFnf, RequestStream, RequestChannel, RequestSubscription)
 SETUP_CODES = frozenset({INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP, REJECTED_RESUME})
 CONNECTION_CODES = SETUP_CODES | {CONNECTION_ERROR, CONNECTION_CLOSE}

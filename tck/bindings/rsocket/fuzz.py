@@ -37,6 +37,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from ...semantics.demand import UNBOUNDED
 from .fragments import fragment
 from .frames import (
     Cancel,
@@ -303,7 +304,7 @@ def _stream_episode(draw: Draw, sub: int) -> list[dict[str, Any]]:
     for index, amount in enumerate(demands):
         if index:
             steps.append({"send": {"request": {"subscriber": sub, "demand": amount}}})
-        demand = min(demand + amount, 2**63 - 1)
+        demand = min(demand + amount, UNBOUNDED)
         now = min(count, demand)
         done = now == count
         if now > delivered or done:
