@@ -42,20 +42,29 @@ break rules on purpose.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from enum import Enum
+from dataclasses import replace
 from typing import Any
 
 from ...errors import ProtocolViolation, Side
 from ...protocol.events import ConnectionClosed, Event, Ignored, ProtocolError
 from ...rules import RULES, Level
-from ...semantics.demand import UNBOUNDED
 from . import get_profile
 from .binding import BINDING
 from .codec import RSocketLimits
+from .endpoint_state import (
+    DEMAND_MAX,
+    FRAGMENT_OVERHEAD,
+    REQUESTS,
+    RULE,
+    SETUP_CODES,
+    EndpointState,
+    SetupRejected,
+    StreamRecord,
+    default_setup,
+    stream_error,
+)
 from .fragments import Reassembler, fragment
 from .frames import (
-    APPLICATION_ERROR,
     CONNECTION_CLOSE,
     CONNECTION_ERROR,
     FRAGMENTABLE,
@@ -77,71 +86,10 @@ from .frames import (
     RequestFnf,
     RequestN,
     RequestResponse,
-    RequestStream,
-    RequestSubscription,
     Resume,
     Setup,
     SetupError,
 )
-
-DEMAND_MAX = UNBOUNDED  # cumulative demand saturates here (bindings.md §2), as the contract's demand does
-REQUESTS = (RequestResponse, RequestFnf, RequestStream, RequestChannel, RequestSubscription)
-SETUP_CODES = frozenset({INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP, REJECTED_RESUME})
-CONNECTION_CODES = SETUP_CODES | {CONNECTION_ERROR, CONNECTION_CLOSE}
-# Bytes of a fragment that are not metadata or data, at most: length prefix, header, metadata
-# length and REQUEST_STREAM/CHANNEL's request N (the draft's wider fields included).
-FRAGMENT_OVERHEAD = 4 + 12 + 4 + 8
-
-# Rules the endpoint itself cites (a checked send cites whatever the judge finds).
-RULE = {
-    "setup-first": "RS-SETUP-1",  # a server's first frame from the client is not SETUP
-    "id-exhausted": "RS-STREAMID-3",  # every stream id has been used
-    "lease": "RS-LEASE-4",  # a request beyond the lease this side granted
-    "ignored": "RS-UNEXPECTED-1",  # a frame the spec says to ignore
-}
-
-
-class EndpointState(Enum):
-    OPEN = "open"
-    CLOSING = "closing"  # ERROR[CONNECTION_CLOSE] exchanged: waiting for the streams to end
-    CLOSED = "closed"  # nothing more to send or accept; the shell closes the transport
-
-
-@dataclass(slots=True)
-class StreamRecord:
-    """One stream as this endpoint sees it."""
-
-    stream_id: int
-    kind: str  # the request's wire name
-    local_requester: bool
-    sending: bool  # this side may still send PAYLOADs
-    receiving: bool  # the remote may still send PAYLOADs
-    credit: int = 0  # PAYLOADs with N this side may still send (the remote's cumulative demand)
-
-    @property
-    def done(self) -> bool:
-        return not self.sending and not self.receiving
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SetupRejected:
-    """The server rejected the client's SETUP (the ERROR is queued; the connection closes)."""
-
-    setup: Frame
-    error_code: int
-    reason: str
-
-
-def default_setup(profile: str, *, keepalive_ms: int = 30_000, lifetime_ms: int = 90_000, lease: bool = False,
-                  data: bytes = b"") -> Setup:
-    """The kit's SETUP (bindings.md §2); the draft counts time in nanoseconds in 32 bits."""
-    if profile == "reactivesocket-draft":
-        cap = 2**32 - 1
-        return Setup(major_version=0, minor_version=0, keepalive_interval=min(keepalive_ms * 10**6, cap),
-                     max_lifetime=min(lifetime_ms * 10**6, cap), lease=lease,
-                     metadata_mime=b"application/octet-stream", data_mime=b"text/plain", data=data)
-    return Setup(keepalive_interval=keepalive_ms, max_lifetime=lifetime_ms, lease=lease,
-                 metadata_mime=b"application/octet-stream", data_mime=b"text/plain", data=data)
 
 
 class Endpoint:
@@ -599,12 +547,6 @@ class Endpoint:
         Payload: "_receive_payload",
         MetadataPush: "_receive_metadata_push",
     }
-
-
-def stream_error(profile: str, stream_id: int, code: int, message: str) -> Error:
-    """ERROR ``code`` on a stream; the draft's ERROR has no code, so there it is always APPLICATION_ERROR."""
-    return Error(stream_id=stream_id, error_code=APPLICATION_ERROR if profile == "reactivesocket-draft" else code,
-                 data=message.encode())
 
 
 __all__ = ["Endpoint", "EndpointState", "SetupRejected", "StreamRecord", "default_setup", "stream_error"]
