@@ -3,22 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from test_peer_rsocket import running_peer
 
 from rsio_tck.binding import get_binding
 from rsio_tck.bindings.rsocket.frames import Keepalive, Payload, RequestN, RequestStream, Setup
-from rsio_tck.reference_peer.rsocket import PeerConfig, serve_connection
+from rsio_tck.reference_peer.rsocket import PeerConfig
 from rsio_tck.scenarios import RunConfig, Verdict, load_directory, run_suite
 from rsio_tck.scenarios.loader import applies_to
 
-WAIT = 10.0  # seconds the peer's connections may take to end
-# Judge gaps the suite finds on the correct peer today (reported to the judge's owner): the test-publisher
-# contract (RS-TCK-*) calls the ERROR that answers a request N of 0 (RS-FLOW-3's pass) a failing publisher,
-# and does not know bindings.md's request-response publisher tck/fnf-count.  Each is held to its rule.
 # Contract rules the RSocket binding does not translate (none today).
 UNTRANSLATED: set[str] = set()
 
@@ -89,29 +84,6 @@ def test_setup_opens_with_the_bindings_defaults_and_int_elements_are_decimal_tex
     assert a.element(-12) == b"-12"
     draft = get_binding("rsocket").scenario_adapter("reactivesocket-draft", {})  # type: ignore[attr-defined]
     assert draft.opening()[0].major_version == 0 and draft.keepalive_every == 1.0
-
-
-@contextlib.asynccontextmanager
-async def running_peer(config: PeerConfig) -> AsyncIterator[int]:
-    """The RSocket reference peer on a free loopback port for the duration of the block."""
-    numbers = iter(range(1, 100_000))
-    connections: set[asyncio.Task[Any]] = set()
-
-    async def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        connections.add(task)
-        with contextlib.suppress(asyncio.CancelledError):
-            await serve_connection(reader, writer, config, next(numbers))
-
-    server = await asyncio.start_server(accepted, "127.0.0.1", 0)
-    try:
-        async with server:
-            yield server.sockets[0].getsockname()[1]
-    finally:
-        for task in connections:
-            task.cancel()
-        await asyncio.wait_for(asyncio.gather(*connections, return_exceptions=True), WAIT)
 
 
 @pytest.mark.parametrize("profile", ["rsocket-1.0", "reactivesocket-draft"])
