@@ -22,6 +22,7 @@ from .listen.cli import list_client_tests_command
 from .pipeline.cli import pipeline_command, publish_command
 from .proxy.cli import proxy_command
 from .report.cli import check_pcap_command, report_command
+from .report.rundir import run_id
 from .wireshark.cli import wireshark_app
 
 if TYPE_CHECKING:
@@ -48,12 +49,6 @@ def main_options(
                                  help="print the kit's version and exit"),
 ) -> None:
     """rsio-tck: conformance test kit for RS-IO."""
-
-
-def run_id() -> str:
-    """Sortable by time: 20261122T203300Z-1234."""
-    now = time.time()
-    return time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f"{int(now * 1000) % 1000:03d}Z"
 
 
 @app.command(epilog=EXIT_CODES_HELP, cls=gate.plain_help_command())

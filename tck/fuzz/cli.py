@@ -47,7 +47,6 @@ def fuzz_command(
     quiet: bool = typer.Option(False, help="no progress bar"),
 ) -> None:
     """Fuzz a target with generated frame sequences; exit 1 if anything was found."""
-    from ..cli import run_id
     from ..embedded import REASSEMBLY_LIMIT, EmbeddedPeer, EmbeddedPeerError, reference_peer_name
     from ..gate import (
         ExitCode,
@@ -61,6 +60,7 @@ def fuzz_command(
         reach_target,
     )
     from ..reference_peer.peer_registry import get_peer_binding
+    from ..report.rundir import run_id
 
     peer = None
     tolerated: frozenset[str] = frozenset()

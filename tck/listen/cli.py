@@ -59,6 +59,7 @@ def run_listen(listen: str, client_command: str, binding_name: str, profile: str
     from ..gate import ExitCode, GateError
     from ..report import RunRecorder
     from ..report import build as build_report
+    from ..report.rundir import run_id
     from ..transport import TargetError
     from .cases import client_tests
     from .runner import run_client_tests
@@ -74,8 +75,7 @@ def run_listen(listen: str, client_command: str, binding_name: str, profile: str
         raise GateError(f"--listen {listen}: listen mode listens on tcp://host:port")
     if not client_command.strip():
         raise GateError("--client-command: give the command that starts the client under test")
-    now = time.time()  # the run directory's name, as rsio-tck run names it (run.schema.json's run_id)
-    directory = report_dir / (time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f"{int(now * 1000) % 1000:03d}Z")
+    directory = report_dir / run_id()
     directory.mkdir(parents=True, exist_ok=True)
     named = gate.check_target_name(name) if name else None
     known = gate.read_baseline(baseline) if baseline is not None else frozenset()

@@ -106,7 +106,7 @@ def _run_record(run_dir: Path) -> dict[str, Any]:
     keys = ("run_id", "target", "target_name", "target_version", "codec", "binding", "seed")
     record = {key: fuzz[key] for key in keys if key in fuzz}
     stamp = RUN_ID_TIME.match(str(record.get("run_id") or run_dir.name))
-    if stamp:  # run ids start with the UTC time the run started (rsio_tck.cli.run_id)
+    if stamp:  # run ids start with the UTC time the run started (rsio_tck.report.rundir.run_id)
         started = dt.datetime.strptime(stamp.group(1), "%Y%m%dT%H%M%S").replace(tzinfo=dt.UTC)
         record["started"] = started.timestamp() + int(stamp.group(2)) / 1000
     return record

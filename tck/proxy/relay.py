@@ -28,9 +28,9 @@ from ..binding import Binding
 from ..errors import Side
 from ..monitor import Monitor
 from ..monitor.trace import TraceRecord, write_trace
+from ..scenarios.session import TRACE_MAX_BYTES  # per connection, both directions, as the kit's own sessions
 from ..transport import Target, TargetError, open_target
 
-TRACE_MAX_BYTES = 4 * 1024 * 1024  # per connection, both directions (as the kit's own sessions)
 READ_SIZE = 64 * 1024
 
 

@@ -21,6 +21,7 @@ import json
 import multiprocessing
 import platform
 import re
+import time
 from collections import Counter
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -34,6 +35,12 @@ from ..monitor.trace import TraceRecord, read_trace, write_trace
 from .pcap import target_port, write_pcap
 
 SAFE_ID = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def run_id() -> str:
+    """A run directory's name, sortable by time (run.schema.json's run_id): 20261122T203300123Z."""
+    now = time.time()
+    return time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f"{int(now * 1000) % 1000:03d}Z"
 
 
 def is_run_dir(path: Path) -> bool:
