@@ -38,19 +38,6 @@ def serving_peer_factory(binding: str, profile: str) -> Any:
     return serving
 
 
-def apply_baseline(result: Any, known: frozenset[str]) -> None:
-    """A case the baseline names: fail becomes xfail, pass becomes xpass (it changed: look at it)."""
-    from ..scenarios.result import Verdict
-
-    if result.id not in known:
-        return
-    if result.verdict in (Verdict.FAIL, Verdict.WARN):
-        result.verdict = Verdict.XFAIL
-    elif result.verdict is Verdict.PASS:
-        result.verdict = Verdict.XPASS
-        result.reason = "the baseline says this client test case fails, and it passed"
-
-
 def run_listen(listen: str, client_command: str, binding_name: str, profile: str | None, names: list[str],
                report_dir: Path, timeout: float, min_run: int, name: str | None, baseline: Path | None = None) -> int:
     """Run the client test cases; write a run directory and its report; return the exit code."""
@@ -60,6 +47,7 @@ def run_listen(listen: str, client_command: str, binding_name: str, profile: str
     from ..report import RunRecorder
     from ..report import build as build_report
     from ..report.rundir import run_id
+    from ..scenarios.result import apply_baseline
     from ..transport import TargetError
     from .cases import client_tests
     from .runner import run_client_tests

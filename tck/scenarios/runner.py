@@ -29,7 +29,7 @@ from ..monitor.monitor import MAX_FINDINGS, MAX_FINDINGS_PER_RULE
 from ..rules import RULES, Level
 from ..transport import TargetError, open_target
 from .loader import Scenario, applies_to
-from .result import Failure, ScenarioResult, Verdict
+from .result import Failure, ScenarioResult, Verdict, apply_baseline
 from .session import CONN, MAX_TRANSCRIPT, KitSession, VerdictCertain
 from .steps import StepContext, StepFailed, StepSkipped, describe_event, run_steps
 
@@ -145,11 +145,7 @@ def _verdict(scenario: Scenario, result: ScenarioResult, config: RunConfig) -> N
         result.verdict = Verdict.FAIL if config.strict else Verdict.WARN
     else:
         result.verdict = Verdict.PASS
-    if scenario.id in config.baseline:
-        if result.verdict is Verdict.FAIL:
-            result.verdict = Verdict.XFAIL
-        elif result.verdict is Verdict.PASS:
-            result.verdict = Verdict.XPASS
+    apply_baseline(result, config.baseline)
 
 
 async def _script(ctx: StepContext, scenario: Scenario) -> None:
