@@ -29,7 +29,8 @@ from typing import Any
 
 from ..binding import Binding
 from ..errors import Side
-from ..proxy.relay import ConnectionVerdict, run_proxy
+from ..monitor import Finding
+from ..proxy.relay import run_proxy
 from ..rules import Level
 from ..scenarios.result import Failure, ScenarioResult, Verdict
 from .cases import ClientTest
@@ -67,9 +68,8 @@ async def _run_client(command: str, env: dict[str, str], timeout: float) -> tupl
     return code, tail.decode(errors="replace")
 
 
-def _verdict(case: ClientTest, binding: Binding, code: int | None, output: str,
-             connections: list[ConnectionVerdict], timeout: float) -> tuple[Verdict, list[Failure], str]:
-    findings = [f for c in connections for f in (c.monitor.findings if c.monitor else [])]
+def _verdict(case: ClientTest, code: int | None, output: str, connected: bool, findings: list[Finding],
+             timeout: float) -> tuple[Verdict, list[Failure], str]:
     # The serving peer's SHOULD deviations are its seeded legal freedoms (e.g. TCK-9's wide
     # integers), which clients must accept; only a MUST it broke is the kit's bug.
     mine = [f for f in findings if f.side is Side.SERVER and f.level is Level.MUST]
@@ -87,7 +87,7 @@ def _verdict(case: ClientTest, binding: Binding, code: int | None, output: str,
         last = output.strip().splitlines()[-3:]
         failures.append(Failure(rule=primary, expectation="the client to exit 0 (the test case went as expected)",
                                 got=f"exit {code}; its last output: {' | '.join(last) or '(none)'}"))
-    if not connections and code == 0:
+    if not connected and code == 0:
         failures.append(Failure(rule=primary, expectation="a connection to the kit", got="none came"))
     if failures or any(f.level is Level.MUST for f in theirs):
         return Verdict.FAIL, failures, ""
@@ -114,14 +114,14 @@ async def run_client_case(case: ClientTest, command: str, listen: str, serving: 
     code, output = await _run_client(command, env, timeout)
     stop.set()
     result = await relay
-    verdict, failures, reason = _verdict(case, binding, code, output, result.connections, timeout)
+    findings = [f for c in result.connections for f in c.monitor.findings]
+    verdict, failures, reason = _verdict(case, code, output, bool(result.connections), findings, timeout)
     transcript = [f"$ RSIO_URL={url} RSIO_TESTCASE={case.name} {command}  -> exit {code}"]
     transcript += [f"client: {line}" for line in output.splitlines()[-40:]]
     for conn in result.connections:
-        for finding in (conn.monitor.findings if conn.monitor else []):
+        for finding in conn.monitor.findings:
             transcript.append(f"connection {conn.index}: {finding.side} {finding.rule}: {finding.message}")
     trace = result.connections[0].trace if result.connections else []
-    findings = [f for c in result.connections for f in (c.monitor.findings if c.monitor else [])]
     return ScenarioResult(
         id=f"CLIENT-{binding.name}-{case.name}", title=case.description, rules=case.rules, level="MUST",
         verdict=verdict, duration=time.monotonic() - started, failures=failures, findings=findings,

@@ -37,13 +37,23 @@ READ_SIZE = 64 * 1024
 @dataclass
 class ConnectionVerdict:
     index: int
-    findings: list[dict[str, Any]] = field(default_factory=list)
-    must: dict[str, int] = field(default_factory=dict)  # MUST violations by side ("client", "server")
-    frames: int = 0
+    monitor: Monitor = field(repr=False)  # the connection's judge: its findings are the verdict
     cut: bool = False  # the proxy's duration ended before the connection did
     error: str | None = None  # the target could not be reached, or a socket failed
     trace: list[TraceRecord] = field(default_factory=list, repr=False)  # both directions, bounded
-    monitor: Monitor | None = field(default=None, repr=False)
+
+    @property
+    def frames(self) -> int:
+        return self.monitor.frame_count
+
+    @property
+    def findings(self) -> list[dict[str, Any]]:
+        return [f.to_json() for f in self.monitor.findings]
+
+    @property
+    def must(self) -> dict[str, int]:
+        """MUST violations by side ("client", "server")."""
+        return {str(side): len(self.monitor.violations(side)) for side in Side}
 
     def to_json(self) -> dict[str, Any]:
         return {"connection": self.index, "frames": self.frames, "cut": self.cut, "error": self.error,
@@ -53,10 +63,6 @@ class ConnectionVerdict:
 @dataclass
 class ProxyResult:
     connections: list[ConnectionVerdict] = field(default_factory=list)
-
-    def failed(self, side: Side | None = None) -> bool:
-        names = [str(side)] if side is not None else ["client", "server"]
-        return any(v.must.get(name, 0) for v in self.connections for name in names)
 
 
 class _Recorder:
@@ -98,9 +104,9 @@ async def _pump(reader: asyncio.StreamReader, writer: Any, sender: Side, monitor
 async def _relay_one(index: int, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter,
                      target: Target, binding: Binding, profile: str | None, out_dir: Path | None,
                      verdicts: list[ConnectionVerdict]) -> None:
-    verdict = ConnectionVerdict(index)
-    verdicts.append(verdict)
     monitor = Monitor(profile, binding=binding)
+    verdict = ConnectionVerdict(index, monitor)
+    verdicts.append(verdict)
     recorder = _Recorder()
     t0 = time.monotonic()
     server_writer: Any = None
@@ -118,11 +124,7 @@ async def _relay_one(index: int, client_reader: asyncio.StreamReader, client_wri
         for writer in (client_writer, server_writer):
             if writer is not None:
                 writer.close()
-        verdict.frames = monitor.frame_count
         verdict.trace = recorder.records
-        verdict.monitor = monitor
-        verdict.findings = [f.to_json() for f in monitor.findings]
-        verdict.must = {str(side): len(monitor.violations(side)) for side in Side}
         if out_dir is not None:
             with (out_dir / f"conn-{index}.trace").open("wb") as stream:
                 write_trace(stream, recorder.records)
