@@ -41,6 +41,7 @@ from .errors import ProtocolViolation, Side
 REGISTRY: dict[str, str] = {
     "rsio": "rsio_tck.bindings.rsio",
     "rsocket": "rsio_tck.bindings.rsocket",
+    "ditto": "rsio_tck.bindings.ditto",
 }
 BINDING_NAMES = tuple(REGISTRY)
 DEFAULT_BINDING = "rsio"

@@ -9,6 +9,9 @@ A rule counts as covered by any of:
   changes what the peer does;
 - a violating situation fed to the sans-IO ``Connection`` for the kit's own side
   (``test_connection_rules``);
+- Ditto: a violating message sequence the Ditto judge must report (``test_ditto_judge``),
+  malformed text or a bad topic the codec must reject (``test_ditto_malformed``,
+  ``test_ditto_codec``), or a violation fed to the Ditto endpoint (``test_ditto_endpoint``);
 - RSocket: a violating trace the RSocket judge must report with that rule and side
   (``test_rsocket_judge``), or malformed bytes the RSocket decoder must reject with it
   (``test_rsocket_malformed``).
@@ -17,12 +20,17 @@ A rule counts as covered by any of:
 from __future__ import annotations
 
 import test_connection_rules
+import test_ditto_codec
+import test_ditto_endpoint
+import test_ditto_judge
+import test_ditto_malformed
 import test_monitor_contract
 import test_monitor_rules
 import test_rsocket_judge
 import test_rsocket_malformed
 import test_wire_malformed
 
+from rsio_tck.bindings.ditto.schemas import SCHEMA_OF
 from rsio_tck.reference_peer.faults import FAULTS
 from rsio_tck.rules import RULES, Level
 
@@ -37,6 +45,10 @@ def sources() -> dict[str, set[str]]:
         "connection": set(test_connection_rules.CITED),
         "rsocket trace": {case[0] for case in test_rsocket_judge.CASES},
         "rsocket malformed bytes": {case[2] for case in test_rsocket_malformed.MALFORMED},
+        "ditto trace": {case[0] for case in test_ditto_judge.CASES},
+        "ditto malformed": {case[1] for case in test_ditto_malformed.MALFORMED}
+        | {rule for _, rule in SCHEMA_OF.values()} | {case[1] for case in test_ditto_codec.BAD_TOPICS},
+        "ditto endpoint": set(test_ditto_endpoint.CITED),
     }
 
 

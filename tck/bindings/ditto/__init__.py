@@ -15,6 +15,7 @@ where Ditto's pages are silent.
 
 from __future__ import annotations
 
+from .binding import BINDING
 from .codec import DEFAULT_LIMITS, DittoLimits, decode_envelope, decode_message, encode_message, to_json_object
 from .framing import ControlMessage, LineDecoder, decode_websocket_text, encode_line, encode_websocket_text
 from .messages import (
@@ -53,6 +54,7 @@ STREAMING_PROTOCOL_ERROR = "streaming.subscription.protocol.error"
 SEARCH_PROTOCOL_ERROR = "thing-search:subscription.protocol.error"
 
 __all__ = [
+    "BINDING",
     "DEFAULT_LIMITS",
     "MESSAGE_CLASSES",
     "MISSING",

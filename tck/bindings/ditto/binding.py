@@ -1,0 +1,123 @@
+"""Ditto as a ``Binding`` (see ``rsio_tck.binding``): two profiles, the Ditto judge, the DITTO-* rules.
+
+Profiles: ``streaming`` (subscribeForPersistedEvents) and ``search`` (search/subscribe).
+Both share the codec and the TCP line framing (one JSON text per line); the profile
+decides what the scenario adapter sends.  Imports stay lazy, so importing the
+package to reach ``BINDING`` pulls in no other binding.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ...rules import RULES
+
+PROFILES = ("streaming", "search")
+
+
+class LineEncoder:
+    """Messages (and the scenario adapter's raw lines) as TCP lines."""
+
+    def encode(self, message: Any) -> bytes:
+        raw = getattr(message, "raw_text", None)
+        if raw is not None:
+            return raw.encode("utf-8") + b"\n"
+        from .framing import encode_line
+
+        return encode_line(message)
+
+
+class DittoBinding:
+    name = "ditto"
+    profiles = PROFILES
+    rule_prefixes = ("DITTO-",)
+
+    def _check(self, profile: str) -> None:
+        if profile not in PROFILES:
+            raise ValueError(f"unknown Ditto profile {profile!r}; choose one of {', '.join(PROFILES)}")
+
+    def decoder(self, profile: str, limits: Any = None) -> Any:
+        from .codec import DittoLimits
+        from .framing import LineDecoder
+
+        self._check(profile)
+        return LineDecoder(limits if isinstance(limits, DittoLimits) else None)
+
+    def encoder(self, profile: str, limits: Any = None) -> Any:
+        self._check(profile)
+        return LineEncoder()
+
+    def judge(self, profile: str, limits: Any = None, *, contract: bool = True, keep: Any = None) -> Any:
+        from .judge import DittoJudge
+
+        self._check(profile)
+        return DittoJudge(profile, limits, contract=contract, keep=keep)
+
+    def endpoint(self, role: Any, profile: str, limits: Any = None, **options: Any) -> Any:
+        """Ditto's sans-IO endpoint (option: ``contract``, judge the test publishers too)."""
+        from .endpoint import Endpoint
+
+        self._check(profile)
+        return Endpoint(role, profile, limits, **options)
+
+    def describe(self, frame: Any) -> str:
+        raw = getattr(frame, "raw_text", None)
+        if raw is not None:
+            return f"raw line {raw[:80]!r}"
+        sid = getattr(frame, "subscription_id", None)
+        topic = getattr(frame, "topic", None)
+        name = f"{frame.profile} {frame.action}" if hasattr(frame, "action") else f"envelope {topic}"
+        details = [f"subscriptionId={sid!r}"] if sid is not None else []
+        cid = getattr(frame, "correlation_id", None)
+        if cid is not None:
+            details.append(f"correlation-id={cid!r}")
+        for attr in ("demand", "from_revision", "to_revision", "filter", "options"):
+            value = getattr(frame, attr, None)
+            if value is not None:
+                details.append(f"{attr}={value!r}")
+        if hasattr(frame, "items"):
+            details.append(f"items={len(frame.items)}")
+        if hasattr(frame, "item"):
+            details.append(f"item={json.dumps(frame.item)[:40]}")
+        error = getattr(frame, "error", None)
+        if error is not None:
+            details.append(f"error={error.status} {error.error}")
+        return f"{name}({', '.join(details)})"
+
+    def row_fields(self, frame: Any) -> tuple[str, int | None, int, int]:
+        """The pipeline's frame row: (type, subscription number or None, value bytes, elements it carries)."""
+        from .codec import encode_message
+
+        name = f"{frame.profile}/{frame.action}" if hasattr(frame, "action") else "envelope"
+        sid = getattr(frame, "subscription_id", None)
+        number = int(sid) if isinstance(sid, str) and sid.isdigit() and len(sid) < 19 else None
+        elements = 1 if frame.__class__.__name__ in ("StreamingNext", "SearchNext") else 0
+        size = 0 if getattr(frame, "raw_text", None) is not None else len(encode_message(frame).encode("utf-8"))
+        return name, number, size, elements
+
+    def fuzz_programs(self, profile: str, reassembly_limit: int | None = None) -> Any:
+        """The hypothesis strategy of Ditto fuzz programs (scenario step lists, legal or with one mutation)."""
+        from .fuzz import fuzz_programs
+
+        self._check(profile)
+        return fuzz_programs(profile)
+
+    def scenario_adapter(self, profile: str, options: dict[str, Any] | None = None) -> Any:
+        """The scenario engine's adapter for one connection (``rsio_tck.binding.ScenarioAdapter``)."""
+        from .scenario import DittoScenarioAdapter
+
+        self._check(profile)
+        return DittoScenarioAdapter(self, profile, (options or {}).get("limits"))
+
+    def contract_rule(self, rule: str) -> str:
+        """The DITTO-* rule for a contract rule of the stream table (SPEC.md, decision DITTO-b)."""
+        from .judge import CONTRACT_RULES
+
+        return CONTRACT_RULES.get(rule, rule)
+
+    def rules(self) -> list[str]:
+        return [rule for rule in RULES if rule.startswith(self.rule_prefixes)]
+
+
+BINDING = DittoBinding()

@@ -1,0 +1,186 @@
+"""The Ditto judge on recorded message sequences: every protocol rule fed a violation, legal freedoms pass.
+
+``CASES`` are (rule, side that breaks it, messages): the judge must report that rule
+against that side.  ``LEGAL`` are sequences a correct pair may produce (any
+subscriptionId, events in flight after cancel, a failed answering a request on an
+unknown id): nothing may be reported.  ``tests/test_rule_coverage.py`` counts CASES.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from rsio_tck.binding import get_binding
+from rsio_tck.bindings.ditto import (
+    ErrorInfo,
+    SearchComplete,
+    SearchCreated,
+    SearchNext,
+    SearchRequest,
+    SearchSubscribe,
+    StreamingCancel,
+    StreamingComplete,
+    StreamingCreated,
+    StreamingFailed,
+    StreamingNext,
+    StreamingRequest,
+    SubscribeForPersistedEvents,
+    Target,
+)
+from rsio_tck.errors import ProtocolViolation, Side
+
+C, S = Side.CLIENT, Side.SERVER
+RANGE = Target(namespace="tck", entity_name="range")
+INFINITE = Target(namespace="tck", entity_name="infinite")
+ERROR = Target(namespace="tck", entity_name="error")
+PROTOCOL_ERROR = ErrorInfo(status=400, error="streaming.subscription.protocol.error", message="rule 3.9")
+
+
+def h(cid: str = "c1") -> dict[str, Any]:
+    return {"correlation-id": cid}
+
+
+def sub(target: Target = RANGE, cid: str = "c1", first: int = 0, last: int | None = 2) -> tuple[Side, Any]:
+    return C, SubscribeForPersistedEvents(target=target, headers=h(cid), from_revision=first, to_revision=last)
+
+
+def created(sid: str = "s1", cid: str = "c1", target: Target = RANGE) -> tuple[Side, Any]:
+    return S, StreamingCreated(target=target, headers=h(cid), subscription_id=sid)
+
+
+def req(n: int, sid: str = "s1", target: Target = RANGE) -> tuple[Side, Any]:
+    return C, StreamingRequest(target=target, subscription_id=sid, demand=n)
+
+
+def cancel(sid: str = "s1", target: Target = RANGE) -> tuple[Side, Any]:
+    return C, StreamingCancel(target=target, subscription_id=sid)
+
+
+def nxt(value: int, sid: str = "s1", target: Target = RANGE) -> tuple[Side, Any]:
+    return S, StreamingNext(target=target, subscription_id=sid, item={"revision": value, "value": value})
+
+
+def done(sid: str = "s1", target: Target = RANGE) -> tuple[Side, Any]:
+    return S, StreamingComplete(target=target, subscription_id=sid)
+
+
+def failed(error: ErrorInfo = PROTOCOL_ERROR, sid: str = "s1", target: Target = RANGE) -> tuple[Side, Any]:
+    return S, StreamingFailed(target=target, subscription_id=sid, error=error)
+
+
+def search(filter_: str = "eq(attributes/tck,3)", options: str | None = "size(2)") -> list[tuple[Side, Any]]:
+    return [(C, SearchSubscribe(headers=h("q"), filter=filter_, options=options)),
+            (S, SearchCreated(headers=h("q"), subscription_id="q1"))]
+
+
+def page(*things: int) -> tuple[Side, Any]:
+    return S, SearchNext(subscription_id="q1", items=tuple({"thingId": f"tck:thing-{i}"} for i in things))
+
+
+OPEN = [sub(), created()]
+
+CASES: list[tuple[str, Side, list[tuple[Side, Any]]]] = [
+    ("DITTO-SUB-1", S, [sub(), created(), created()]),
+    ("DITTO-SUB-1", S, [sub(), created(cid="other")]),
+    ("DITTO-SUB-2", S, [sub(), created(), sub(cid="c2"), created(cid="c2")]),
+    ("DITTO-SUB-3", S, [sub(), nxt(0)]),
+    ("DITTO-SUB-4", S, [*OPEN, done()]),
+    ("DITTO-SUB-4", S, [*OPEN, failed(ErrorInfo(status=500, error="x"))]),
+    ("DITTO-SUB-5", S, [*OPEN, req(5), nxt(0), nxt(1), nxt(2), done(), nxt(3)]),
+    ("DITTO-SUB-6", S, [*OPEN, req(1), nxt(0, target=INFINITE)]),
+    ("DITTO-SUB-6", S, [*OPEN, req(1), (S, SearchNext(subscription_id="s1", items=({"thingId": "a"},)))]),
+    ("DITTO-SUB-7", C, [*OPEN, req(1, sid="nope")]),
+    ("DITTO-SUB-8", C, [*OPEN, cancel(), req(1)]),
+    ("DITTO-SUB-8", C, [*OPEN, req(3), nxt(0), nxt(1), nxt(2), done(), req(1)]),
+    ("DITTO-SUB-9", S, [*OPEN, req(3), nxt(0), nxt(1), nxt(2), done(), req(1), nxt(3)]),
+    ("DITTO-DEM-1", S, [*OPEN, req(1), nxt(0), nxt(1)]),
+    ("DITTO-DEM-1", S, [*OPEN, nxt(0)]),
+    ("DITTO-DEM-2", S, [*OPEN, req(0), done()]),
+    ("DITTO-DEM-2", S, [*OPEN, req(-1), failed(ErrorInfo(status=500, error="boom"))]),
+    ("DITTO-DEM-3", C, [*OPEN, req(0)]),
+    ("DITTO-DEM-4", S, [sub(target=INFINITE, last=None), created(target=INFINITE), req(2**63 - 1, target=INFINITE),
+                        req(5, target=INFINITE), failed(target=INFINITE)]),
+    ("DITTO-CAN-1", S, [*OPEN, req(1), cancel(), nxt(0), nxt(1)]),
+    ("DITTO-ERR-1", S, [*OPEN, req(1), failed(ErrorInfo(status=200, error="x"))]),
+    ("DITTO-ERR-1", S, [*OPEN, req(1), failed(ErrorInfo(status=404))]),
+    ("DITTO-SEARCH-6", S, [*search(), (C, SearchRequest(subscription_id="q1", demand=1)), page(0, 1, 2)]),
+    ("DITTO-SEARCH-6", S, [*search(), (C, SearchRequest(subscription_id="q1", demand=1)), page()]),
+    ("DITTO-SEARCH-6", S, [*search(options=None), (C, SearchRequest(subscription_id="q1", demand=1)),
+                           page(*range(26))]),
+    ("DITTO-TCK-1", S, [*OPEN, req(5), nxt(0), nxt(2)]),
+    ("DITTO-TCK-1", S, [*OPEN, req(5), nxt(0), done()]),
+    ("DITTO-TCK-2", S, [sub(target=INFINITE, last=None), created(target=INFINITE), req(1, target=INFINITE),
+                        done(target=INFINITE)]),
+    ("DITTO-TCK-3", S, [sub(target=ERROR, last=1), created(target=ERROR), req(5, target=ERROR),
+                        nxt(0, target=ERROR), nxt(1, target=ERROR), done(target=ERROR)]),
+    ("DITTO-TCK-4", S, [*search(), (C, SearchRequest(subscription_id="q1", demand=5)), page(0, 2)]),
+    ("DITTO-TCK-4", S, [*search(), (C, SearchRequest(subscription_id="q1", demand=5)), page(0, 1), (S, SearchComplete(
+        subscription_id="q1"))]),
+    ("DITTO-TCK-5", S, [sub(target=Target(namespace="tck", entity_name="nothing")),
+                        created(target=Target(namespace="tck", entity_name="nothing")),
+                        req(1, target=Target(namespace="tck", entity_name="nothing")),
+                        done(target=Target(namespace="tck", entity_name="nothing"))]),
+]
+
+LEGAL: dict[str, list[tuple[Side, Any]]] = {
+    "range in full": [*OPEN, req(3), nxt(0), nxt(1), nxt(2), done()],
+    "complete with the last demand": [*OPEN, req(2), nxt(0), nxt(1), req(1), nxt(2), done()],
+    "in flight after cancel": [*OPEN, req(3), nxt(0), cancel(), nxt(1), nxt(2), done()],
+    "demand 0 answered": [*OPEN, req(0), failed()],
+    "demand -5 answered with general: prefix": [*OPEN, req(-5), failed(ErrorInfo(
+        status=400, error="general:streaming.subscription.protocol.error"))],
+    "unknown id answered by failed": [*OPEN, req(1, sid="ghost"), failed(sid="ghost", error=ErrorInfo(
+        status=404, error="x"))],
+    "two subscriptions": [sub(), sub(cid="c2", target=INFINITE, last=None), created("b", "c2", INFINITE),
+                          created("a"), req(1, "a"), req(2, "b", INFINITE), nxt(0, "b", INFINITE), nxt(0, "a"),
+                          nxt(1, "b", INFINITE)],
+    "id of an ended subscription again": [*OPEN, req(3), nxt(0), nxt(1), nxt(2), done(), sub(cid="c2"),
+                                          created(cid="c2")],
+    "unbounded demand": [sub(target=INFINITE, last=None), created(target=INFINITE),
+                         req(2**63 - 1, target=INFINITE), req(2**63 - 1, target=INFINITE),
+                         *[nxt(i, target=INFINITE) for i in range(5)]],
+    "search pages": [*search(), (C, SearchRequest(subscription_id="q1", demand=1)), page(0, 1),
+                     (C, SearchRequest(subscription_id="q1", demand=1)), page(2), (S, SearchComplete(
+                         subscription_id="q1"))],
+    "error publisher": [sub(target=ERROR, last=0), created(target=ERROR), req(3, target=ERROR),
+                        nxt(0, target=ERROR), failed(ErrorInfo(status=500, error="tck:publisher.failed"),
+                                                     target=ERROR)],
+}
+
+
+def judged(messages: list[tuple[Side, Any]]) -> list[ProtocolViolation]:
+    judge = get_binding("ditto").judge("streaming")
+    found: list[ProtocolViolation] = []
+    for index, (side, message) in enumerate(messages):
+        judge.judge(side, [message], 0.0, index, lambda v, i, f: found.append(v))
+    return found
+
+
+@pytest.mark.parametrize(("rule", "side", "messages"), CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_each_violation_is_reported_with_its_rule_and_side(rule: str, side: Side, messages: list[Any]) -> None:
+    found = judged(messages)
+    assert any(v.rule == rule and v.side is side for v in found), [f"{v.rule} {v.side}: {v.message}" for v in found]
+    assert all("\n" not in v.message for v in found)
+
+
+@pytest.mark.parametrize("name", sorted(LEGAL))
+def test_legal_sequences_pass(name: str) -> None:
+    """Nothing against the publisher (some sequences break a subscriber rule on purpose)."""
+    assert [f"{v.rule}: {v.message}" for v in judged(LEGAL[name]) if v.side is S] == []
+
+
+def test_the_publisher_closing_with_a_created_owed_breaks_sub_1() -> None:
+    judge = get_binding("ditto").judge("streaming")
+    judge.judge(C, [sub()[1]], 0.0, 0, lambda v, i, f: None)
+    assert [v.rule for v in judge.close(S)] == ["DITTO-SUB-1"]
+    assert judge.close(C) == []
+
+
+def test_contract_rules_translate_to_ditto_rules_only() -> None:
+    binding = get_binding("ditto")
+    from rsio_tck.bindings.ditto.judge import CONTRACT_RULES
+
+    assert all(binding.contract_rule(rule) in binding.rules() for rule in CONTRACT_RULES)
+    assert binding.contract_rule("DEM-1") == "DITTO-DEM-1"
