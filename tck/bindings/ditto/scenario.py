@@ -1,0 +1,322 @@
+"""Ditto's scenario adapter: how the step language speaks Ditto (``rsio_tck.binding.ScenarioAdapter``).
+
+Theory of operation.  The kit is the client (the subscriber); it opens with
+nothing and waits for nothing.  Each subscribe of a logical subscriber k gets a
+fresh *handle* (the inbox key, so a late event of an ended subscription never
+lands in the inbox of the one that replaced it) and a fresh ``correlation-id``
+(``k<k>-<handle>``).  Until the target's ``created`` arrives the subscription is
+known by that correlation-id only; ``created`` binds the ``subscriptionId`` the
+target chose, and from then on ``request``/``cancel`` name it and ``next``/
+``complete``/``failed`` are sorted by it (SPEC.md, decision DITTO-a).
+
+Sending.  Contract scenarios' ``subscribe`` becomes ``subscribeForPersistedEvents``
+(streaming: ``tck/range?start=S&count=N`` is revisions S..S+N-1 of ``tck/range``,
+``tck/infinite?start=S`` from S, ``tck/error?after=N`` revisions 0..N-1, any other
+``ns/name`` that entity) or ``search/subscribe`` (search: ``tck/range?count=N`` is
+the filter ``eq(attributes/tck,N)`` with ``size(1)``, one thing per page).  Ditto
+has no initial demand: ``initialDemand`` n > 0 is sent as ``request`` n as soon as
+``created`` arrives (``replies``).  Contract ``request``/``cancel`` for a
+subscription that ended or was cancelled skip the scenario (decision DITTO-e:
+Ditto's subscriber must not send them).  Ditto-specific scenarios also send
+``subscribeForPersistedEvents`` (``thing``, ``from``, ``to``), ``searchSubscribe``
+(``filter``, ``options``, ``namespaces``, ``fields``), ``request``/``cancel`` with an
+explicit ``subscriptionId``, and ``json`` (one raw line, ``text``).
+
+Receiving.  ``created`` is onSubscribe, ``next`` onNext (the element is the item's
+JSON, or the page's), ``complete`` onComplete, ``failed`` onError; each event also
+carries ``subscriptionId``, ``correlation_id``, ``item``/``items``/``count``,
+``status``/``code``.  Events for ids the kit does not know (a ``failed`` answering
+a request on an unknown id) go to an inbox of their own, kind ``stray``; error
+responses (topic ``.../errors``) are connection events ``errorResponse``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from ...scenarios.session import CONN, SUBSCRIBES, Event
+from ...scenarios.steps import StepSkipped
+from .contract import item_value, thing_index
+from .framing import ControlMessage
+from .judge import COMPLETES, CREATED, FAILEDS, NEXTS
+from .messages import (
+    Envelope,
+    SearchCancel,
+    SearchRequest,
+    SearchSubscribe,
+    StreamingCancel,
+    StreamingRequest,
+    SubscribeForPersistedEvents,
+    Target,
+)
+
+Key = tuple[str, int | None]
+STRAY: Key = ("stray", None)
+FEATURES = frozenset({
+    "unbounded-demand",  # a request of 2^63-1 (DITTO-DEM-4)
+    "onsubscribe-frame",  # created is a message of its own
+    "id-reuse",  # a logical subscriber subscribes again once its subscription ended (a fresh subscribe)
+    "large-ids",  # logical subscriber numbers are free: each subscribe gets a fresh correlation-id
+})
+SKIP_ENDED = ("Ditto's subscriber must not name a subscription after its cancel or end, nor one never announced "
+              "(DITTO-SUB-7, DITTO-SUB-8; SPEC.md decision DITTO-e)")
+
+
+class RawLine:
+    """One line the kit sends as it is (``json:`` steps): judged as its receiver would read it."""
+
+    __slots__ = ("raw_text",)
+
+    def __init__(self, text: str) -> None:
+        self.raw_text = text
+
+    def __repr__(self) -> str:
+        return f"RawLine({self.raw_text!r})"
+
+
+def publisher_target(name: str) -> tuple[Target, int | None, int | None]:
+    """(target, from revision, to revision) of a contract scenario's publisher name."""
+    parts = urlsplit(name)
+    path = parts.path.strip("/").split("/")
+    if len(path) != 2 or not all(path):
+        raise ValueError(f"publisher {name!r} is not namespace/name")
+    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    target = Target(namespace=path[0], entity_name=path[1])
+    start = int(query.get("start", 0))
+    if path == ["tck", "range"]:
+        return target, start, start + int(query.get("count", 0)) - 1
+    if path == ["tck", "error"]:
+        return target, 0, int(query.get("after", 0)) - 1
+    if path == ["tck", "infinite"]:
+        return target, start, None
+    return target, None, None
+
+
+class DittoScenarioAdapter:
+    opens_with_reply = False
+    goodbye_kinds: frozenset[str] = frozenset()  # Ditto has no goodbye: the kit closes the transport
+    quiet_kinds = frozenset({"control"})
+    reply_awaited = False
+    fast_type: type | None = None
+    keepalive_every = 0.0
+    features = FEATURES
+
+    def __init__(self, binding: Any, profile: str, limits: Any = None) -> None:
+        self.binding = binding
+        self.profile = profile
+        self.limits = limits
+        self.error: str | None = None
+        self.truncated: dict[str, str] = {}
+        self._handles = 0
+        self._handle_of: dict[Any, int] = {}  # logical subscriber -> its current handle
+        self._logical: dict[int, Any] = {}
+        self._by_cid: dict[str, int] = {}
+        self._by_sid: dict[str, int] = {}
+        self._sid: dict[int, str] = {}
+        self._target: dict[int, Target | None] = {}  # None: a search subscription
+        self._initial: dict[int, int] = {}
+        self._ended: set[int] = set()  # cancelled by the kit, or complete/failed received
+        self._replies: list[Any] = []
+
+    # -- opening and closing -----------------------------------------------------------------
+
+    def opening(self) -> list[Any]:
+        return []
+
+    def check_opening(self, event: Any) -> tuple[str, str] | None:
+        return None
+
+    def goodbye(self, reason: str) -> list[Any]:
+        return []
+
+    def keepalive(self) -> list[Any]:
+        return []
+
+    def kit_closing(self, model: Any) -> bool:
+        return False
+
+    def kit_owes_goodbye(self, model: Any) -> bool:
+        return False
+
+    def target_extensions(self, model: Any) -> list[Any]:
+        return []
+
+    def replies(self) -> list[Any]:
+        out, self._replies = self._replies, []
+        return out
+
+    def element(self, value: int) -> bytes:
+        return json.dumps({"revision": value}).encode()
+
+    def element_value(self, data: bytes) -> int | None:
+        """A streaming item's revision, or the index of a search page's one thing."""
+        try:
+            value = json.loads(data)
+        except ValueError:
+            return None
+        if isinstance(value, list):
+            return thing_index(value[0]) if len(value) == 1 else None
+        return item_value(value)
+
+    # -- keys --------------------------------------------------------------------------------
+
+    def kit_key(self, subscriber: Any) -> Key:
+        handle = self._handle_of.get(subscriber)
+        return ("kit", handle) if handle is not None else ("kit-unopened", hash(subscriber))
+
+    def target_key(self, subscriber: Any) -> Key:
+        return ("target", None)  # the kit publishes nothing on Ditto
+
+    def key(self, name: str, fields: dict[str, Any]) -> Key:
+        if name in ("errorResponse", "control"):
+            return CONN
+        if name == "stray":
+            return STRAY
+        if name in ("subscribe", "subscribeForPersistedEvents", "searchSubscribe"):
+            return SUBSCRIBES
+        if "subscriber" in fields:
+            return self.kit_key(fields["subscriber"])
+        sid = fields.get("subscriptionId")
+        if sid is not None and sid in self._by_sid:
+            return ("kit", self._by_sid[sid])
+        if sid is not None:
+            return STRAY
+        raise ValueError(f"{name} names neither a subscriber nor a subscriptionId")
+
+    # -- sending -----------------------------------------------------------------------------
+
+    def _open(self, subscriber: Any, target: Target | None, cid: str | None = None) -> tuple[int, str]:
+        self._handles += 1
+        handle = self._handles
+        cid = cid or f"k{subscriber}-{handle}"
+        self._handle_of[subscriber] = handle
+        self._logical[handle] = subscriber
+        self._by_cid[cid] = handle
+        self._target[handle] = target
+        return handle, cid
+
+    def frames(self, name: str, fields: dict[str, Any]) -> list[Any]:
+        values = dict(fields)
+        subscriber = values.get("subscriber")
+        if name == "subscribe":
+            return [self._contract_subscribe(subscriber, str(values.get("publisher", "")),
+                                             int(values.get("initialDemand", 0)))]
+        if name == "subscribeForPersistedEvents":
+            thing = str(values.get("thing", "tck/range"))
+            namespace, _, entity = thing.partition("/")
+            target = Target(namespace=namespace, entity_name=entity, group=values.get("group", "things"),
+                            channel=values.get("channel", "twin"))
+            _, cid = self._open(subscriber, target, values.get("correlation_id"))
+            return [SubscribeForPersistedEvents(target=target, headers={"correlation-id": cid},
+                                                from_revision=values.get("from"), to_revision=values.get("to"),
+                                                filter=values.get("filter"))]
+        if name == "searchSubscribe":
+            _, cid = self._open(subscriber, None, values.get("correlation_id"))
+            namespaces = values.get("namespaces")
+            return [SearchSubscribe(headers={"correlation-id": cid}, filter=values.get("filter"),
+                                    options=values.get("options"), fields=values.get("fields"),
+                                    namespaces=tuple(namespaces) if namespaces is not None else None)]
+        if name in ("request", "cancel"):
+            command = self._command(name, values)
+            return [] if command is None else [command]
+        if name == "json":
+            return [RawLine(str(values["text"]))]
+        raise ValueError(f"Ditto has no message or signal {name!r}")
+
+    def _contract_subscribe(self, subscriber: Any, publisher: str, initial: int) -> Any:
+        target, first, last = publisher_target(publisher)
+        if "message=" in publisher and target.entity_name == "error":
+            raise StepSkipped("Ditto's tck/error takes no message: its failed carries the target's own error "
+                              "(bindings.md §3, SPEC.md decision DITTO-i)")
+        if self.profile == "search":
+            if target.namespace != "tck" or target.entity_name != "range" or first != 0:
+                raise StepSkipped(f"the search profile's test collection serves only tck/range from 0, not "
+                                  f"{publisher!r} (bindings.md §3)")
+            handle, cid = self._open(subscriber, None)
+            self._initial[handle] = initial
+            return SearchSubscribe(headers={"correlation-id": cid}, filter=f"eq(attributes/tck,{(last or 0) + 1})",
+                                   options="size(1)")
+        handle, cid = self._open(subscriber, target)
+        self._initial[handle] = initial
+        return SubscribeForPersistedEvents(target=target, headers={"correlation-id": cid},
+                                           from_revision=first, to_revision=last)
+
+    def _command(self, name: str, values: dict[str, Any]) -> Any | None:
+        demand = values.get("demand", 0)
+        if name == "request" and (not isinstance(demand, int) or isinstance(demand, bool)):
+            raise ValueError(f"demand {demand!r} is not an integer")
+        sid = values.get("subscriptionId")
+        target: Target | None = None
+        if sid is None:
+            handle = self._handle_of.get(values.get("subscriber"))
+            if name == "cancel" and handle in self._ended:
+                return None  # cancel of an ended subscription: a no-op in the client, nothing on the wire
+            if handle is None or handle in self._ended or handle not in self._sid:
+                raise StepSkipped(SKIP_ENDED)
+            sid, target = self._sid[handle], self._target[handle]
+            if name == "cancel":
+                self._ended.add(handle)
+        else:
+            handle = self._by_sid.get(sid)
+            target = self._target.get(handle) if handle is not None else (
+                Target(namespace="tck", entity_name="range") if self.profile == "streaming" else None)
+        if target is None:
+            return SearchRequest(subscription_id=sid, demand=demand) if name == "request" else \
+                SearchCancel(subscription_id=sid)
+        if name == "request":
+            return StreamingRequest(target=target, subscription_id=sid, demand=demand)
+        return StreamingCancel(target=target, subscription_id=sid)
+
+    def sent(self, frames: list[Any], index: int) -> list[tuple[Key, Event]]:
+        return []  # created, not the subscribe, is onSubscribe
+
+    # -- receiving ---------------------------------------------------------------------------
+
+    def fast_element(self, frame: Any, index: int) -> tuple[Key, Event] | None:
+        return None
+
+    def received(self, frame: Any, index: int) -> list[tuple[Key, Event]]:
+        if isinstance(frame, ControlMessage):
+            return [(CONN, Event("control", {"name": frame.name}, index))]
+        if isinstance(frame, Envelope):
+            value = frame.value if isinstance(frame.value, dict) else {}
+            fields = {"topic": str(frame.topic), "status": frame.status, "code": value.get("error"),
+                      "correlation_id": frame.correlation_id}
+            kind = "errorResponse" if frame.topic.criterion == "errors" else "envelope"
+            return [(CONN, Event(kind, fields, index))]
+        sid = getattr(frame, "subscription_id", None)
+        fields: dict[str, Any] = {"subscriptionId": sid, "correlation_id": frame.correlation_id}
+        if isinstance(frame, CREATED):
+            handle = self._by_cid.get(frame.correlation_id) if isinstance(frame.correlation_id, str) else None
+            if handle is None or handle in self._sid:
+                return [(STRAY, Event("stray", fields, index, frame="created"))]
+            self._sid[handle] = sid
+            self._by_sid[sid] = handle
+            initial = self._initial.pop(handle, 0)
+            if initial > 0:
+                self._replies.append(self._command("request", {"subscriber": self._logical[handle],
+                                                               "demand": initial}))
+            fields.update(subscriber=self._logical[handle], elementSize=0)  # Ditto items are never fixed-size
+            return [(("kit", handle), Event("onSubscribe", fields, index, frame="created"))]
+        handle = self._by_sid.get(sid)
+        if handle is None:
+            return [(STRAY, Event("stray", fields, index, frame=frame.action))]
+        fields["subscriber"] = self._logical[handle]
+        key: Key = ("kit", handle)
+        if isinstance(frame, NEXTS):
+            payload = frame.items if hasattr(frame, "items") else frame.item
+            data = json.dumps(payload).encode()
+            fields.update(element=data, count=len(frame.items) if hasattr(frame, "items") else 1)
+            fields["items" if hasattr(frame, "items") else "item"] = payload
+            return [(key, Event("onNext", fields, index, "onNext", len(data), "next"))]
+        if isinstance(frame, COMPLETES):
+            self._ended.add(handle)
+            return [(key, Event("onComplete", fields, index, frame="complete"))]
+        if isinstance(frame, FAILEDS):
+            self._ended.add(handle)
+            error = frame.error
+            fields.update(error=error.message or error.error or "", status=error.status, code=error.error)
+            return [(key, Event("onError", fields, index, frame="failed"))]
+        return [(key, Event(frame.action, fields, index))]
