@@ -192,7 +192,7 @@ async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, see
             for message in messages:
                 publisher.handle(message)
             await publisher.flush()
-    except (ConnectionError, asyncio.TimeoutError):
+    except (TimeoutError, ConnectionError):
         pass
     finally:
         writer.close()

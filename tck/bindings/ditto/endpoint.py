@@ -101,8 +101,12 @@ class Endpoint:
         events: list[Any] = []
         for message in messages:
             found: list[ProtocolViolation] = []
-            self._index = self.judge.judge(self.peer, [message], 0.0, self._index,
-                                           lambda v, i, f, found=found: found.append(v))
+
+            def collect(violation: ProtocolViolation, index: int | None, frame: Any,
+                        found: list[ProtocolViolation] = found) -> None:
+                found.append(violation)
+
+            self._index = self.judge.judge(self.peer, [message], 0.0, self._index, collect)
             events.append(message)
             if found:
                 events.append(self._fail(found[0], getattr(message, "correlation_id", None)))

@@ -282,11 +282,11 @@ class DittoScenarioAdapter:
             return [(CONN, Event("control", {"name": frame.name}, index))]
         if isinstance(frame, Envelope):
             value = frame.value if isinstance(frame.value, dict) else {}
-            fields = {"topic": str(frame.topic), "status": frame.status, "code": value.get("error"),
-                      "correlation_id": frame.correlation_id}
+            info = {"topic": str(frame.topic), "status": frame.status, "code": value.get("error"),
+                    "correlation_id": frame.correlation_id}
             kind = "errorResponse" if frame.topic.criterion == "errors" else "envelope"
-            return [(CONN, Event(kind, fields, index))]
-        sid = getattr(frame, "subscription_id", None)
+            return [(CONN, Event(kind, info, index))]
+        sid: str = getattr(frame, "subscription_id", "")
         fields: dict[str, Any] = {"subscriptionId": sid, "correlation_id": frame.correlation_id}
         if isinstance(frame, CREATED):
             handle = self._by_cid.get(frame.correlation_id) if isinstance(frame.correlation_id, str) else None
