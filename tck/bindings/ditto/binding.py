@@ -103,6 +103,11 @@ class DittoBinding:
         self._check(profile)
         return fuzz_programs(profile)
 
+    def fuzz_bystander(self, target: str, profile: str, timeout: float) -> Any:
+        """No bystander: no Ditto rule is about one connection's errors reaching another (the programs'
+        mutation endings check a fresh connection with ``liveness`` instead)."""
+        return _NoBystander()
+
     def scenario_adapter(self, profile: str, options: dict[str, Any] | None = None) -> Any:
         """The scenario engine's adapter for one connection (``rsio_tck.binding.ScenarioAdapter``)."""
         from .scenario import DittoScenarioAdapter
@@ -118,6 +123,14 @@ class DittoBinding:
 
     def rules(self) -> list[str]:
         return [rule for rule in RULES if rule.startswith(self.rule_prefixes)]
+
+
+class _NoBystander:
+    async def open(self) -> bool:
+        return False
+
+    async def check(self) -> tuple[str, str] | None:
+        return None
 
 
 BINDING = DittoBinding()
