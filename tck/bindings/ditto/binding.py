@@ -9,11 +9,16 @@ package to reach ``BINDING`` pulls in no other binding.
 from __future__ import annotations
 
 import json
+import zlib
 from typing import Any
 
 from ...rules import RULES
 
 PROFILES = ("streaming", "search")
+# Ditto's actions as the contract's signals (bindings.md §3), for pipeline rows.
+SIGNAL_OF = {"subscribeForPersistedEvents": "subscribe", "subscribe": "subscribe", "request": "request",
+             "cancel": "cancel", "created": "onSubscribe", "next": "onNext", "complete": "onComplete",
+             "failed": "onError"}
 
 
 class LineEncoder:
@@ -86,15 +91,26 @@ class DittoBinding:
         return f"{name}({', '.join(details)})"
 
     def row_fields(self, frame: Any) -> tuple[str, int | None, int, int]:
-        """The pipeline's frame row: (type, subscription number or None, value bytes, elements it carries)."""
+        """The pipeline's frame row: (type, id, value bytes, elements it carries).
+
+        The type is the contract's signal name (``subscribe``, ``request``, ``cancel``, ``onSubscribe``,
+        ``onNext``, ``onComplete``, ``onError``; ``envelope`` for other topics), so the pipeline's element
+        and latency tables read Ditto rows as they read RS-IO's; the id is a stable 31-bit number of the
+        subscriptionId (CRC-32), None for a subscribe, which names none."""
         from .codec import encode_message
 
-        name = f"{frame.profile}/{frame.action}" if hasattr(frame, "action") else "envelope"
+        action = getattr(frame, "action", None)
+        kind = SIGNAL_OF.get(action, "envelope") if action is not None else "envelope"
         sid = getattr(frame, "subscription_id", None)
-        number = int(sid) if isinstance(sid, str) and sid.isdigit() and len(sid) < 19 else None
-        elements = 1 if frame.__class__.__name__ in ("StreamingNext", "SearchNext") else 0
-        size = 0 if getattr(frame, "raw_text", None) is not None else len(encode_message(frame).encode("utf-8"))
-        return name, number, size, elements
+        number = zlib.crc32(sid.encode("utf-8")) & 0x7FFFFFFF if isinstance(sid, str) else None
+        elements = 1 if kind == "onNext" else 0
+        size = 0
+        if elements:
+            payload = frame.items if hasattr(frame, "items") else frame.item
+            size = len(json.dumps(payload, ensure_ascii=False).encode("utf-8"))
+        elif getattr(frame, "raw_text", None) is None:
+            size = len(encode_message(frame).encode("utf-8"))
+        return kind, number, size, elements
 
     def fuzz_programs(self, profile: str, reassembly_limit: int | None = None) -> Any:
         """The hypothesis strategy of Ditto fuzz programs (scenario step lists, legal or with one mutation)."""
