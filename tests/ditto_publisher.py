@@ -85,9 +85,20 @@ def _source(msg: Any) -> tuple[list[Any] | None, int, ErrorInfo | None, ErrorInf
     return [], 0, None, ErrorInfo(status=404, error="things:thing.notfound", message="no such publisher")
 
 
+# Faults the kit's own tests switch on to show the scenarios catch them: fault -> the rule it breaks.
+FAULTS = {
+    "extra-next": "DITTO-DEM-1",  # one next beyond the demand of every request
+    "no-correlation-id": "DITTO-SUB-1",  # created without the subscribe's correlation-id
+    "early-end": "DITTO-SUB-4",  # a refused subscribe fails right after created, before any request
+    "demand-error-status": "DITTO-DEM-2",  # demand <= 0 answered with status 500
+    "big-pages": "DITTO-SEARCH-6",  # search pages one item larger than size(n)
+    "skip-revision": "DITTO-TCK-1",  # tck/range skips its second revision
+}
+
+
 class Publisher:
-    def __init__(self, writer: asyncio.StreamWriter, rng: random.Random) -> None:
-        self.writer, self.rng = writer, rng
+    def __init__(self, writer: asyncio.StreamWriter, rng: random.Random, faults: frozenset[str] = frozenset()) -> None:
+        self.writer, self.rng, self.faults = writer, rng, faults
         self.subs: dict[str, Sub] = {}
         self.out = bytearray()
 
@@ -107,12 +118,22 @@ class Publisher:
             sid = f"{self.rng.randrange(10**6)}-{len(self.subs)}"
             items, first, end, refuse = _source(msg)
             headers = {"correlation-id": msg.correlation_id} if msg.correlation_id is not None else {}
+            if "big-pages" in self.faults and items:
+                flat = [thing for page in items for thing in page]
+                size = len(items[0]) + 1
+                items = [flat[i:i + size] for i in range(0, len(flat), size)]
+            if "skip-revision" in self.faults and items is not None and len(items) > 2:
+                items = [items[0], *items[2:], items[-1] + 1]
             sub = Sub(sid, msg, items, first, end=end, refuse=refuse, headers=headers)
             self.subs[sid] = sub
             if isinstance(msg, SearchSubscribe):
-                self.send(SearchCreated(headers=headers, subscription_id=sid))
+                self.send(SearchCreated(headers=headers if "no-correlation-id" not in self.faults else {},
+                                        subscription_id=sid))
             else:
-                self.send(StreamingCreated(target=msg.target, headers=headers, subscription_id=sid))
+                self.send(StreamingCreated(target=msg.target, subscription_id=sid,
+                                           headers=headers if "no-correlation-id" not in self.faults else {}))
+            if "early-end" in self.faults and refuse is not None:
+                self._end(sub, refuse)
         elif isinstance(msg, (StreamingRequest, SearchRequest)):
             sub = self.subs.get(msg.subscription_id)
             if sub is None:
@@ -123,9 +144,10 @@ class Publisher:
             sub.requested = True
             if msg.demand <= 0:
                 code = SEARCH_PROTOCOL_ERROR if isinstance(msg, SearchRequest) else STREAMING_PROTOCOL_ERROR
-                self._end(sub, ErrorInfo(status=400, error=code, message="demand must be positive (rule 3.9)"))
+                status = 500 if "demand-error-status" in self.faults else 400
+                self._end(sub, ErrorInfo(status=status, error=code, message="demand must be positive (rule 3.9)"))
                 return
-            sub.demand = min(sub.demand + msg.demand, UNBOUNDED)
+            sub.demand = min(sub.demand + msg.demand + ("extra-next" in self.faults), UNBOUNDED)
             self._serve(sub)
         elif isinstance(msg, (StreamingCancel, SearchCancel)):
             sub = self.subs.get(msg.subscription_id)
@@ -177,8 +199,9 @@ class Publisher:
                       else StreamingFailed(target=msg.target, subscription_id=sub.sid, error=error))
 
 
-async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, seed: int) -> None:
-    publisher = Publisher(writer, random.Random(seed))
+async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, seed: int,
+                 faults: frozenset[str]) -> None:
+    publisher = Publisher(writer, random.Random(seed), faults)
     decoder = LineDecoder()
     try:
         while True:
@@ -201,10 +224,10 @@ async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, see
 
 
 @contextlib.asynccontextmanager
-async def running_publisher(seed: int = 17) -> AsyncIterator[int]:
-    """A loopback Ditto test publisher; yields its port."""
+async def running_publisher(seed: int = 17, faults: frozenset[str] = frozenset()) -> AsyncIterator[int]:
+    """A loopback Ditto test publisher (with ``faults`` of ``FAULTS`` switched on); yields its port."""
     connections = iter(range(10**9))
-    server = await asyncio.start_server(lambda r, w: _serve(r, w, seed + next(connections)), "127.0.0.1", 0)
+    server = await asyncio.start_server(lambda r, w: _serve(r, w, seed + next(connections), faults), "127.0.0.1", 0)
     try:
         yield server.sockets[0].getsockname()[1]
     finally:

@@ -11,17 +11,17 @@ import asyncio
 from typing import Any
 
 import pytest
-from ditto_publisher import running_publisher
+from ditto_publisher import FAULTS, running_publisher
 
 from rsio_tck.binding import get_binding
 from rsio_tck.scenarios import RunConfig, Verdict, load_directory, run_suite
 
 
-def run(profile: str) -> list[Any]:
+def run(profile: str, faults: frozenset[str] = frozenset()) -> list[Any]:
     scenarios = load_directory(binding="ditto")
 
     async def go() -> list[Any]:
-        async with running_publisher() as port:
+        async with running_publisher(faults=faults) as port:
             config = RunConfig(target=f"tcp://127.0.0.1:{port}", codec=profile, binding="ditto")
             return await run_suite(scenarios, config, jobs=4)
 
@@ -51,3 +51,12 @@ def test_at_least_60_scenarios_run_against_a_ditto_target() -> None:
     if not PASSED:
         pytest.skip("run with test_the_ditto_suite_passes_on_a_correct_publisher")
     assert len(PASSED) >= 60
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_each_fault_of_the_publisher_fails_scenarios_citing_its_rule(fault: str) -> None:
+    profile = "search" if fault == "big-pages" else "streaming"
+    results = run(profile, frozenset({fault}))
+    failed = [r for r in results if r.verdict is Verdict.FAIL]
+    cited = {f.rule for r in failed for f in r.findings} | {f.rule for r in failed for f in r.failures}
+    assert FAULTS[fault] in cited, sorted(cited)

@@ -15,7 +15,8 @@ Sending.  Contract scenarios' ``subscribe`` becomes ``subscribeForPersistedEvent
 ``ns/name`` that entity) or ``search/subscribe`` (search: ``tck/range?count=N`` is
 the filter ``eq(attributes/tck,N)`` with ``size(1)``, one thing per page).  Ditto
 has no initial demand: ``initialDemand`` n > 0 is sent as ``request`` n as soon as
-``created`` arrives (``replies``).  Contract ``request``/``cancel`` for a
+``created`` arrives (``replies``); so are a ``request`` or ``cancel`` the scenario sends before
+``created`` (the client has no subscriptionId to name yet).  Contract ``request``/``cancel`` for a
 subscription that ended or was cancelled skip the scenario (decision DITTO-e:
 Ditto's subscriber must not send them).  Ditto-specific scenarios also send
 ``subscribeForPersistedEvents`` (``thing``, ``from``, ``to``), ``searchSubscribe``
@@ -53,6 +54,7 @@ from .messages import (
 )
 
 Key = tuple[str, int | None]
+UNBOUNDED = 2**63 - 1
 STRAY: Key = ("stray", None)
 FEATURES = frozenset({
     "unbounded-demand",  # a request of 2^63-1 (DITTO-DEM-4)
@@ -116,7 +118,8 @@ class DittoScenarioAdapter:
         self._by_sid: dict[str, int] = {}
         self._sid: dict[int, str] = {}
         self._target: dict[int, Target | None] = {}  # None: a search subscription
-        self._initial: dict[int, int] = {}
+        self._initial: dict[int, int] = {}  # demand to request as soon as created arrives
+        self._deferred_cancel: set[int] = set()  # cancel to send as soon as created arrives
         self._ended: set[int] = set()  # cancelled by the kit, or complete/failed received
         self._replies: list[Any] = []
 
@@ -253,6 +256,17 @@ class DittoScenarioAdapter:
             handle = self._handle_of.get(values.get("subscriber"))
             if name == "cancel" and handle in self._ended:
                 return None  # cancel of an ended subscription: a no-op in the client, nothing on the wire
+            if handle is not None and handle not in self._ended and handle not in self._sid:
+                # Before created the client has no subscriptionId to name: it waits for created (decision DITTO-a).
+                if name == "cancel":
+                    self._deferred_cancel.add(handle)
+                    self._ended.add(handle)
+                elif demand > 0:
+                    self._initial[handle] = min(self._initial.get(handle, 0) + demand, UNBOUNDED)
+                else:
+                    raise StepSkipped("a request with demand <= 0 before created: Ditto's subscriber has no "
+                                      "subscriptionId to send it with yet")
+                return None
             if handle is None or handle in self._ended or handle not in self._sid:
                 raise StepSkipped(SKIP_ENDED)
             sid, target = self._sid[handle], self._target[handle]
@@ -262,6 +276,11 @@ class DittoScenarioAdapter:
             handle = self._by_sid.get(sid)
             target = self._target.get(handle) if handle is not None else (
                 Target(namespace="tck", entity_name="range") if self.profile == "streaming" else None)
+        return self._message(name, sid, target, demand)
+
+    @staticmethod
+    def _message(name: str, sid: str, target: Target | None, demand: int) -> Any:
+        """``request``/``cancel`` for ``sid`` (``target`` None: a search subscription)."""
         if target is None:
             return SearchRequest(subscription_id=sid, demand=demand) if name == "request" else \
                 SearchCancel(subscription_id=sid)
@@ -295,9 +314,11 @@ class DittoScenarioAdapter:
             self._sid[handle] = sid
             self._by_sid[sid] = handle
             initial = self._initial.pop(handle, 0)
-            if initial > 0:
-                self._replies.append(self._command("request", {"subscriber": self._logical[handle],
-                                                               "demand": initial}))
+            if handle in self._deferred_cancel:
+                self._deferred_cancel.discard(handle)
+                self._replies.append(self._message("cancel", sid, self._target[handle], 0))
+            elif initial > 0:
+                self._replies.append(self._message("request", sid, self._target[handle], initial))
             fields.update(subscriber=self._logical[handle], elementSize=0)  # Ditto items are never fixed-size
             return [(("kit", handle), Event("onSubscribe", fields, index, frame="created"))]
         handle = self._by_sid.get(sid)
