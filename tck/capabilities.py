@@ -64,12 +64,15 @@ FORMATS: dict[str, tuple[str, str, dict[str, str]]] = {
                           {"publishers": "", "features": "", "codecs": "codec:"}),
     "rsocket_capabilities": ("rsocket", "rsocket-capabilities.schema.json",
                              {"publishers": "", "features": "", "interactions": "", "profiles": "codec:"}),
+    "ditto_capabilities": ("ditto", "ditto-capabilities.schema.json", {"publishers": "", "profiles": "codec:"}),
 }
 RSOCKET_PROFILES = ("rsocket-1.0", "reactivesocket-draft")
 RSOCKET_INTERACTIONS = ("request-response", "fire-and-forget", "request-stream", "request-channel", "metadata-push")
 RSOCKET_PUBLISHERS = ("tck/range", "tck/infinite", "tck/error", "tck/large", "tck/fnf", "tck/fnf-count", "tck/echo",
                       "tck/subscribe")
 RSOCKET_FEATURES = ("fragmentation", "lease", "resume", "requester", "keepalive")
+DITTO_PROFILES = ("streaming", "search")
+DITTO_PUBLISHERS = ("tck/range", "tck/infinite", "tck/error", "tck/things")  # tck/things: the search collection
 # -- end seam (H1) -------------------------------------------------------------------------------
 
 
@@ -108,6 +111,8 @@ class Capabilities:
         if binding == "rsocket":
             tokens = (RSOCKET_INTERACTIONS + RSOCKET_PUBLISHERS + RSOCKET_FEATURES
                       + tuple(f"codec:{p}" for p in RSOCKET_PROFILES))
+        elif binding == "ditto":
+            tokens = DITTO_PUBLISHERS + tuple(f"codec:{p}" for p in DITTO_PROFILES)
         else:
             tokens = PUBLISHERS + FEATURES + tuple(f"codec:{c}" for c in CODECS)
         return cls(tokens=frozenset(tokens), implementation="(no capabilities file: every capability assumed)")
@@ -162,7 +167,7 @@ def schema_problems(data: Any) -> list[str]:
     if len(keys) != 1:
         if keys:
             return [f"both {' and '.join(repr(k) for k in keys)}: a file is of one binding"]
-        return ['not a capabilities file (needs "rsio_capabilities": 1 or "rsocket_capabilities": 1)']
+        return ['not a capabilities file (needs "rsio_capabilities": 1, "rsocket_capabilities": 1 or "ditto_capabilities": 1)']
     chosen = schema(keys[0])
     properties = chosen["properties"]
     out = []

@@ -54,3 +54,25 @@ def test_an_unknown_profile_is_a_one_line_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["run", "--binding", "ditto", "--profile", "things", "--target",
                                       "tcp://127.0.0.1:9", "--report-dir", str(tmp_path)])
     assert result.exit_code != 0 and "streaming" in result.output and "Traceback" not in result.output
+
+
+def test_a_ditto_capabilities_file_skips_what_the_target_does_not_claim(publisher: int, tmp_path: Path) -> None:
+    caps = tmp_path / "caps.yaml"
+    caps.write_text("ditto_capabilities: 1\nimplementation: test publisher\nprofiles: [streaming]\n"
+                    "publishers: [tck/range]\n", encoding="utf-8")
+    reports = tmp_path / "reports"
+    result = CliRunner().invoke(app, ["run", "--binding", "ditto", "--target", f"tcp://127.0.0.1:{publisher}",
+                                      "--capabilities", str(caps), "--report-dir", str(reports), "-k", "DITTO"])
+    assert result.exit_code == 0, result.output
+    (run_dir,) = list(reports.iterdir())
+    import json
+
+    results = [json.loads(line) for line in (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+    skipped = {r["id"]: r.get("reason", "") for r in results if r["verdict"] == "skip"}
+    passed = {r["id"] for r in results if r["verdict"] == "pass"}
+    assert passed and any("tck/infinite" in why for why in skipped.values())
+    rsio = tmp_path / "rsio.yaml"
+    rsio.write_text("rsio_capabilities: 1\n", encoding="utf-8")
+    wrong = CliRunner().invoke(app, ["run", "--binding", "ditto", "--target", f"tcp://127.0.0.1:{publisher}",
+                                     "--capabilities", str(rsio), "--report-dir", str(reports)])
+    assert wrong.exit_code != 0 and "ditto" in wrong.output and "Traceback" not in wrong.output
