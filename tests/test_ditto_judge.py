@@ -8,9 +8,12 @@ unknown id): nothing may be reported.  ``tests/test_rule_coverage.py`` counts CA
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rsio_tck.binding import get_binding
 from rsio_tck.bindings.ditto import (
@@ -184,3 +187,49 @@ def test_contract_rules_translate_to_ditto_rules_only() -> None:
 
     assert all(binding.contract_rule(rule) in binding.rules() for rule in CONTRACT_RULES)
     assert binding.contract_rule("DEM-1") == "DITTO-DEM-1"
+
+
+# -- robustness: any sequence of messages is judged without an exception, batch or one by one ----------
+
+_SIDS = st.sampled_from(("s1", "s2", "ghost"))
+_CIDS = st.sampled_from(("c1", "c2", None))
+_TARGETS = st.sampled_from((RANGE, INFINITE, ERROR, Target(namespace="x", entity_name="y")))
+
+
+def _message() -> st.SearchStrategy[tuple[Side, Any]]:
+    error = st.builds(ErrorInfo, status=st.sampled_from((None, 200, 400, 500)),
+                      error=st.sampled_from((None, "streaming.subscription.protocol.error", "x")))
+    return st.one_of(
+        st.builds(lambda t, c, a, b: (C, SubscribeForPersistedEvents(target=t, headers={} if c is None else h(c),
+                                                                        from_revision=a, to_revision=b)),
+                  _TARGETS, _CIDS, st.integers(0, 3), st.none() | st.integers(-1, 5)),
+        st.builds(lambda c, f: (C, SearchSubscribe(headers={} if c is None else h(c), filter=f, options="size(2)")),
+                  _CIDS, st.sampled_from(("eq(attributes/tck,3)", "x"))),
+        st.builds(lambda s, n, t: (C, StreamingRequest(target=t, subscription_id=s, demand=n)), _SIDS,
+                  st.sampled_from((-1, 0, 1, 2, 2**63 - 1)), _TARGETS),
+        st.builds(lambda s, t: (C, StreamingCancel(target=t, subscription_id=s)), _SIDS, _TARGETS),
+        st.builds(lambda s, c, t: (S, StreamingCreated(target=t, headers={} if c is None else h(c),
+                                                       subscription_id=s)), _SIDS, _CIDS, _TARGETS),
+        st.builds(lambda s, c: (S, SearchCreated(headers={} if c is None else h(c), subscription_id=s)), _SIDS, _CIDS),
+        st.builds(lambda s, v, t: (S, StreamingNext(target=t, subscription_id=s, item={"revision": v})), _SIDS,
+                  st.integers(0, 4), _TARGETS),
+        st.builds(lambda s, n: (S, SearchNext(subscription_id=s, items=tuple({"thingId": f"tck:thing-{i}"}
+                                                                            for i in range(n)))), _SIDS, st.integers(0, 3)),
+        st.builds(lambda s, t: (S, StreamingComplete(target=t, subscription_id=s)), _SIDS, _TARGETS),
+        st.builds(lambda s, e, t: (S, StreamingFailed(target=t, subscription_id=s, error=e)), _SIDS, error, _TARGETS),
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(messages=st.lists(_message(), max_size=25))
+def test_any_sequence_is_judged_the_same_in_one_batch_or_one_by_one(messages: list[tuple[Side, Any]]) -> None:
+    one_by_one = judged(messages)
+    judge = get_binding("ditto").judge("streaming")
+    batched: list[ProtocolViolation] = []
+    index = 0
+    for side, group in itertools.groupby(messages, key=lambda m: m[0]):
+        index = judge.judge(side, [m for _, m in group], 0.0, index, lambda v, i, f: batched.append(v))
+    assert [(v.rule, v.side) for v in batched] == [(v.rule, v.side) for v in one_by_one]
+    assert all(v.rule.startswith("DITTO-") and "\n" not in v.message for v in one_by_one)
+    judge.close(S)
+    judge.close(C)
