@@ -70,6 +70,8 @@ class DittoBinding:
         raw = getattr(frame, "raw_text", None)
         if raw is not None:
             return f"raw line {raw[:80]!r}"
+        if not hasattr(frame, "topic"):
+            return f"control message {str(frame)[:80]!r}"  # WebSocket's START-SEND-EVENTS and the like
         sid = getattr(frame, "subscription_id", None)
         topic = getattr(frame, "topic", None)
         name = f"{frame.profile} {frame.action}" if hasattr(frame, "action") else f"envelope {topic}"
@@ -77,7 +79,7 @@ class DittoBinding:
         cid = getattr(frame, "correlation_id", None)
         if cid is not None:
             details.append(f"correlation-id={cid!r}")
-        for attr in ("demand", "from_revision", "to_revision", "filter", "options"):
+        for attr in ("demand", "from_revision", "to_revision", "filter", "options", "status"):
             value = getattr(frame, attr, None)
             if value is not None:
                 details.append(f"{attr}={value!r}")

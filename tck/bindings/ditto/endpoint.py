@@ -54,7 +54,8 @@ class Endpoint:
         self._index = self.judge.judge(self.role, [message], 0.0, self._index, lambda v, i, f: found.append(v))
         if check and found:
             raise found[0]
-        self._out += encode_line(message)
+        raw = getattr(message, "raw_text", None)  # the scenario adapter's raw lines (faults)
+        self._out += raw.encode("utf-8") + b"\n" if raw is not None else encode_line(message)
 
     def send_raw(self, data: bytes) -> None:
         self._out += data
