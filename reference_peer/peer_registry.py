@@ -74,6 +74,7 @@ from rsio_tck.errors import Side
 PEERS: dict[str, str] = {
     "rsio": "rsio_tck.reference_peer.rsio",
     "rsocket": "rsio_tck.reference_peer.rsocket",
+    "ditto": "rsio_tck.reference_peer.ditto",
 }
 DEFAULT_PEER = DEFAULT_BINDING
 
