@@ -16,7 +16,7 @@ then the subscriber's commands drive the subscriptions:
 - cancel: the subscription stops (a few events within demand may still go, a freedom).
 
 ``pump(budget)`` produces: round-robin over the subscriptions with demand,
-at most ``budget`` events, never more ``next`` than the demand (DITTO-DEM-1),
+a fair share each, at most ``budget`` events, never more ``next`` than the demand (DITTO-DEM-1),
 and no ``complete``/``failed`` before the first request (DITTO-SUB-4).  The
 asyncio shell (``shell.py``) calls it until it says there is nothing more to do,
 draining the transport between rounds, so a subscriber that does not read
@@ -79,7 +79,8 @@ class Subscription:
     sent: int = 0  # next events sent
     after_cancel: int = 0  # events still allowed after the cancel (a freedom)
     request_cid: Any = None  # the correlation-id of the latest request
-    pending_end: publishers.End | None = None  # the end waits for a later round (a freedom)
+    pending_end: publishers.End | None = None  # the end waits for a later pump (another write: a freedom)
+    pending_since: int = 0  # the pump that deferred it
     marks: set[str] = field(default_factory=set)  # what a fault already did here
 
 
@@ -96,6 +97,7 @@ class DittoSession:
         self.closing: str | None = None  # set: flush what is queued, then close the transport
         self._line = bytearray()
         self._count = 0  # subscribes received
+        self._pumps = 0
 
     # -- input -------------------------------------------------------------------------------
 
@@ -238,13 +240,17 @@ class DittoSession:
         return sub.requested and not sub.cancelled and sub.source.available() == 0 and sub.source.end() is not None
 
     def pump(self, budget: int) -> bool:
-        """Send at most ``budget`` events, round-robin; whether more could go out at once."""
+        """Send at most ``budget`` events, each subscription a fair share per round (oldest first), so an
+        unbounded one cannot starve the others; whether more could go out at once."""
+        self._pumps += 1
         while budget > 0 and self.closing is None:
+            ready = list(self.ready())
+            share = max(1, budget // max(1, len(ready)))
             progressed = False
-            for sub in self.ready():
+            for sub in ready:
                 if budget <= 0:
                     break
-                sent = self.step(sub, self.freedoms.batch(budget))
+                sent = self.step(sub, self.freedoms.batch(min(share, budget)))
                 budget -= sent
                 progressed = progressed or sent > 0
             if not progressed:
@@ -255,6 +261,8 @@ class DittoSession:
         """Up to ``most`` events of ``sub``; the number of messages sent."""
         policy, source = self.policy, sub.source
         if sub.pending_end is not None:
+            if sub.pending_since == self._pumps:
+                return 0
             pending, sub.pending_end = sub.pending_end, None
             policy.finish(self, sub, pending)
             return 1
@@ -271,7 +279,7 @@ class DittoSession:
         end = source.end() if source.available() == 0 else None
         if end is not None and sub.requested:
             if items and not policy.complete_together(self, sub):
-                sub.pending_end = end  # a later round: another write
+                sub.pending_end, sub.pending_since = end, self._pumps  # a later pump: another write
                 return len(items)
             policy.finish(self, sub, end)
             return len(items) + 1
