@@ -50,6 +50,8 @@ class Fault:
     rule: str
     description: str
     hooks: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    # The profiles whose subscriptions show the fault (the self-check runs only those); empty: both.
+    profiles: tuple[str, ...] = ()
 
     def on(self, hook: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Decorator: the function replaces policy hook ``hook`` while this fault is on."""
@@ -66,12 +68,12 @@ class Fault:
 FAULTS: dict[str, Fault] = {}
 
 
-def fault(name: str, rule: str, description: str) -> Fault:
+def fault(name: str, rule: str, description: str, profiles: tuple[str, ...] = ()) -> Fault:
     if not rule.startswith("DITTO-") or not known_rule(rule):
         raise ValueError(f"fault {name}: {rule} is not a Ditto rule")
     if name in FAULTS:
         raise ValueError(f"fault {name} is declared twice")
-    declared = FAULTS[name] = Fault(name, rule, description)
+    declared = FAULTS[name] = Fault(name, rule, description, profiles=profiles)
     return declared
 
 

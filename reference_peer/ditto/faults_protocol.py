@@ -89,7 +89,7 @@ def _after_end(p: Policy, base: Base, s: DittoSession, sub: Subscription, end: E
 
 
 other_entity = fault("event-wrong-entity", "DITTO-SUB-6",
-                     "streaming: sends the events of a subscription on another thing's topic")
+                     "streaming: sends the events of a subscription on another thing's topic", ("streaming",))
 
 
 def _elsewhere(sub: Subscription) -> Subscription:
@@ -195,7 +195,8 @@ def _ok_status_demand(p: Policy, base: Base, s: DittoSession, sub: Subscription,
 
 # -- search pages (DITTO-SEARCH-6) ---------------------------------------------------------------------
 
-oversize = fault("search-page-oversize", "DITTO-SEARCH-6", "search: each page holds one thing more than size(n)")
+oversize = fault("search-page-oversize", "DITTO-SEARCH-6", "search: each page holds one thing more than size(n)",
+                 ("search",))
 
 
 @oversize.on("created")
@@ -205,7 +206,8 @@ def _oversize(p: Policy, base: Base, s: DittoSession, sub: Subscription) -> None
     base(s, sub)
 
 
-empty = fault("search-page-empty", "DITTO-SEARCH-6", "search: the first page is empty (the things follow)")
+empty = fault("search-page-empty", "DITTO-SEARCH-6", "search: the first page is empty (the things follow)",
+              ("search",))
 
 
 @empty.on("emit")
@@ -220,7 +222,8 @@ def _empty(p: Policy, base: Base, s: DittoSession, sub: Subscription, item: Any)
 
 # -- the test publishers (DITTO-TCK) --------------------------------------------------------------------
 
-skip = fault("range-skips-revision", "DITTO-TCK-1", "tck/range: the second revision is skipped (S, S+2, S+3, ...)")
+skip = fault("range-skips-revision", "DITTO-TCK-1", "tck/range: the second revision is skipped (S, S+2, S+3, ...)",
+             ("streaming",))
 
 
 @skip.on("emit")
@@ -230,7 +233,7 @@ def _skip(p: Policy, base: Base, s: DittoSession, sub: Subscription, item: Any) 
     base(s, sub, item)
 
 
-finite = fault("infinite-completes", "DITTO-TCK-2", "tck/infinite: completes after 5 revisions")
+finite = fault("infinite-completes", "DITTO-TCK-2", "tck/infinite: completes after 5 revisions", ("streaming",))
 
 
 @finite.on("created")
@@ -240,7 +243,7 @@ def _finite(p: Policy, base: Base, s: DittoSession, sub: Subscription) -> None:
     base(s, sub)
 
 
-no_error = fault("error-completes", "DITTO-TCK-3", "tck/error: completes instead of failing")
+no_error = fault("error-completes", "DITTO-TCK-3", "tck/error: completes instead of failing", ("streaming",))
 
 
 @no_error.on("finish")
@@ -251,7 +254,8 @@ def _no_error(p: Policy, base: Base, s: DittoSession, sub: Subscription, end: En
 
 
 duplicate = fault("search-thing-twice", "DITTO-TCK-4",
-                  "search: the second page starts with the last thing of the first again (in place of its own first)")
+                  "search: the second page starts with the last thing of the first again (in place of its own first)",
+                  ("search",))
 
 
 @duplicate.on("emit")
