@@ -40,7 +40,7 @@ _SORT_BY_ID = re.compile(r"sort\(\s*\+?thingId\s*\)")
 
 NOT_FOUND = "things:thing.notfound"
 BAD_QUERY = "thing-search:search.query.invalid"
-BAD_OPTION = "thing-search:option.invalid"
+BAD_OPTION = "thing-search:search.option.invalid"  # as Ditto 3.8.0 writes it (golden vector)
 TEST_ERROR = "tck:publisher.failed"  # the error tck/error ends with
 
 
