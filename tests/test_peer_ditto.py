@@ -297,3 +297,42 @@ def test_the_peer_speaks_ditto_from_the_shell(tmp_path: object) -> None:
     bad = subprocess.run([sys.executable, "-m", "rsio_tck.reference_peer", "--binding", "ditto", "--fault", "nope",
                           "--listen", "tcp://127.0.0.1:0"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "no such Ditto fault" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_the_shell_serves_ditto_over_tcp_with_the_embedded_peers_flags() -> None:
+    """``python -m rsio_tck.reference_peer --binding ditto --listen tcp://...`` as the kit's embedded peer starts
+    it (with the RS-IO-only flags it always passes), serving a subscription end to end."""
+    import re
+    import subprocess
+    import sys
+    import threading
+
+    command = [sys.executable, "-m", "rsio_tck.reference_peer", "--binding", "ditto", "--listen",
+               "tcp://127.0.0.1:0", "--profile", "search", "--max-reassembly", "524288", "--split-threshold", "65536"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    found: list[str] = []
+    listening = threading.Event()
+
+    def watch() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            match = re.search(r"listening on tcp://127\.0\.0\.1:(\d+)", line)
+            if match and not found:
+                found.append(match[1])
+                listening.set()
+        listening.set()
+
+    threading.Thread(target=watch, daemon=True).start()
+    try:
+        assert listening.wait(30) and found, "the peer did not start"
+        client = asyncio.run(asyncio.wait_for(_over_tcp(int(found[0]), search_pages), 60))
+        assert client.check.broken == {} and client.check.subs[0].end is not None
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+async def _over_tcp(port: int, program: Program) -> Client:
+    async with connected(port) as client:
+        await program(client)
+        return client

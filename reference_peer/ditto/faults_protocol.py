@@ -89,12 +89,10 @@ def _after_end(p: Policy, base: Base, s: DittoSession, sub: Subscription, end: E
 
 
 other_entity = fault("event-wrong-entity", "DITTO-SUB-6",
-                     "streaming: sends the events of a subscription on another thing's topic", ("streaming",))
+                     "sends the events of a subscription on a topic naming another entity")
 
 
 def _elsewhere(sub: Subscription) -> Subscription:
-    if sub.profile == "search":
-        return sub
     target = dataclasses.replace(sub.target, entity_name=f"{sub.target.entity_name}-other")
     return dataclasses.replace(sub, target=target, marks=set())
 

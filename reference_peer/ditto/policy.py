@@ -40,27 +40,31 @@ MAX_DEMAND = 2**63 - 1
 RULE_3_9 = "Reactive Streams rule 3.9"
 
 
+# Events address what the subscribe addressed (DITTO-SUB-6): a search subscribe's topic is normally _/_, but
+# the kit does not require the placeholder, so its events echo whatever the subscribe named.
+
+
 def created(sub: Subscription, headers: dict[str, Any]) -> Decoded:
     if sub.profile == "search":
-        return SearchCreated(subscription_id=sub.sid, headers=headers)
+        return SearchCreated(target=sub.target, subscription_id=sub.sid, headers=headers)
     return StreamingCreated(target=sub.target, subscription_id=sub.sid, headers=headers)
 
 
 def next_event(sub: Subscription, item: Any, headers: dict[str, Any]) -> Decoded:
     if sub.profile == "search":
-        return SearchNext(subscription_id=sub.sid, items=tuple(item), headers=headers)
+        return SearchNext(target=sub.target, subscription_id=sub.sid, items=tuple(item), headers=headers)
     return StreamingNext(target=sub.target, subscription_id=sub.sid, item=item, headers=headers)
 
 
 def complete(sub: Subscription, headers: dict[str, Any]) -> Decoded:
     if sub.profile == "search":
-        return SearchComplete(subscription_id=sub.sid, headers=headers)
+        return SearchComplete(target=sub.target, subscription_id=sub.sid, headers=headers)
     return StreamingComplete(target=sub.target, subscription_id=sub.sid, headers=headers)
 
 
 def failed(sub: Subscription, error: ErrorInfo, headers: dict[str, Any]) -> Decoded:
     if sub.profile == "search":
-        return SearchFailed(subscription_id=sub.sid, error=error, headers=headers)
+        return SearchFailed(target=sub.target, subscription_id=sub.sid, error=error, headers=headers)
     return StreamingFailed(target=sub.target, subscription_id=sub.sid, error=error, headers=headers)
 
 
