@@ -36,7 +36,8 @@ NOT_FORCEABLE: dict[str, str] = {
 
 # The reference peer's client program for listen mode, per binding (a module run with ``python -m``);
 # it takes ``--profile`` and ``--fault NAME``.
-CLIENT_PROGRAMS: dict[str, str] = {"rsocket": "rsio_tck.reference_peer.rsocket.testcases"}
+CLIENT_PROGRAMS: dict[str, str] = {"rsocket": "rsio_tck.reference_peer.rsocket.testcases",
+                                   "ditto": "rsio_tck.reference_peer.ditto.testcases"}
 CLIENT_FAULT_PREFIX = "client-"
 
 

@@ -266,3 +266,13 @@ def _duplicate(p: Policy, base: Base, s: DittoSession, sub: Subscription, item: 
     base(s, sub, item)
 
 
+
+
+# -- the client role (testcases.py, listen mode): the subscriber's rules --------------------------------------
+# No policy hook: the publisher is unchanged; ``testcases`` reads these names and misbehaves as a client.
+
+fault("client-request-unannounced", "DITTO-SUB-7",
+      "as client: its first request names a subscriptionId no created announced", ("search",))
+fault("client-request-after-cancel", "DITTO-SUB-8",
+      "as client: once its subscription is over it cancels it, then still requests a page", ("search",))
+fault("client-demand-zero", "DITTO-DEM-3", "as client: its first request asks for 0 pages", ("search",))
