@@ -63,7 +63,7 @@ class Connection:
             if session.closing is not None:
                 self.end_reason = session.closing
                 return
-            if self.writer.transport.get_write_buffer_size() > 4 * self.config.write_high:
+            if self._buffered() > 4 * self.config.write_high:
                 await self.writer.drain()  # answers the remote provokes beyond the hard bound: read waits too
 
     async def _produce(self) -> None:
@@ -81,6 +81,14 @@ class Connection:
                 self.flush()
                 self.writer.close()  # the reader sees the end and the connection closes
                 return
+
+    def _buffered(self) -> int:
+        """Bytes the transport holds unwritten (0 for a transport that does not say, e.g. a WebSocket adapter)."""
+        size = getattr(self.writer.transport, "get_write_buffer_size", None)
+        try:
+            return int(size()) if size is not None else 0
+        except (NotImplementedError, RuntimeError):
+            return 0
 
     def flush(self) -> None:
         data = self.session.data_to_send()
