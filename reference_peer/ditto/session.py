@@ -24,8 +24,10 @@ stops production.
 
 Every decision a fault may want to get wrong is a ``Policy`` hook (``policy.py``).
 Malformed input is answered with a Ditto error envelope (status 400) and the
-connection stays; only a line over the limit or bytes after it ends the
-connection (the line cannot be skipped safely without reading it whole).
+connection stays; only a line over the limit (it cannot be skipped safely
+without reading it whole) or more than twice ``max_subscriptions`` live
+subscriptions (over the limit, each gets ``created`` and then fails) ends the
+connection.
 Nothing the remote sends raises out of the session.
 """
 
@@ -175,6 +177,11 @@ class DittoSession:
 
     def subscribe(self, message: SubscribeForPersistedEvents | SearchSubscribe) -> None:
         self._count += 1
+        if len(self.subscriptions) >= 2 * self.max_subscriptions:  # subscribes that never even request: stop
+            self.error_envelope(message.correlation_id, 429, "tck:too.many.subscriptions",
+                                f"more than {2 * self.max_subscriptions} subscriptions waiting; closing")
+            self.closing = "the remote opened too many subscriptions"
+            return
         if len(self.subscriptions) >= self.max_subscriptions:
             source: publishers.Source = publishers.Failing(publishers.failure(
                 429, "tck:too.many.subscriptions", f"more than {self.max_subscriptions} live subscriptions"))
