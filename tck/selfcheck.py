@@ -146,6 +146,12 @@ def main() -> None:
     import sys
 
     binding = sys.argv[1] if len(sys.argv) > 1 else DEFAULT_BINDING
+    try:
+        get_binding(binding)
+        _peer(binding)
+    except ValueError as exc:  # a binding the kit or its reference peer does not have: one line, no traceback
+        print(f"selfcheck: {exc}", file=sys.stderr)
+        sys.exit(2)
     scenarios = load_directory(binding=binding)
     for codec in get_binding(binding).profiles:
         results = run_against_peer(scenarios, codec, jobs=16, binding=binding)

@@ -45,3 +45,12 @@ def test_every_ditto_fault_fails_a_scenario_that_cites_its_rule(capsys: pytest.C
               f"{sum(o.forceable for o in outcomes)} faults caught ({100 * mutation_score(outcomes):.0f}%)")
     assert not missed, "Ditto faults no scenario citing their rule caught:\n" + "\n".join(missed)
     assert mutation_score(outcomes) == 1.0
+
+
+def test_an_unknown_binding_is_one_line() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "rsio_tck.selfcheck", "nope"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2 and "unknown binding 'nope'" in done.stderr and "Traceback" not in done.stderr
