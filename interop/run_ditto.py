@@ -7,8 +7,8 @@
 2. The real client: build ``interop/ditto-client`` (ditto-client from Maven Central, cached), then
    ``rsio-tck run --binding ditto --profile search --listen ws://127.0.0.1:0/ws/2 --client-command
    interop/ditto-client/client``: the kit plays Ditto's ``/ws/2`` endpoint and judges the client's
-   requests and cancels.  Skipped, saying why, while the kit has no Ditto binding or no WebSocket
-   listen mode.
+   requests and cancels; its run directory is published (Spark pipeline) to ``site/ditto/`` of the
+   output directory.  Skipped, saying why, while the kit has no Ditto binding or no WebSocket listen mode.
 
 Usage: python interop/run_ditto.py [--out reports/interop] [--skip-build] [--no-client]
 Exit 0 when every check passed (or was skipped with a reason), 1 when one failed, 3 when a build failed.
@@ -143,6 +143,15 @@ def client_role(out: Path, *, build: bool = True) -> int:
     except subprocess.TimeoutExpired:
         code = 3
     print(f"interop: ditto-client as client: exit {code} in {time.monotonic() - started:.0f} s", flush=True)
+    runs = out / "client" / "ditto-client"
+    if runs.is_dir():  # the interop site: ditto-client's results beside the RSocket implementations'
+        site = out / "site" / "ditto"
+        try:
+            subprocess.run([sys.executable, "-m", "rsio_tck.cli", "publish", str(runs), "--out", str(site)], cwd=ROOT,
+                           timeout=SUITE_TIMEOUT, check=False)
+            print(f"interop: ditto-client results: {site / 'index.html'}", flush=True)
+        except subprocess.TimeoutExpired:
+            print("interop: ditto-client: publishing timed out", flush=True)
     return code
 
 
