@@ -55,3 +55,15 @@ def test_any_input_is_answered_with_ditto_messages_and_never_raises(lines: list[
         message = decode_websocket_text(line.decode("utf-8"))  # raises if the peer wrote a bad message
         assert not isinstance(message, ControlMessage) or message.name.endswith(":ACK")
     assert len(session.subscriptions) <= 2 * 4
+
+
+def test_a_pretty_printed_message_from_a_websocket_hook_is_one_line() -> None:
+    """The WebSocket framing hook hands a text message over as one line, its raw LFs turned into CRs."""
+    session = DittoSession(policy=build_policy(()), freedoms=Freedoms(False, 0, 1))
+    text = json.dumps({"topic": "_/_/things/twin/search/subscribe", "headers": {"correlation-id": "p"}, "path": "/",
+                       "value": {"filter": "eq(attributes/tck,2)"}}, indent=2)
+    session.receive_data(text.replace("\n", "\r").encode() + b"\n" + b"START-SEND-EVENTS\r\n")
+    lines = session.data_to_send().decode().splitlines()
+    created = decode_websocket_text(lines[0])
+    assert created.topic.action == "created" and created.correlation_id == "p"  # type: ignore[union-attr]
+    assert lines[1:] == ["START-SEND-EVENTS:ACK"]
