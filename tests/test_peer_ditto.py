@@ -134,17 +134,20 @@ PROGRAMS: dict[str, Program] = {p.__name__: p for p in (
     interleaved)}
 
 
-async def run_program(config: PeerConfig, program: Program) -> Client:
+async def run_program(config: PeerConfig, program: Program, tolerate: bool) -> Client:
     async with running_peer(config) as port, connected(port) as client:
         try:
             await program(client)
         except (AssertionError, TimeoutError):
-            pass  # a fault may stop a program; what the check found stands
+            if not tolerate:
+                raise
+            # a fault may stop a program; what the check found stands
         return client
 
 
-def run(config: PeerConfig, program: Program) -> Client:
-    return asyncio.run(asyncio.wait_for(run_program(config, program), 60))
+def run(config: PeerConfig, program: Program, *, tolerate: bool = False) -> Client:
+    """``program`` against a peer with ``config``; ``tolerate``: a program the peer's faults stop is no error."""
+    return asyncio.run(asyncio.wait_for(run_program(config, program, tolerate), 60))
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3, 4, 5])
