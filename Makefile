@@ -75,7 +75,7 @@ clean:
 
 # Interop fixtures (interop/NOTES.md): build every implementation's server and client from its registry,
 # cached (a build.sh skips when its output is newer than its lock file); prints the build time of each.
-INTEROP_IMPLS = rsocket-py rsocket-js-0 rsocket-java rsocket-go rsocket-js-1 rsocket-rust
+INTEROP_IMPLS = rsocket-py rsocket-js-0 rsocket-java rsocket-go rsocket-js-1 rsocket-rust ditto-client
 .PHONY: interop-build interop
 interop-build:
 	@failed=""; for impl in $(INTEROP_IMPLS); do \

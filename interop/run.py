@@ -211,6 +211,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "reports" / "interop", metavar="DIR")
     parser.add_argument("--skip-build", action="store_true")
     parser.add_argument("--no-matrix", action="store_true")
+    parser.add_argument("--no-ditto", action="store_true", help="skip the Ditto steps (interop/run_ditto.py)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -227,6 +228,10 @@ def main() -> int:
     if not args.no_matrix:
         _, changed = matrix(names, args.out)
     publish(args.out, names)
+    if not args.no_ditto:  # Ditto: golden vectors from ditto-protocol, ditto-client against the kit (run_ditto.py)
+        import run_ditto
+
+        codes["ditto"] = run_ditto.run(args.out, build=not args.skip_build)
     bad = {what: code for what, code in codes.items() if code != 0}
     for what, code in bad.items():
         print(f"interop: {what}: exit {code} (a result differs from its baseline)", flush=True)

@@ -49,7 +49,8 @@ The transports hand a session bytes through asyncio's ``Protocol`` calls
 ``resume_writing``, ``connection_lost``), whatever the URL: tcp, tls, unix, exec, stdio.
 
 A module without ``PEER`` may instead expose the stream-shaped entry point
-(``StreamPeer`` adapts it; the server role only)::
+(``StreamPeer`` adapts it; the server role only; Ditto's peer, ``rsio_tck.reference_peer.ditto``,
+is one, serving both its profiles as the publisher)::
 
     async serve_connection(reader, writer, config, number=0) -> str   # why the connection ended
     make_config(args: argparse.Namespace) -> config   # reads profile, fault, seed, no_freedoms, its own flags
@@ -74,6 +75,7 @@ from rsio_tck.errors import Side
 PEERS: dict[str, str] = {
     "rsio": "rsio_tck.reference_peer.rsio",
     "rsocket": "rsio_tck.reference_peer.rsocket",
+    "ditto": "rsio_tck.reference_peer.ditto",
 }
 DEFAULT_PEER = DEFAULT_BINDING
 

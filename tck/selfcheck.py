@@ -8,7 +8,9 @@ departs from on purpose; the embedded peer serves the binding given.
 
 A fault is tried on the binding's profiles in order until caught: the default
 profile first, the others only for a fault it misses (a fault of the draft's own
-wire, RS-DRAFT-*, shows only there), so a fault-free run costs one profile.
+wire, RS-DRAFT-*, shows only there), so a fault-free run costs one profile.  A
+fault that names the profiles it shows on (``fault.profiles``: Ditto's search-only
+and streaming-only faults) is tried on those alone.
 A fault of the peer's client role (its name starts ``client-``) is run through
 listen mode instead: the kit serves the peer's client program
 (``CLIENT_PROGRAMS``) with the fault on, and a client test case citing the
@@ -34,7 +36,8 @@ NOT_FORCEABLE: dict[str, str] = {
 
 # The reference peer's client program for listen mode, per binding (a module run with ``python -m``);
 # it takes ``--profile`` and ``--fault NAME``.
-CLIENT_PROGRAMS: dict[str, str] = {"rsocket": "rsio_tck.reference_peer.rsocket.testcases"}
+CLIENT_PROGRAMS: dict[str, str] = {"rsocket": "rsio_tck.reference_peer.rsocket.testcases",
+                                   "ditto": "rsio_tck.reference_peer.ditto.testcases"}
 CLIENT_FAULT_PREFIX = "client-"
 
 
@@ -94,13 +97,14 @@ def is_client_fault(fault: str, binding: str) -> bool:
 
 
 def check_fault(fault: str, rule: str, scenarios: list[Scenario], codec: str | None = None, *,
-                binding: str = DEFAULT_BINDING) -> FaultOutcome:
+                binding: str = DEFAULT_BINDING, profiles: tuple[str, ...] = ()) -> FaultOutcome:
     """Run the suite against the peer with ``fault`` switched on, on ``codec`` or else on each profile
     of the binding in turn until the fault is caught.
 
     Only the scenarios (client test cases, for a client fault) that cite the fault's rule can catch
-    it (``caught_by``); the others are run too, so ``failed`` shows every one the fault disturbs."""
-    profiles = (codec,) if codec else get_binding(binding).profiles
+    it (``caught_by``); the others are run too, so ``failed`` shows every one the fault disturbs.
+    ``profiles``: the only profiles the fault shows on (empty: every profile)."""
+    profiles = (codec,) if codec else profiles or tuple(get_binding(binding).profiles)
     failed: list[str] = []
     for profile in profiles:
         if is_client_fault(fault, binding):
@@ -129,7 +133,8 @@ def check_all_faults(scenarios: list[Scenario] | None = None, codec: str | None 
     chosen = scenarios if scenarios is not None else load_directory(binding=binding)
     outcomes = []
     for name, fault in sorted(faults.items()):
-        outcome = check_fault(name, fault.rule, chosen, codec, binding=binding)
+        outcome = check_fault(name, fault.rule, chosen, codec, binding=binding,
+                              profiles=tuple(getattr(fault, "profiles", ())))
         outcomes.append(outcome)
         if on_outcome is not None:
             on_outcome(outcome)
@@ -141,6 +146,12 @@ def main() -> None:
     import sys
 
     binding = sys.argv[1] if len(sys.argv) > 1 else DEFAULT_BINDING
+    try:
+        get_binding(binding)
+        _peer(binding)
+    except ValueError as exc:  # a binding the kit or its reference peer does not have: one line, no traceback
+        print(f"selfcheck: {exc}", file=sys.stderr)
+        sys.exit(2)
     scenarios = load_directory(binding=binding)
     for codec in get_binding(binding).profiles:
         results = run_against_peer(scenarios, codec, jobs=16, binding=binding)

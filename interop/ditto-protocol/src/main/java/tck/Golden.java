@@ -30,6 +30,8 @@ import org.eclipse.ditto.protocol.ProtocolFactory;
 import org.eclipse.ditto.protocol.TopicPath;
 import org.eclipse.ditto.protocol.adapter.DittoProtocolAdapter;
 import org.eclipse.ditto.things.model.ThingId;
+import org.eclipse.ditto.things.model.signals.commands.exceptions.ThingNotAccessibleException;
+import org.eclipse.ditto.thingsearch.model.signals.commands.exceptions.InvalidOptionException;
 import org.eclipse.ditto.thingsearch.model.signals.commands.exceptions.SubscriptionProtocolErrorException;
 import org.eclipse.ditto.thingsearch.model.signals.commands.subscription.CancelSubscription;
 import org.eclipse.ditto.thingsearch.model.signals.commands.subscription.CreateSubscription;
@@ -84,6 +86,11 @@ public final class Golden {
         signals.add(StreamingSubscriptionCreated.of(id, range, headers("s-1")));
         signals.add(StreamingSubscriptionHasNext.of(id, range, event(5), headers("s-5")));
         signals.add(StreamingSubscriptionComplete.of(id, range, headers("s-5")));
+        signals.add(RequestFromStreamingSubscription.of(range, root, id, 0L, headers("s-9")));
+        final ThingId missing = ThingId.of("tck", "missing");
+        signals.add(StreamingSubscriptionFailed.of(id, missing,
+                ThingNotAccessibleException.newBuilder(missing).dittoHeaders(headers("s-10")).build(),
+                headers("s-10")));
         signals.add(StreamingSubscriptionFailed.of(id, range,
                 StreamingSubscriptionProtocolErrorException.newBuilder()
                         .message("The demand must be positive.")
@@ -109,6 +116,11 @@ public final class Golden {
         signals.add(SubscriptionHasNextPage.of(id, page, headers("q-3")));
         signals.add(SubscriptionHasNextPage.of(id, JsonArray.empty(), headers("q-3")));
         signals.add(SubscriptionComplete.of(id, headers("q-3")));
+        signals.add(RequestFromSubscription.of(id, -1L, headers("q-6")));
+        signals.add(SubscriptionFailed.of(id,
+                InvalidOptionException.newBuilder().message("size(0) is not a page size.")
+                        .dittoHeaders(headers("q-7")).build(),
+                headers("q-7")));
         signals.add(SubscriptionFailed.of(id,
                 SubscriptionProtocolErrorException.newBuilder()
                         .message("The demand must be positive.")

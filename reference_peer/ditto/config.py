@@ -1,0 +1,27 @@
+"""Settings of the Ditto reference peer: profile (for the log: both are served), limits, freedoms and faults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rsio_tck.bindings.ditto.codec import DEFAULT_LIMITS, DittoLimits
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PeerConfig:
+    # The peer serves both profiles on every connection (the subscribe's topic decides); this one is logged.
+    profile: str = "streaming"
+    limits: DittoLimits = field(default_factory=lambda: DEFAULT_LIMITS)
+    # Freedoms the protocol leaves to a publisher, drawn reproducibly from ``seed`` (freedoms.py).
+    freedoms: bool = True
+    seed: int = 0
+    faults: tuple[str, ...] = ()
+    # Live subscriptions one connection may hold; one more gets created, then failed (429) on its first request.
+    max_subscriptions: int = 256
+    # Events one production round sends before the transport is drained and input read again.
+    batch: int = 256
+    # Transport write buffer: production waits while more than this is unwritten.
+    write_high: int = 256 * 1024
+    # Seconds the shell gives an orderly close and a lingering transport.
+    goodbye_timeout: float = 2.0
+    linger: float = 2.0
