@@ -160,16 +160,12 @@ RSOCKET_UNCITED = {
 }
 
 
-# Ditto rules no Ditto scenario cites yet, each with the reason.  The codec's rules on the
-# target's messages are judged on every message of every scenario (the monitor decodes them);
-# subscriber rules bind the kit (judged in listen mode on real clients); DITTO-WS-1 needs the
-# WebSocket transport; DITTO-SUB-3 needs a target that invents ids (the reference peer's faults).
+# Ditto rules no Ditto scenario cites, each with the reason.  (The codec's rules on the target's
+# messages are cited by DITTO-060/061, whose whole sessions are envelopes of every kind.)
 DITTO_UNCITED = {
-    "DITTO-ENV-2", "DITTO-ENV-4", "DITTO-ENV-5", "DITTO-ENV-6", "DITTO-ENV-7", "DITTO-ENV-9", "DITTO-HDR-1",
-    "DITTO-LINE-1", "DITTO-LINE-2", "DITTO-SEARCH-1", "DITTO-SEARCH-2", "DITTO-SEARCH-3", "DITTO-SEARCH-4",
-    "DITTO-SEARCH-5", "DITTO-STREAM-2", "DITTO-STREAM-3", "DITTO-STREAM-4", "DITTO-STREAM-5", "DITTO-TOPIC-1",
-    "DITTO-TOPIC-2", "DITTO-TOPIC-3", "DITTO-TOPIC-4", "DITTO-TOPIC-5", "DITTO-TOPIC-6",
-    "DITTO-DEM-3", "DITTO-SUB-7", "DITTO-SUB-8", "DITTO-WS-1", "DITTO-SUB-3",
+    # subscriber-side rules: a scenario plays the subscriber, so only listen mode's client cases (tck/listen/cases.py)
+    # and the judge's tests exercise them; WS-1 needs a WebSocket target (tests/test_websocket*.py).
+    "DITTO-DEM-3", "DITTO-SUB-7", "DITTO-SUB-8", "DITTO-WS-1",
 }
 
 
@@ -177,6 +173,7 @@ def test_every_ditto_rule_is_cited_by_a_ditto_scenario_or_listed() -> None:
     ditto = get_binding("ditto")
     cited = {ditto.contract_rule(rule) for s in load_directory(binding="ditto") for rule in s.rules}
     assert sorted(set(ditto.rules()) - cited - DITTO_UNCITED) == []
+    assert not DITTO_UNCITED & cited  # an exemption that a scenario now covers is stale
 
 
 def test_every_spec_rule_is_cited_by_a_scenario() -> None:
