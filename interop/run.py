@@ -111,13 +111,34 @@ def build(names: list[str]) -> dict[str, float | None]:
 def server_role(name: str, out: Path) -> int:
     started = time.monotonic()
     caps = HERE / name / "capabilities.json"
+    isolated = isolated_scenarios(name)
     with Server(name) as url:
         code = kit("run", "--binding", "rsocket", "--target", url, "--name", f"{name}@{VERSIONS[name]}",
                    *(["--capabilities", str(caps)] if caps.exists() else []),
+                   *(["-k", " and ".join(f"not {scenario}" for scenario in isolated)] if isolated else []),
                    "--baseline", str(HERE / name / "baseline.txt"), "--report-dir", str(out / "server" / name),
                    "--quiet", "--jobs", "4")
+    code = max([code, *(isolated_run(name, scenario, out) for scenario in isolated)])
     print(f"interop: {name} as server: exit {code} in {time.monotonic() - started:.0f} s", flush=True)
     return code
+
+
+def isolated_scenarios(name: str) -> list[str]:
+    """Scenario ids of ``interop/NAME/isolate.txt`` (one per line, ``#`` comments): scenarios that end the
+    server process (rsocket-js-1's F4), so each runs on a fresh server of its own after the rest."""
+    path = HERE / name / "isolate.txt"
+    return sorted(read_baseline(path)) if path.exists() else []
+
+
+def isolated_run(name: str, scenario: str, out: Path) -> int:
+    """One scenario on a fresh server, judged against the same baseline; its run directory goes under
+    ``out/server-isolated/NAME/SCENARIO`` (not published on the site: the main run's directory is)."""
+    caps = HERE / name / "capabilities.json"
+    with Server(name) as url:
+        return kit("run", "--binding", "rsocket", "--target", url, "--name", f"{name}@{VERSIONS[name]}",
+                   *(["--capabilities", str(caps)] if caps.exists() else []), "-k", scenario,
+                   "--baseline", str(HERE / name / "baseline.txt"),
+                   "--report-dir", str(out / "server-isolated" / name / scenario), "--quiet", "--jobs", "1")
 
 
 def client_role(name: str, out: Path) -> int:

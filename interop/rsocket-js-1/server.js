@@ -36,6 +36,12 @@ function number(params, key, fallback) {
   return Number(value);
 }
 
+// A start value as a BigInt: starts reach 2^63-1 (rsio-v0 section 8), beyond a Number's 2^53.
+function bigNumber(params, key, fallback) {
+  number(params, key, fallback);
+  return BigInt(key in params ? params[key] : fallback);
+}
+
 // tck/large element `index`: byte j is (index + j) mod 256.
 function largeElement(index, size) {
   const bytes = Buffer.alloc(size);
@@ -47,11 +53,11 @@ function largeElement(index, size) {
 function elements(path, params) {
   const text = (i) => Buffer.from(String(i));
   if (path === 'tck/range') {
-    const start = number(params, 'start', 0), count = number(params, 'count', 0);
+    const start = bigNumber(params, 'start', 0), count = bigNumber(params, 'count', 0);
     return (function* () { for (let i = start; i < start + count; i++) yield text(i); })();
   }
   if (path === 'tck/infinite') {
-    const start = number(params, 'start', 0);
+    const start = bigNumber(params, 'start', 0);
     return (function* () { for (let i = start; ; i++) yield text(i); })();
   }
   if (path === 'tck/large') {
@@ -65,13 +71,20 @@ function elements(path, params) {
   throw new Error(`${path} is not a request-stream publisher`);
 }
 
+// Elements sent per turn of Node's event loop: a large demand is served in turns, so that a CANCEL, and the
+// other connections, are read in between (a request(n) returns in a timely manner: Reactive Streams 3.4).
+const BATCH = 256;
+
 // Serves an iterator to a responder stream: at most the outstanding demand; the last element carries
 // completion (N+C), an error ends the stream with ERROR.
 function serve(iterator, initialRequestN, stream) {
   let pending, cancelled = false, demand = 0, ended = false;
   const advance = () => { try { pending = iterator.next(); } catch (error) { pending = {error}; } };
+  let scheduled = false;
   const drain = () => {
-    while (!cancelled && !ended && demand > 0 && !pending.done && !pending.error) {
+    scheduled = false;
+    let batch = BATCH;
+    while (!cancelled && !ended && demand > 0 && !pending.done && !pending.error && batch-- > 0) {
       demand--;
       const value = pending.value;
       advance();
@@ -79,6 +92,7 @@ function serve(iterator, initialRequestN, stream) {
       stream.onNext({data: value}, ended);
     }
     if (cancelled || ended) return;
+    if (batch < 0 && demand > 0) { if (!scheduled) { scheduled = true; setImmediate(drain); } return; }
     if (pending.error) { ended = true; stream.onError(pending.error); }
     else if (pending.done) { ended = true; stream.onComplete(); }
   };

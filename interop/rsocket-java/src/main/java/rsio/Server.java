@@ -21,6 +21,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 public final class Server {
   static final Map<String, List<String>> PARAMS = Map.of(
@@ -107,7 +108,10 @@ public final class Server {
     @Override
     public Flux<Payload> requestStream(Payload payload) {
       try {
-        return elements(parseName(payload.getDataUtf8())).map(DefaultPayload::create);
+        // Produced off the connection's event loop: rsocket-java calls request(n) on it, and a synchronous
+        // source given a large demand would otherwise hold it until that demand is spent, so that neither this
+        // stream's CANCEL nor the other connections on the loop are read (Reactive Streams 3.4).
+        return elements(parseName(payload.getDataUtf8())).map(DefaultPayload::create).subscribeOn(Schedulers.parallel());
       } catch (PublisherError e) {
         return Flux.error(e);
       }
