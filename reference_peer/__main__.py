@@ -4,6 +4,7 @@
     rsio-peer --listen tcp://127.0.0.1:0 --port-file /tmp/port      # a free port, written to the file
     rsio-peer --listen tls://127.0.0.1:7879 [--cert C --key K]      # self-signed if none given
     rsio-peer --listen unix:/tmp/rsio.sock
+    rsio-peer --listen ws://127.0.0.1:7880/rsio                     # WebSocket (wss:// like tls://)
     rsio-peer --stdio                                               # one connection on stdin/stdout
     rsio-peer --connect tcp://host:port [--subscribe NAME]          # the client role
     rsio-peer --list-faults
@@ -40,7 +41,7 @@ def parser(peer: PeerBinding | None = None) -> argparse.ArgumentParser:
                                 conflict_handler="resolve")
     mode = p.add_argument_group("what to do (one of)")
     mode.add_argument("--listen", action="append", default=[], metavar="URL",
-                      help="serve on tcp://host:port, tls://host:port or unix:/path (repeatable)")
+                      help="serve on tcp://host:port, tls://host:port, ws://host:port/path, wss://host:port/path or unix:/path (repeatable)")
     mode.add_argument("--stdio", action="store_true", help="serve one connection on stdin/stdout")
     mode.add_argument("--connect", metavar="URL", help="connect as client (tcp://, tls://, unix:, exec:COMMAND)")
     mode.add_argument("--list-faults", action="store_true", help="print every fault with the rule it breaks")
@@ -57,7 +58,7 @@ def parser(peer: PeerBinding | None = None) -> argparse.ArgumentParser:
     p.add_argument("--wide-ints", action="store_true",
                    help="write every integer element of the test publishers in its widest MessagePack form")
     p.add_argument("--port-file", type=Path, help="write the bound TCP/TLS port to this file")
-    p.add_argument("--cert", type=Path, help="TLS certificate (PEM) for a tls:// listener")
+    p.add_argument("--cert", type=Path, help="TLS certificate (PEM) for a tls:// or wss:// listener")
     p.add_argument("--key", type=Path, help="TLS private key (PEM) for a tls:// listener")
     p.add_argument("--cafile", help="CA file to verify a tls:// server (or add ?insecure=1 to the URL)")
     p.add_argument("--max-subscriptions", type=int, default=256, help="concurrent subscriptions per connection")
@@ -131,7 +132,7 @@ async def run(args: argparse.Namespace, config: Any) -> int:
     with tempfile.TemporaryDirectory(prefix="rsio-peer-tls-") as scratch:
         for url in args.listen:
             context = None
-            if Target.parse(url).scheme == "tls":
+            if Target.parse(url).scheme in ("tls", "wss"):
                 cert, key = args.cert, args.key
                 if cert is None or key is None:
                     cert, key = self_signed(Path(scratch), Target.parse(url).host)

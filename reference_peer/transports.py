@@ -1,4 +1,9 @@
-"""Byte streams by URL: ``tcp://host:port``, ``tls://host:port``, ``unix:/path``, ``exec:COMMAND``, stdio.
+"""Byte streams by URL: ``tcp://host:port``, ``tls://host:port``, ``ws://host:port/path``, ``wss://...``,
+``unix:/path``, ``exec:COMMAND``, stdio.
+
+A ws:// or wss:// listener serves the session over WebSocket (``rsio_tck.websocket``:
+the handshake, then the binding's ``framing`` between messages and the session's
+byte stream); a path other than ``/`` must match the client's request (else HTTP 404).
 
 Listening gives an ``asyncio.Server``; connecting gives a transport bound to
 the session protocol.  A child process (``exec:``) and the peer's own
@@ -33,9 +38,22 @@ def client_ssl_context(target: Target, cafile: str | None = None) -> ssl.SSLCont
 
 
 async def listen(url: str, factory: ProtocolFactory, *, ssl_context: ssl.SSLContext | None = None,
-                 backlog: int = 1024) -> asyncio.Server:
+                 backlog: int = 1024, framing: Any = None) -> asyncio.Server:
+    """Listen at ``url``; ``framing`` (the binding's ``websocket_framing``, a callable giving a fresh
+    one per connection) is needed for ws:// and wss://."""
     target = Target.parse(url)
     loop = asyncio.get_running_loop()
+    if target.websocket:
+        from rsio_tck.websocket.shells import ServeWebSocket
+
+        if framing is None:
+            raise TargetError(f"{url}: this listener has no WebSocket framing")
+        if target.scheme == "wss" and ssl_context is None:
+            raise TargetError(f"{url}: listening on wss:// needs a certificate and key")
+        path = target.path if target.path not in ("", "/") else None
+        return await loop.create_server(lambda: ServeWebSocket(factory, framing(), path), target.host, target.port,
+                                        backlog=backlog, ssl=ssl_context if target.scheme == "wss" else None,
+                                        reuse_address=True)
     if target.scheme == "unix":
         return await loop.create_unix_server(factory, target.path, backlog=backlog)
     if target.scheme == "exec":

@@ -189,7 +189,8 @@ async def run_scenario(scenario: Scenario, config: RunConfig) -> ScenarioResult:
         return result
     started = time.monotonic()
     try:
-        reader, writer = await open_target(config.target, timeout=max(10.0, config.signal_timeout * 2))
+        reader, writer = await open_target(config.target, timeout=max(10.0, config.signal_timeout * 2),
+                                           binding=binding, profile=config.profile)
     except TargetError as exc:
         result.verdict, result.reason = Verdict.ERROR, str(exc)
         return result
@@ -235,6 +236,7 @@ async def run_scenario(scenario: Scenario, config: RunConfig) -> ScenarioResult:
                                         f"{MAX_FINDINGS}, {MAX_FINDINGS_PER_RULE} per rule): {counts}")
     if config.keep_trace:
         result.trace = session.trace
+        result.wire_trace = session.wire_trace  # ws://: the raw bytes (HTTP upgrade, WebSocket frames) for the pcap
     if result.reason and not result.failures:
         result.verdict = Verdict.SKIP  # a step found the scenario cannot judge this target
         return result
