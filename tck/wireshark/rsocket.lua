@@ -995,3 +995,39 @@ end
 
 register_port()
 tcp_port_table:add_for_decode_as(rsocket)
+
+-- Over WebSocket (RSocket's WebSocket transport: one frame per binary message, no length prefix).
+-- Wireshark's WebSocket dissector recognises the connection by its HTTP Upgrade on any port and
+-- hands each message's unmasked payload to the "ws" heuristics.  The frame is decoded as on TCP
+-- from a new data source, "RSocket frame", which puts back the length prefix the transport left out
+-- (shown as the frame length; it is not on the wire).
+
+local function ws_prefix(P, size)
+    local bytes = {}
+    local value = P == DRAFT and size + P.prefix or size
+    for i = P.prefix - 1, 0, -1 do bytes[#bytes + 1] = format("%02x", floor(value / 256 ^ i) % 256) end
+    return ByteArray.new(table.concat(bytes))
+end
+
+local function ws_heuristic(tvb, pinfo, tree)
+    local size = tvb:captured_len()
+    if size == 0 or size > MAX_FRAME then return false end
+    local stream = stream_of(pinfo)
+    local P = stream.profile
+    if P == nil then
+        local framed = ws_prefix(V1, size) .. tvb:bytes()
+        local found = sniff_profile(framed:raw(), framed:len(), PROFILES[rsocket.prefs.profile] or V1)
+        if not found then
+            framed = ws_prefix(DRAFT, size) .. tvb:bytes()
+            found = sniff_profile(framed:raw(), framed:len(), DRAFT)
+        end
+        if not found then return false end
+        stream.profile = found
+        P = found
+    end
+    local framed = ws_prefix(P, size) .. tvb:bytes()
+    dissect(framed:tvb("RSocket frame"), pinfo, tree)
+    return true
+end
+
+rsocket:register_heuristic("ws", ws_heuristic)
