@@ -171,7 +171,7 @@ class WebSocketLink:
                                           f"{_one_line(self.ws.handshake_exc or Exception(response.reason_phrase))}")
 
     def _accepted(self, response: Response) -> None:
-        if self.ws.handshake_exc is None and self.ws.state is State.OPEN:
+        if self.ws.handshake_exc is None:  # accepted (a frame read with it may have failed the link since)
             self._open()
         elif self.failure is None:
             why = _one_line(self.ws.handshake_exc or InvalidHandshake("refused"))
