@@ -317,3 +317,35 @@ def test_the_observer_reads_both_directions_of_a_relayed_connection() -> None:
             sent = True
     assert (bytes(seen[Side.CLIENT]), bytes(seen[Side.SERVER])) == (b"abc", b"xyz")
     assert not observer.failure
+
+
+def test_a_scenario_expecting_an_answer_after_the_kits_half_close_skips_over_websocket() -> None:
+    from rsio_tck.scenarios.runner import skip_reason
+
+    (err001,) = [s for s in load_directory() if s.id == "ERR-001"]  # truncated frame, close: write, expect_goodbye
+    assert skip_reason(err001, RunConfig(target="tcp://127.0.0.1:1")) is None
+    reason = skip_reason(err001, RunConfig(target="ws://127.0.0.1:1/x"))
+    assert reason is not None and "no half-close" in reason
+    (dem001,) = [s for s in load_directory() if s.id == "DEM-001"]
+    assert skip_reason(dem001, RunConfig(target="ws://127.0.0.1:1/x")) is None
+
+
+def test_wss_with_insecure_runs_scenarios_against_a_self_signed_peer(tmp_path: Path) -> None:
+    from rsio_tck.reference_peer.tlscert import self_signed, server_context
+
+    cert, key = self_signed(tmp_path, "127.0.0.1")
+    scenarios = [s for s in load_directory(binding="rsocket") if s.id in ("DEM-001", "RSFLOW-001")]
+
+    async def go() -> list[Any]:
+        peer = Peer(binding="rsocket")
+        server = await peer.listen("wss://127.0.0.1:0/tck", ssl_context=server_context(cert, key))
+        try:
+            with pytest.raises(TargetError, match="CERTIFICATE_VERIFY_FAILED"):
+                await open_target(server.url, TIMEOUT, binding="rsocket")  # verified by default
+            config = RunConfig(target=server.url + "?insecure=1", codec=None, binding="rsocket")
+            return await run_suite(scenarios, config, jobs=2)
+        finally:
+            await peer.shutdown(timeout=2.0)
+
+    results = run(go())
+    assert [r.verdict for r in results] == [Verdict.PASS, Verdict.PASS], "\n".join(r.explain() for r in results)

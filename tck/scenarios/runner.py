@@ -61,10 +61,24 @@ class RunConfig:
         return str(self.codec)
 
 
+def _answer_after_half_close(steps: tuple[dict[str, Any], ...]) -> bool:
+    """Whether the steps expect the target to send something after the kit's ``close: write``."""
+    closed = False
+    for step in steps:
+        if step.get("close") == "write":
+            closed = True
+        elif closed and any(key.startswith("expect_") and key != "expect_close" for key in step):
+            return True
+    return False
+
+
 def skip_reason(scenario: Scenario, config: RunConfig) -> str | None:
     not_here = applies_to(scenario, config.binding)
     if not_here is not None:
         return not_here
+    if config.target.startswith(("ws://", "wss://")) and _answer_after_half_close(scenario.steps):
+        return ("WebSocket has no half-close: after the kit's Close frame the target may send no more data "
+                "(RFC 6455 5.5.1), so an answer after the kit's close cannot be asked for")
     profiles = scenario.codecs if config.binding == "rsio" else scenario.profiles
     word = "codec" if config.binding == "rsio" else "profile"
     if profiles and config.profile not in profiles:
