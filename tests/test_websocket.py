@@ -349,3 +349,36 @@ def test_wss_with_insecure_runs_scenarios_against_a_self_signed_peer(tmp_path: P
 
     results = run(go())
     assert [r.verdict for r in results] == [Verdict.PASS, Verdict.PASS], "\n".join(r.explain() for r in results)
+
+
+def test_a_tcp_close_without_a_close_frame_ends_the_stream_without_a_websocket_error() -> None:
+    """An aborted target (no Close frame): the binding judges the end of stream, as on TCP."""
+
+    class _Aborts(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            transport.write(b"\x02\x00\x90")  # RS-IO serverHello (msgpack), then the TCP connection ends
+            transport.abort()  # type: ignore[attr-defined]
+
+    async def go() -> Any:
+        from rsio_tck.scenarios.session import KitSession
+
+        server = await asyncio.get_running_loop().create_server(
+            lambda: ServeWebSocket(_Aborts, StreamFraming()), "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        try:
+            reader, writer = await open_target(f"ws://127.0.0.1:{port}/", TIMEOUT)
+            session = KitSession(reader, writer)
+            session.start()
+            await asyncio.wait_for(session.reading_done.wait(), TIMEOUT)
+            await session.shutdown()
+            return session
+        finally:
+            server.close()
+
+    session = run(go())
+    assert session.error is None and session.eof and writer_failure(session) is None
+    assert session.monitor.frame_count == 1  # the serverHello was judged
+
+
+def writer_failure(session: Any) -> Any:
+    return session.writer.failure

@@ -147,6 +147,8 @@ class WebSocketLink:
                 else:
                     out += got
         exc = self.ws.parser_exc or self.ws.handshake_exc
+        if isinstance(exc, EOFError) and self.opened:
+            exc = None  # TCP ended without a Close frame (1006): the binding's stream ends, as on TCP
         if exc is not None and self.failure is None:
             sent = self.ws.close_sent
             code = sent.code if sent is not None else None
