@@ -25,7 +25,7 @@ from rsio_tck.report.pcap import DEFAULT_PORT, write_pcap
 from rsio_tck.scenarios import RunConfig, Verdict, load_directory, run_suite
 from rsio_tck.websocket.link import WebSocketLink
 from rsio_tck.wireshark import dissector_path
-from rsio_tck.wireshark.tshark import decode_rsocket, run_tshark, tshark_binary
+from rsio_tck.wireshark.tshark import decode, decode_rsocket, run_tshark, tshark_binary
 
 GOLDEN = Path(__file__).parent / "data" / "ditto" / "golden.jsonl"
 SUBSCRIBER_ACTIONS = {"subscribeForPersistedEvents", "subscribe", "request", "cancel"}
@@ -122,9 +122,57 @@ def test_an_rsio_ws_run_pcap_dissects_with_websocket_frames_and_no_warning(tmp_p
         sizes = [int(r[1]) for r in binary]
         judged = sum(len(r.data) for r in result.trace if r.data)
         assert binary and sum(sizes) == judged  # every byte of the stream, in messages
-        assert expert_anomalies(capture) == []
+        assert expert_anomalies(capture, ("rsio",)) == []
+        decoded = decode(capture)  # rsio.lua decodes the frames inside the messages
+        assert decoded.lua_errors() == [] and decoded.malformed == []
+        kit_port = fields(capture, ["tcp.srcport"])[0][0]
+        for sender, is_kit in ((Side.CLIENT, True), (Side.SERVER, False)):
+            stream = b"".join(r.data for r in result.trace if r.sender is sender and r.data)
+            seen = sum(f.length for f in decoded.frames if (str(f.sender_port) == kit_port) == is_kit)
+            assert seen == len(stream)
         assert (tmp_path / "traces" / f"{result.id}.trace").is_file()
         assert (tmp_path / "traces" / "wire" / f"{result.id}.trace").is_file()
+
+
+def test_rsio_frames_spanning_websocket_messages_are_decoded_whole(tmp_path: Path) -> None:
+    """RS-IO's message boundaries mean nothing: frames cut anywhere across messages decode as the kit's."""
+    from rsio_tck.binding import get_binding
+    from rsio_tck.bindings.rsio.wire.frames import ClientHello, OnNext, Request, ServerHello, Subscribe
+    from rsio_tck.websocket.framing import StreamFraming
+
+    codec = get_binding("rsio").encoder("msgpack")
+    client_frames = [ClientHello(version=0, extensions=()), Subscribe(publisher="tck/range", subscriber=1,
+                     initial_demand=3), Request(subscriber=1, demand=2)]
+    server_frames = [ServerHello(version=0, extensions=())] + [OnNext(subscriber=1, element=bytes([i]) * 300)
+                                                                for i in range(5)]
+    client = WebSocketLink(Side.CLIENT, StreamFraming(), uri="ws://192.0.2.2:7878/rsio")
+    server = WebSocketLink(Side.SERVER, StreamFraming())
+    records: list[TraceRecord] = []
+    rng = random.Random(18)
+
+    def pump() -> None:
+        for me, link, peer in ((Side.CLIENT, client, server), (Side.SERVER, server, client)):
+            for chunk in link.data_to_send():
+                records.append(TraceRecord(t=len(records) * 0.001, sender=me, data=chunk or None))
+                if chunk:
+                    peer.receive_data(chunk)
+
+    pump()
+    pump()
+    for link, frames in ((client, client_frames), (server, server_frames)):
+        stream = b"".join(codec.encode(f) for f in frames)
+        at = 0
+        while at < len(stream):  # one message per piece, cut anywhere
+            step = rng.randint(1, 120)
+            link.send(stream[at : at + step])
+            at += step
+        pump()
+    capture = tmp_path / "rsio-ws.pcap"
+    write_pcap(capture, records, server_port=8080)
+    decoded = decode(capture)
+    assert decoded.lua_errors() == [] and decoded.malformed == []
+    assert [f.code for f in decoded.frames] == [0x01, 0x04, 0x05, 0x02] + [0x08] * 5
+    assert [f.payload for f in decoded.frames if f.code == 0x08] == [300] * 5
 
 
 def golden_envelopes() -> list[dict[str, Any]]:

@@ -492,8 +492,10 @@ local streams = {} -- per TCP stream: {codec = name or nil, dirs = {[sender] = {
 local recorded = {} -- per place in the capture: what the first pass read there
 local heuristic_tried = {} -- per stream and direction: whether the heuristic has judged its first bytes
 
+local ws_carried = {} -- WebSocket: per packet and message length, the stream bytes the first pass decoded there
+
 function rsio.init()
-    streams, recorded, heuristic_tried = {}, {}, {}
+    streams, recorded, heuristic_tried, ws_carried = {}, {}, {}, {}
 end
 
 local function endpoints(pinfo)
@@ -686,7 +688,10 @@ local function dissect(tvb, pinfo, tree)
     if type(failure) ~= "table" then error(failure, 0) end -- a bug: let Wireshark show the Lua error
     local frame_at = c.frame_at or c.p
     if failure.kind == INCOMPLETE then
-        if pinfo.can_desegment > 0 then
+        if dir.websocket then
+            dir.cut_at = frame_at -- the WebSocket heuristic carries the rest into the next message
+            tree:add(rsio, tvb(frame_at, limit - frame_at), "RS-IO: frame continues in the next WebSocket message")
+        elseif pinfo.can_desegment > 0 then
             pinfo.desegment_offset = frame_at
             pinfo.desegment_len = failure.reach and (failure.reach - limit) or DESEGMENT_ONE_MORE_SEGMENT
         else
@@ -769,3 +774,44 @@ end
 
 register_port()
 tcp_port_table:add_for_decode_as(rsio)
+
+-- Over WebSocket (SPEC.md "WebSocket transport": RS-IO is a byte stream in binary messages whose
+-- boundaries mean nothing).  Wireshark's WebSocket dissector hands each message's unmasked payload to
+-- the "ws" heuristics; a frame may span messages, so on the first pass each direction carries the
+-- bytes of a frame still incomplete into its next message, and the frames are decoded from a data
+-- source "RS-IO stream" (the carried bytes, then the message's).  A direction is recognised by a
+-- hello at the start of its first message, as on TCP.
+
+local function ws_heuristic(tvb, pinfo, tree)
+    local size = tvb:captured_len()
+    if size == 0 then return false end
+    local stream, dir = stream_of(pinfo)
+    local key = pinfo.number .. ":" .. size .. ":" .. tostring(pinfo.src) .. "/" .. pinfo.src_port
+    local bytes
+    if pinfo.visited then
+        bytes = ws_carried[key]
+        if bytes == nil then return false end
+    else
+        if not dir.websocket then
+            local sender, stream_key = endpoints(pinfo)
+            local direction = "ws " .. stream_key .. " from " .. sender
+            if heuristic_tried[direction] then return false end
+            heuristic_tried[direction] = true
+            local raw = tvb:raw(0, math.min(size, HEURISTIC_WINDOW))
+            local found = hello_codec(raw, #raw)
+            if not found or not reads_as_frames(raw, #raw, found) then return false end
+            dir.websocket, dir.carry = true, ByteArray.new()
+        end
+        bytes = dir.carry .. tvb:bytes()
+        ws_carried[key] = bytes
+    end
+    dir.websocket = true
+    dir.cut_at = nil
+    dissect(bytes:tvb("RS-IO stream"), pinfo, tree)
+    if not pinfo.visited then
+        dir.carry = dir.cut_at and bytes:subset(dir.cut_at, bytes:len() - dir.cut_at) or ByteArray.new()
+    end
+    return true
+end
+
+rsio:register_heuristic("ws", ws_heuristic)
