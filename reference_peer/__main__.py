@@ -6,7 +6,7 @@
     rsio-peer --listen unix:/tmp/rsio.sock
     rsio-peer --listen ws://127.0.0.1:7880/rsio                     # WebSocket (wss:// like tls://)
     rsio-peer --stdio                                               # one connection on stdin/stdout
-    rsio-peer --connect tcp://host:port [--subscribe NAME]          # the client role
+    rsio-peer --connect tcp://host:port [--subscribe NAME]          # the client role (ws://host:port/path too)
     rsio-peer --list-faults
     rsio-peer --binding rsocket --profile rsocket-1.0 --listen tcp://127.0.0.1:7878   # another wire
 
@@ -43,7 +43,7 @@ def parser(peer: PeerBinding | None = None) -> argparse.ArgumentParser:
     mode.add_argument("--listen", action="append", default=[], metavar="URL",
                       help="serve on tcp://host:port, tls://host:port, ws://host:port/path, wss://host:port/path or unix:/path (repeatable)")
     mode.add_argument("--stdio", action="store_true", help="serve one connection on stdin/stdout")
-    mode.add_argument("--connect", metavar="URL", help="connect as client (tcp://, tls://, unix:, exec:COMMAND)")
+    mode.add_argument("--connect", metavar="URL", help="connect as client (tcp://, tls://, ws://, wss://, unix:, exec:COMMAND)")
     mode.add_argument("--list-faults", action="store_true", help="print every fault with the rule it breaks")
     mode.add_argument("--capabilities", action="store_true", help="print the capabilities file and exit")
     p.add_argument("--subscribe", metavar="NAME", help="with --connect: subscribe to NAME and print its elements")
@@ -151,7 +151,7 @@ async def run(args: argparse.Namespace, config: Any) -> int:
 
 async def run_client(peer: Peer, args: argparse.Namespace, stop: asyncio.Event) -> int:
     target = Target.parse(args.connect)
-    context = client_ssl_context(target, args.cafile) if target.scheme == "tls" else None
+    context = client_ssl_context(target, args.cafile) if target.scheme in ("tls", "wss") else None
     connection = await peer.connect(args.connect, ssl_context=context)
     if args.subscribe is None:
         stopped: asyncio.Future[object] = asyncio.ensure_future(stop.wait())

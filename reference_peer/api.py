@@ -115,7 +115,7 @@ class Peer:
                       timeout: float = 10.0) -> PeerConnection:
         label = url if Target.parse(url).scheme == "exec" else ""
         session: Any = await connect(url, lambda: self._session(Side.CLIENT, label), ssl_context=ssl_context,
-                                     timeout=timeout)
+                                     timeout=timeout, framing=self._framing if Target.parse(url).websocket else None)
         return PeerConnection(session)
 
     async def serve_stdio(self) -> str:

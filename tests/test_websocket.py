@@ -28,7 +28,7 @@ from rsio_tck.transport import Target, TargetError, open_target
 from rsio_tck.websocket import framing_for
 from rsio_tck.websocket.framing import StreamFraming
 from rsio_tck.websocket.link import Observer, WebSocketLink
-from rsio_tck.websocket.shells import ServeWebSocket
+from rsio_tck.websocket.shells import CarryOverWebSocket
 
 TIMEOUT = 10.0
 GOLDEN = Path(__file__).parent / "data" / "ditto" / "golden.jsonl"
@@ -222,7 +222,7 @@ async def _kit_error(factory: Any, binding: str = "rsocket") -> str:
 
 
 def test_a_text_message_to_the_rsocket_kit_is_one_line_with_close_1003() -> None:
-    error = run(_kit_error(lambda: ServeWebSocket(lambda: _Writes(b"hello\n"), DittoFraming())))
+    error = run(_kit_error(lambda: CarryOverWebSocket(lambda: _Writes(b"hello\n"), DittoFraming())))
     assert error.startswith("WebSocket: the server sent a text message") and "(close 1003)" in error
     assert "binary messages only" in error and "\n" not in error
 
@@ -363,7 +363,7 @@ def test_a_tcp_close_without_a_close_frame_ends_the_stream_without_a_websocket_e
         from rsio_tck.scenarios.session import KitSession
 
         server = await asyncio.get_running_loop().create_server(
-            lambda: ServeWebSocket(_Aborts, StreamFraming()), "127.0.0.1", 0)
+            lambda: CarryOverWebSocket(_Aborts, StreamFraming()), "127.0.0.1", 0)
         port = server.sockets[0].getsockname()[1]
         try:
             reader, writer = await open_target(f"ws://127.0.0.1:{port}/", TIMEOUT)
@@ -382,3 +382,19 @@ def test_a_tcp_close_without_a_close_frame_ends_the_stream_without_a_websocket_e
 
 def writer_failure(session: Any) -> Any:
     return session.writer.failure
+
+
+def test_the_rsio_peer_as_client_over_websocket() -> None:
+    """(The RSocket peer's client role is its own program: tested through listen mode above.)"""
+    binding = "rsio"
+
+    async def go() -> list[Any]:
+        async with serving(binding) as url:
+            client = Peer(binding=binding)
+            connection = await client.connect(url, timeout=TIMEOUT)
+            async with connection.subscribe("tck/range?count=3") as elements:
+                got = [client.binding.show(e) async for e in elements]
+            await connection.close("done")
+            return got
+
+    assert [str(x) for x in run(go())] in (["0", "1", "2"],)

@@ -7,10 +7,11 @@ sessions do not know the transport.  The writer also holds ``wire`` (the raw byt
 both ways, for the pcap, bounded by ``WIRE_MAX_BYTES``) and ``failure`` (why the
 WebSocket failed: the reader then ends as at end of stream).
 
-``ServeWebSocket(factory, framing, path)`` is an ``asyncio.Protocol`` for a listener:
-it answers the handshake, then runs the protocol ``factory`` made over a transport
-(``MessageTransport``) whose ``write`` sends messages and whose ``write_eof`` starts
-the closing handshake.  The reference peer and the kit's own listeners use it.
+``CarryOverWebSocket(factory, framing, role=...)`` is an ``asyncio.Protocol`` for either
+role (a listener's by default): it does the handshake, then runs the protocol
+``factory`` made over a transport (``MessageTransport``) whose ``write`` sends messages
+and whose ``write_eof`` starts the closing handshake.  The reference peer uses it to
+listen and to connect.
 """
 
 from __future__ import annotations
@@ -209,9 +210,9 @@ async def open_websocket(target: Any, framing: Framing, timeout: float) -> tuple
 
 
 class MessageTransport(asyncio.Transport):
-    """What the served protocol writes to: its stream goes out as messages."""
+    """What the carried protocol writes to: its stream goes out as messages."""
 
-    def __init__(self, owner: ServeWebSocket) -> None:
+    def __init__(self, owner: CarryOverWebSocket) -> None:
         super().__init__()
         self._owner = owner
         self._closing = False
@@ -244,8 +245,8 @@ class MessageTransport(asyncio.Transport):
         self._owner.pump.flush()
         transport = self._owner.transport
         if transport is not None and not transport.is_closing():
-            # The client answers our close and ends; if it does not, the TCP connection is ended
-            # after a short wait (RFC 6455 7.1.1: the server closes the TCP connection).
+            # The other side answers our close and the server ends TCP; if that does not happen,
+            # the TCP connection is ended after a short wait (RFC 6455 7.1.1).
             asyncio.get_running_loop().call_later(self._owner.close_timeout, transport.close)
 
     def abort(self) -> None:
@@ -271,37 +272,45 @@ class MessageTransport(asyncio.Transport):
         return transport.get_write_buffer_size() if transport is not None else 0
 
 
-class ServeWebSocket(asyncio.Protocol):
-    """One accepted connection: the opening handshake, then ``factory()``'s protocol over messages."""
+class CarryOverWebSocket(asyncio.Protocol):
+    """One WebSocket connection, either role: the opening handshake, then ``factory()``'s protocol
+    over messages (``MessageTransport``).  A client sends its request at once; ``opened`` resolves
+    when the handshake completed (or fails with the ``WebSocketError``)."""
 
-    close_timeout = 2.0  # seconds the client has to answer our close before TCP is closed
+    close_timeout = 2.0  # seconds the other side has to answer our close before TCP is closed
 
-    def __init__(self, factory: Callable[[], asyncio.Protocol], framing: Framing, path: str | None = None) -> None:
+    def __init__(self, factory: Callable[[], asyncio.Protocol], framing: Framing, *, role: Side = Side.SERVER,
+                 path: str | None = None, uri: str = "") -> None:
         self.factory = factory
-        self.link = WebSocketLink(Side.SERVER, framing, path=path)
+        self.link = WebSocketLink(role, framing, path=path, uri=uri)
         self.wire = WireLog()
-        self.pump = _Pump(self.link, self.wire, Side.SERVER)
+        self.pump = _Pump(self.link, self.wire, role)
+        self.peer = Side.CLIENT if role is Side.SERVER else Side.SERVER
         self.transport: asyncio.Transport | None = None
         self.inner: asyncio.Protocol | None = None
+        self.opened: asyncio.Future[asyncio.Protocol] = asyncio.get_running_loop().create_future()
         self._ended = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
         self.pump.transport = transport  # type: ignore[assignment]
+        self.pump.flush()  # a client's opening handshake
 
     def data_received(self, data: bytes) -> None:
-        self.wire.add(Side.CLIENT, data)
+        self.wire.add(self.peer, data)
         stream = self.link.receive_data(data)
         if self.link.opened and self.inner is None and self.link.failure is None:
             self.inner = self.factory()
             self.inner.connection_made(MessageTransport(self))
+            if not self.opened.done():
+                self.opened.set_result(self.inner)
         if stream and self.inner is not None:
             self.inner.data_received(stream)
         self._settle()
         self.pump.flush()
 
     def eof_received(self) -> bool:
-        self.wire.add(Side.CLIENT, None)
+        self.wire.add(self.peer, None)
         stream = self.link.receive_eof()
         if stream and self.inner is not None:
             self.inner.data_received(stream)
@@ -314,14 +323,21 @@ class ServeWebSocket(asyncio.Protocol):
         if failure is not None and not self._ended:
             peer = self.transport.get_extra_info("peername") if self.transport is not None else None
             log.warning("websocket %s: %s", peer, failure)
+        if (failure is not None or ended) and not self.opened.done():
+            self.opened.set_exception(failure or WebSocketError("the connection ended during the opening handshake"))
         if (failure is not None or self.link.close_received or ended) and not self._ended:
             self._ended = True
             if self.inner is not None and not self.inner.eof_received() and self.transport is not None:
                 self.pump.flush()
                 if failure is not None or ended:
                     self.transport.close()
+            elif self.inner is None and self.transport is not None:
+                self.pump.flush()
+                self.transport.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if not self.opened.done():
+            self.opened.set_exception(WebSocketError(f"connection lost during the opening handshake: {exc or 'closed'}"))
         if self.inner is not None:
             self.inner.connection_lost(exc)
 
