@@ -16,6 +16,7 @@ import pytest
 from websockets.frames import Frame, Opcode
 
 from rsio_tck.binding import get_binding
+from rsio_tck.bindings.ditto.framing import LineDecoder
 from rsio_tck.bindings.ditto.websocket import DittoFraming
 from rsio_tck.errors import Side
 from rsio_tck.listen.cases import client_tests
@@ -96,6 +97,11 @@ def test_ditto_framing_one_envelope_per_text_message() -> None:
     assert [m.decode() if isinstance(m, bytes) else m for m in out] == envelopes
     # A raw LF inside a message (legal JSON whitespace) becomes CR: still one line, still the same JSON.
     assert framing.incoming('{"a":\n1}') == b'{"a":\r1}\n'
+    # The binding's TCP line decoder reads each message as one envelope.
+    decoder = LineDecoder()
+    pretty = [json.dumps(json.loads(e), indent=2) for e in envelopes]  # raw LFs between tokens
+    decoded = [m for e in pretty for m in decoder.feed(framing.incoming(e))]
+    assert len(decoded) == len(envelopes)
     assert framing.message_type == "text" and framing.rule == "DITTO-WS-1"
 
 
@@ -398,3 +404,17 @@ def test_the_rsio_peer_as_client_over_websocket() -> None:
             return got
 
     assert [str(x) for x in run(go())] in (["0", "1", "2"],)
+
+
+def test_a_binary_message_to_a_ditto_endpoint_breaks_ditto_ws_1_with_close_1003() -> None:
+    client = WebSocketLink(Side.CLIENT, StreamFraming(), uri="ws://127.0.0.1:1/ws/2")  # sends binary
+    server = WebSocketLink(Side.SERVER, DittoFraming(), path="/ws/2")
+    client.send(b'{"topic":"tck/range/things/twin/streaming/request"}')
+    for _ in range(3):
+        server.receive_data(b"".join(client.data_to_send()))
+        client.receive_data(b"".join(server.data_to_send()))
+    failure = server.failure
+    assert failure is not None and failure.close_code == 1003
+    assert failure.violation is not None and failure.violation.rule == "DITTO-WS-1"
+    assert "the client sent a binary message; this binding carries text messages only" in str(failure)
+    assert client.close_received  # the client got the Close frame
