@@ -418,3 +418,32 @@ def test_a_binary_message_to_a_ditto_endpoint_breaks_ditto_ws_1_with_close_1003(
     assert failure.violation is not None and failure.violation.rule == "DITTO-WS-1"
     assert "the client sent a binary message; this binding carries text messages only" in str(failure)
     assert client.close_received  # the client got the Close frame
+
+
+def test_check_pcap_judges_the_binding_stream_inside_a_websocket_capture(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from rsio_tck.cli import app
+    from rsio_tck.report.pcap import write_pcap
+
+    (scenario,) = [s for s in load_directory(binding="rsocket") if s.id == "DEM-001"]
+
+    async def go() -> Any:
+        async with serving("rsocket") as url:
+            (result,) = await run_suite([scenario], RunConfig(target=url, codec=None, binding="rsocket",
+                                                              keep_trace=True))
+            return result
+
+    result = run(go())
+    capture = tmp_path / "ws.pcap"
+    write_pcap(capture, result.wire_trace, server_port=Target.parse(result.target).port)
+    done = CliRunner().invoke(app, ["check-pcap", "--binding", "rsocket", str(capture)])
+    assert done.exit_code == 0, done.output
+    frames = int(done.output.split(": ", 1)[1].split(" frames")[0])
+    binding = get_binding("rsocket")
+    kit = 0
+    for sender in Side:
+        decoder = binding.decoder("rsocket-1.0")
+        kit += sum(len(decoder.feed(r.data)) for r in result.trace if r.sender is sender and r.data)
+    assert frames == kit >= 5
+    assert "0 violations" in done.output and "inside the messages" in done.output

@@ -262,3 +262,28 @@ class Observer:
         self.server_side.data_to_send()
         self.client_side.data_to_send()  # what the observers would answer is never sent
         return bytes(out)
+
+
+def is_websocket_trace(records: list[Any]) -> bool:
+    """Whether a connection's trace (``TraceRecord``s) opens with a WebSocket upgrade request."""
+    first = next((r for r in records if r.data), None)
+    return (first is not None and first.sender is Side.CLIENT and first.data.startswith(b"GET ")
+            and b"upgrade: websocket" in first.data[:4096].lower())
+
+
+def unwrap_trace(records: list[Any], framing_factory: Any) -> tuple[list[Any], list[str]]:
+    """A WebSocket connection's raw trace as the binding's stream (what the monitor judges), and notes
+    for a side whose WebSocket failed (its later bytes are left out)."""
+    from ..monitor.trace import TraceRecord
+
+    observer = Observer(framing_factory())
+    out: list[Any] = []
+    for record in records:
+        if record.data is None:
+            out.append(record)
+            continue
+        stream = observer.feed(record.sender, record.data)
+        if stream:
+            out.append(TraceRecord(t=record.t, sender=record.sender, data=stream))
+    notes = [f"{side}: WebSocket: {failure}" for side, failure in observer.failure.items()]
+    return out, notes

@@ -50,7 +50,10 @@ class WireLog:
         self.records.append((time.monotonic(), sender, None if self.cut else data))
 
     def trace(self, t0: float) -> list[TraceRecord]:
-        """The records as a trace, times relative to ``t0`` (a monotonic time)."""
+        """The records as a trace, times relative to ``t0`` (a monotonic time), or to the first record
+        when that came earlier (the opening handshake precedes a session's clock): never negative."""
+        if self.records:
+            t0 = min(t0, self.records[0][0])
         last = len(self.records) - 1
         return [TraceRecord(t=t - t0, sender=sender, data=data, truncated=self.cut and i == last)
                 for i, (t, sender, data) in enumerate(self.records)]
