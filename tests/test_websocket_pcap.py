@@ -107,6 +107,15 @@ def test_an_rsocket_ws_run_pcap_shows_the_upgrade_masked_frames_and_rsocket_insi
             seen = [(f.stream_id, f.size) for f in decoded.frames if (str(f.sender_port) == kit_port) == port_is_kit]
             assert seen == v1_frames(stream)
         assert expert_anomalies(capture, ("rsocket",)) == []
+    # On RS-IO's port (listen-mode pcaps use 7878) with every dissector loaded: RS-IO's declines the
+    # HTTP upgrade, so the WebSocket and RSocket inside still decode.
+    result = results[0]
+    capture = tmp_path / "on-7878.pcap"
+    write_pcap(capture, result.wire_trace, server_port=DEFAULT_PORT)
+    decoded = decode_rsocket(capture, also_load=("rsio", "ditto"))
+    assert decoded.lua_errors() == [] and decoded.anomalies() == [] and decoded.undecoded == 0
+    streams = [b"".join(r.data for r in result.trace if r.sender is sender and r.data) for sender in Side]
+    assert len(decoded.frames) == sum(len(v1_frames(stream)) for stream in streams) > 0
 
 
 def test_an_rsio_ws_run_pcap_dissects_with_websocket_frames_and_no_warning(tmp_path: Path) -> None:

@@ -626,6 +626,13 @@ local function dissect(tvb, pinfo, tree)
     local visited = pinfo.visited
     local raw = tvb:raw(0, limit)
 
+    -- A WebSocket connection on RS-IO's port (a listen-mode run's pcap): not RS-IO on TCP.  Declined,
+    -- it goes to HTTP, which hands the rest of the connection to the WebSocket dissector (whose "ws"
+    -- heuristics decode the payload).
+    if stream.codec == nil and not dir.websocket and (raw:sub(1, 4) == "GET " or raw:sub(1, 9) == "HTTP/1.1 ") then
+        return 0
+    end
+
     if stream.codec == nil then
         local preferred = rsio.prefs.codec
         if preferred ~= CODEC_AUTO then
