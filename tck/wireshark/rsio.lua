@@ -789,30 +789,49 @@ tcp_port_table:add_for_decode_as(rsio)
 -- source "RS-IO stream" (the carried bytes, then the message's).  A direction is recognised by a
 -- hello at the start of its first message, as on TCP.
 
+local PENDING = "pending" -- ws_carried's mark of a message holding only the start of a hello
+
 local function ws_heuristic(tvb, pinfo, tree)
     local size = tvb:captured_len()
     if size == 0 then return false end
     local stream, dir = stream_of(pinfo)
     local key = pinfo.number .. ":" .. size .. ":" .. tostring(pinfo.src) .. "/" .. pinfo.src_port
+    local function pending()
+        pinfo.cols.protocol = "RS-IO"
+        tree:add(rsio, tvb(0, size), "RS-IO: the start of a hello, continued in the next WebSocket message")
+        return true
+    end
     local bytes
     if pinfo.visited then
         bytes = ws_carried[key]
         if bytes == nil then return false end
+        if bytes == PENDING then return pending() end
     else
+        bytes = (dir.carry or ByteArray.new()) .. tvb:bytes()
         if not dir.websocket then
             local sender, stream_key = endpoints(pinfo)
             local direction = "ws " .. stream_key .. " from " .. sender
             if heuristic_tried[direction] then return false end
-            heuristic_tried[direction] = true
-            local raw = tvb:raw(0, math.min(size, HEURISTIC_WINDOW))
+            local raw = bytes:raw(0, math.min(bytes:len(), HEURISTIC_WINDOW))
             local found = hello_codec(raw, #raw)
-            if not found or not reads_as_frames(raw, #raw, found) then return false end
-            dir.websocket, dir.carry = true, ByteArray.new()
+            if found == nil and #raw < HEURISTIC_WINDOW then
+                -- Too few bytes to tell (a hello written in pieces, one message each): wait for more.
+                dir.carry = bytes
+                ws_carried[key] = PENDING
+                return pending()
+            end
+            heuristic_tried[direction] = true
+            -- A direction that opens with something else than a hello (a goodbye refusing the
+            -- connection, Decision a) is taken when the other direction's hello named the codec.
+            local codec = found or (found == false and stream.codec) or nil
+            if not codec or not reads_as_frames(raw, #raw, codec) then
+                dir.carry = nil
+                return false
+            end
+            dir.websocket = true
         end
-        bytes = dir.carry .. tvb:bytes()
         ws_carried[key] = bytes
     end
-    dir.websocket = true
     dir.cut_at = nil
     dissect(bytes:tvb("RS-IO stream"), pinfo, tree)
     if not pinfo.visited then
