@@ -447,3 +447,12 @@ def test_check_pcap_judges_the_binding_stream_inside_a_websocket_capture(tmp_pat
         kit += sum(len(decoder.feed(r.data)) for r in result.trace if r.sender is sender and r.data)
     assert frames == kit >= 5
     assert "0 violations" in done.output and "inside the messages" in done.output
+
+
+def test_listen_mode_over_websocket_judges_the_rsio_reference_client() -> None:
+    cases = client_tests("rsio", ["stream-range", "large-split"])
+    client = f"{sys.executable} -m rsio_tck.reference_peer.client"
+    results = run(run_client_tests(cases, client, "ws://127.0.0.1:0/rsio", get_binding("rsio"), "msgpack",
+                                   serving_peer_factory("rsio", "msgpack", "ws://127.0.0.1:0/rsio"), timeout=20.0))
+    assert [r.verdict for r in results] == [Verdict.PASS, Verdict.PASS], "\n".join(r.explain() for r in results)
+    assert not [f for r in results for f in r.findings if f.side is Side.CLIENT]  # (the peer's: its freedoms)
