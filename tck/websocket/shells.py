@@ -59,6 +59,12 @@ class WireLog:
                 for i, (t, sender, data) in enumerate(self.records)]
 
 
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    """Marks a failed handshake's exception as seen (whoever awaits ``opened`` still gets it)."""
+    if not future.cancelled():
+        future.exception()
+
+
 class _Pump:
     """Writes what the link queued to a transport and records it."""
 
@@ -89,6 +95,7 @@ class _KitProtocol(asyncio.Protocol):
         self.wire = WireLog()
         self.pump = _Pump(link, self.wire, Side.CLIENT)
         self.opened: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.opened.add_done_callback(_retrieved)
         self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.writable = asyncio.Event()
         self.writable.set()
@@ -292,6 +299,7 @@ class CarryOverWebSocket(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.inner: asyncio.Protocol | None = None
         self.opened: asyncio.Future[asyncio.Protocol] = asyncio.get_running_loop().create_future()
+        self.opened.add_done_callback(_retrieved)  # a listener's is never awaited
         self._ended = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
