@@ -4,8 +4,9 @@
     rsio-peer --listen tcp://127.0.0.1:0 --port-file /tmp/port      # a free port, written to the file
     rsio-peer --listen tls://127.0.0.1:7879 [--cert C --key K]      # self-signed if none given
     rsio-peer --listen unix:/tmp/rsio.sock
+    rsio-peer --listen ws://127.0.0.1:7880/rsio                     # WebSocket (wss:// like tls://)
     rsio-peer --stdio                                               # one connection on stdin/stdout
-    rsio-peer --connect tcp://host:port [--subscribe NAME]          # the client role
+    rsio-peer --connect tcp://host:port [--subscribe NAME]          # the client role (ws://host:port/path too)
     rsio-peer --list-faults
     rsio-peer --binding rsocket --profile rsocket-1.0 --listen tcp://127.0.0.1:7878   # another wire
 
@@ -40,9 +41,9 @@ def parser(peer: PeerBinding | None = None) -> argparse.ArgumentParser:
                                 conflict_handler="resolve")
     mode = p.add_argument_group("what to do (one of)")
     mode.add_argument("--listen", action="append", default=[], metavar="URL",
-                      help="serve on tcp://host:port, tls://host:port or unix:/path (repeatable)")
+                      help="serve on tcp://host:port, tls://host:port, ws://host:port/path, wss://host:port/path or unix:/path (repeatable)")
     mode.add_argument("--stdio", action="store_true", help="serve one connection on stdin/stdout")
-    mode.add_argument("--connect", metavar="URL", help="connect as client (tcp://, tls://, unix:, exec:COMMAND)")
+    mode.add_argument("--connect", metavar="URL", help="connect as client (tcp://, tls://, ws://, wss://, unix:, exec:COMMAND)")
     mode.add_argument("--list-faults", action="store_true", help="print every fault with the rule it breaks")
     mode.add_argument("--capabilities", action="store_true", help="print the capabilities file and exit")
     p.add_argument("--subscribe", metavar="NAME", help="with --connect: subscribe to NAME and print its elements")
@@ -57,7 +58,7 @@ def parser(peer: PeerBinding | None = None) -> argparse.ArgumentParser:
     p.add_argument("--wide-ints", action="store_true",
                    help="write every integer element of the test publishers in its widest MessagePack form")
     p.add_argument("--port-file", type=Path, help="write the bound TCP/TLS port to this file")
-    p.add_argument("--cert", type=Path, help="TLS certificate (PEM) for a tls:// listener")
+    p.add_argument("--cert", type=Path, help="TLS certificate (PEM) for a tls:// or wss:// listener")
     p.add_argument("--key", type=Path, help="TLS private key (PEM) for a tls:// listener")
     p.add_argument("--cafile", help="CA file to verify a tls:// server (or add ?insecure=1 to the URL)")
     p.add_argument("--max-subscriptions", type=int, default=256, help="concurrent subscriptions per connection")
@@ -131,7 +132,7 @@ async def run(args: argparse.Namespace, config: Any) -> int:
     with tempfile.TemporaryDirectory(prefix="rsio-peer-tls-") as scratch:
         for url in args.listen:
             context = None
-            if Target.parse(url).scheme == "tls":
+            if Target.parse(url).scheme in ("tls", "wss"):
                 cert, key = args.cert, args.key
                 if cert is None or key is None:
                     cert, key = self_signed(Path(scratch), Target.parse(url).host)
@@ -150,7 +151,7 @@ async def run(args: argparse.Namespace, config: Any) -> int:
 
 async def run_client(peer: Peer, args: argparse.Namespace, stop: asyncio.Event) -> int:
     target = Target.parse(args.connect)
-    context = client_ssl_context(target, args.cafile) if target.scheme == "tls" else None
+    context = client_ssl_context(target, args.cafile) if target.scheme in ("tls", "wss") else None
     connection = await peer.connect(args.connect, ssl_context=context)
     if args.subscribe is None:
         stopped: asyncio.Future[object] = asyncio.ensure_future(stop.wait())

@@ -98,16 +98,24 @@ class Peer:
         return self.binding.session(role, self, next(self._numbers), label)
 
     async def listen(self, url: str, *, ssl_context: ssl.SSLContext | None = None) -> Server:
-        server = await listen(url, lambda: self._session(Side.SERVER), ssl_context=ssl_context)
+        server = await listen(url, lambda: self._session(Side.SERVER), ssl_context=ssl_context,
+                              framing=self._framing if Target.parse(url).websocket else None)
         handle = Server(self, url, server)
         self.servers.append(handle)
         return handle
+
+    def _framing(self) -> Any:
+        """A fresh WebSocket framing of this peer's binding and profile (one per connection)."""
+        from rsio_tck.websocket import framing_for
+
+        profile = getattr(self.config, "profile", None) or getattr(self.config, "codec", None)
+        return framing_for(self.binding.name, profile)
 
     async def connect(self, url: str, *, ssl_context: ssl.SSLContext | None = None,
                       timeout: float = 10.0) -> PeerConnection:
         label = url if Target.parse(url).scheme == "exec" else ""
         session: Any = await connect(url, lambda: self._session(Side.CLIENT, label), ssl_context=ssl_context,
-                                     timeout=timeout)
+                                     timeout=timeout, framing=self._framing if Target.parse(url).websocket else None)
         return PeerConnection(session)
 
     async def serve_stdio(self) -> str:
@@ -159,9 +167,10 @@ class Server:
         target = Target.parse(url)
         self.port = 0
         self.url = url
-        if target.scheme in ("tcp", "tls"):
+        if target.scheme in ("tcp", "tls", "ws", "wss"):
             self.port = server.sockets[0].getsockname()[1]
-            self.url = f"{target.scheme}://{target.host}:{self.port}"
+            host = f"[{target.host}]" if ":" in target.host else target.host
+            self.url = f"{target.scheme}://{host}:{self.port}{target.resource}"
 
     def close(self) -> None:
         self.server.close()

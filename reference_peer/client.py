@@ -1,6 +1,6 @@
 """The reference peer as an RS-IO client: performs the client test cases of listen mode.
 
-Usage: RSIO_URL=tcp://127.0.0.1:PORT RSIO_TESTCASE=NAME python -m rsio_tck.reference_peer.client
+Usage: RSIO_URL=tcp://127.0.0.1:PORT (or ws://HOST:PORT/PATH) RSIO_TESTCASE=NAME python -m rsio_tck.reference_peer.client
 
 Like the interop fixture programs (interop/*/client*), it opens one connection,
 performs the named test case (``rsio_tck.listen.cases``), prints one line per
@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from urllib.parse import urlsplit
 
 import msgpack
 
@@ -32,6 +31,7 @@ from rsio_tck.bindings.rsio.wire.frames import (
 )
 from rsio_tck.errors import Side
 from rsio_tck.protocol import Connection, ProtocolError
+from rsio_tck.transport import TargetError, open_target
 
 TIMEOUT = 10.0  # seconds for a whole test case
 
@@ -54,8 +54,7 @@ CASES = {
 
 async def perform(url: str, name: str) -> list[str]:
     publisher, initial, batch, take, large, _ = CASES[name]
-    parts = urlsplit(url)
-    reader, writer = await asyncio.wait_for(asyncio.open_connection(parts.hostname, parts.port), TIMEOUT)
+    reader, writer = await open_target(url, TIMEOUT)  # tcp:// or ws:// (the binding's WebSocket framing)
     conn = Connection(Side.CLIENT, "msgpack")
     conn.send(ClientHello(version=0))
     conn.send(Subscribe(publisher=publisher, subscriber=1, initial_demand=initial))
@@ -103,12 +102,12 @@ def main() -> int:
     if name not in CASES:
         print(f"unsupported test case {name!r}", file=sys.stderr)
         return 127
-    if not url.startswith("tcp://"):
-        print(f"RSIO_URL must be tcp://HOST:PORT, not {url!r}", file=sys.stderr)
+    if not url.startswith(("tcp://", "ws://", "wss://")):
+        print(f"RSIO_URL must be tcp://HOST:PORT or ws://HOST:PORT/PATH, not {url!r}", file=sys.stderr)
         return 2
     try:
         lines = asyncio.run(perform(url, name))
-    except (OSError, TimeoutError) as exc:
+    except (OSError, TimeoutError, TargetError) as exc:
         print(f"error: {exc or type(exc).__name__}", file=sys.stderr)
         return 1
     print("\n".join(lines), flush=True)

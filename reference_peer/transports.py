@@ -1,4 +1,9 @@
-"""Byte streams by URL: ``tcp://host:port``, ``tls://host:port``, ``unix:/path``, ``exec:COMMAND``, stdio.
+"""Byte streams by URL: ``tcp://host:port``, ``tls://host:port``, ``ws://host:port/path``, ``wss://...``,
+``unix:/path``, ``exec:COMMAND``, stdio.
+
+A ws:// or wss:// listener serves the session over WebSocket (``rsio_tck.websocket``:
+the handshake, then the binding's ``framing`` between messages and the session's
+byte stream); a path other than ``/`` must match the client's request (else HTTP 404).
 
 Listening gives an ``asyncio.Server``; connecting gives a transport bound to
 the session protocol.  A child process (``exec:``) and the peer's own
@@ -17,6 +22,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from rsio_tck.errors import Side
 from rsio_tck.transport import Target, TargetError
 
 ProtocolFactory = Callable[[], asyncio.Protocol]
@@ -33,9 +39,22 @@ def client_ssl_context(target: Target, cafile: str | None = None) -> ssl.SSLCont
 
 
 async def listen(url: str, factory: ProtocolFactory, *, ssl_context: ssl.SSLContext | None = None,
-                 backlog: int = 1024) -> asyncio.Server:
+                 backlog: int = 1024, framing: Any = None) -> asyncio.Server:
+    """Listen at ``url``; ``framing`` (the binding's ``websocket_framing``, a callable giving a fresh
+    one per connection) is needed for ws:// and wss://."""
     target = Target.parse(url)
     loop = asyncio.get_running_loop()
+    if target.websocket:
+        from rsio_tck.websocket.shells import CarryOverWebSocket
+
+        if framing is None:
+            raise TargetError(f"{url}: this listener has no WebSocket framing")
+        if target.scheme == "wss" and ssl_context is None:
+            raise TargetError(f"{url}: listening on wss:// needs a certificate and key")
+        path = target.path if target.path not in ("", "/") else None
+        return await loop.create_server(lambda: CarryOverWebSocket(factory, framing(), path=path), target.host, target.port,
+                                        backlog=backlog, ssl=ssl_context if target.scheme == "wss" else None,
+                                        reuse_address=True)
     if target.scheme == "unix":
         return await loop.create_unix_server(factory, target.path, backlog=backlog)
     if target.scheme == "exec":
@@ -47,11 +66,29 @@ async def listen(url: str, factory: ProtocolFactory, *, ssl_context: ssl.SSLCont
 
 
 async def connect(url: str, factory: ProtocolFactory, *, ssl_context: ssl.SSLContext | None = None,
-                  timeout: float = 10.0) -> asyncio.Protocol:
-    """Connect and return the protocol ``factory`` made (its connection_made has run)."""
+                  timeout: float = 10.0, framing: Any = None) -> asyncio.Protocol:
+    """Connect and return the protocol ``factory`` made (its connection_made has run); over ws:// and
+    wss:// once the opening handshake completed (``framing``: as for ``listen``)."""
     target = Target.parse(url)
     loop = asyncio.get_running_loop()
     try:
+        if target.websocket:
+            from rsio_tck.websocket.framing import WebSocketError
+            from rsio_tck.websocket.shells import CarryOverWebSocket
+
+            if framing is None:
+                raise TargetError(f"{url}: this connection has no WebSocket framing")
+            adapter = CarryOverWebSocket(factory, framing(), role=Side.CLIENT, uri=target.websocket_uri)
+            secure = target.scheme == "wss"
+            context = (ssl_context or client_ssl_context(target)) if secure else None
+            transport, _ = await asyncio.wait_for(loop.create_connection(
+                lambda: adapter, target.host, target.port, ssl=context,
+                server_hostname=target.host if secure else None), timeout)
+            try:
+                return await asyncio.wait_for(asyncio.shield(adapter.opened), timeout)
+            except (TimeoutError, WebSocketError) as exc:
+                transport.abort()
+                raise TargetError(f"cannot reach {url}: {exc or type(exc).__name__}") from None
         if target.scheme == "tcp":
             _, protocol = await asyncio.wait_for(loop.create_connection(factory, target.host, target.port), timeout)
         elif target.scheme == "tls":

@@ -145,7 +145,9 @@ def contract_rules(binding: Binding, rules: Mapping[str, Any] | Iterable[str]) -
 #   row_fields(frame) -> (type, id, payload bytes, elements)  rsio_tck.pipeline.framing (frame rows)
 #   fingerprint(frame, encoder) -> dict | None                rsio_tck.report.rundir (run.json's fingerprint.hello)
 #   synthetic_corpus() -> module                              rsio_tck.pipeline.bulk (RS-IO only)
-OPTIONAL_HOOKS = ("scapy_layer", "fuzz_programs", "fuzz_bystander", "row_fields", "fingerprint", "synthetic_corpus")
+#   websocket_framing(profile) -> framing                     rsio_tck.websocket (ws:// and wss:// URLs)
+OPTIONAL_HOOKS = ("scapy_layer", "fuzz_programs", "fuzz_bystander", "row_fields", "fingerprint", "synthetic_corpus",
+                  "websocket_framing")
 # -- end seam (H1) -------------------------------------------------------------------------------
 
 # -- the scenario adapter (the scenario engine's side of the seam) ------------------------------

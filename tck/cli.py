@@ -81,7 +81,8 @@ def run(
                                 help="exit 2 unless at least N scenarios ran (were not skipped)"),
     quiet: bool = typer.Option(False, help="no progress bar"),
     listen: str | None = typer.Option(None, metavar="URL",
-                                      help="listen mode: the kit is the server at URL (tcp://host:port, port 0: any) "
+                                      help="listen mode: the kit is the server at URL (tcp://host:port or "
+                                           "ws://host:port/path, port 0: any) "
                                            "and judges the client started by --client-command"),
     client_command: str | None = typer.Option(None, metavar="CMD",
                                               help="listen mode: the client under test, started once per client "

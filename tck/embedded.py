@@ -14,7 +14,7 @@ from types import TracebackType
 from . import __version__
 from .binding import DEFAULT_BINDING, get_binding, profile_of
 
-_LISTENING = re.compile(r"listening on (tcp://\S+)")
+_LISTENING = re.compile(r"listening on ((?:tcp|ws)://\S+)")
 
 # The embedded peer reassembles at most this much of one split element: below the 1 MiB the
 # SPLIT-5 scenario sends, so the suite drives the reference peer down its cancel path too
@@ -45,7 +45,8 @@ class EmbeddedPeer:
     ``codec`` is RS-IO's name for the profile, kept for RS-IO callers."""
 
     def __init__(self, codec: str | None = None, faults: tuple[str, ...] | list[str] = (), timeout: float = 15.0,
-                 extra: tuple[str, ...] = (), *, binding: str = DEFAULT_BINDING, profile: str | None = None) -> None:
+                 extra: tuple[str, ...] = (), *, binding: str = DEFAULT_BINDING, profile: str | None = None,
+                 listen: str = "tcp://127.0.0.1:0") -> None:
         # A ValueError naming the choices now, not a peer that exits with a usage message.
         self.binding = binding
         self.profile = profile_of(get_binding(binding), profile if profile is not None else codec)
@@ -53,6 +54,7 @@ class EmbeddedPeer:
         self.faults = tuple(faults)
         self.timeout = timeout
         self.extra = extra
+        self.listen = listen  # where the peer listens (port 0: a free one); ws://127.0.0.1:0/PATH for WebSocket
         self.url = ""
         self._process: subprocess.Popen[bytes] | None = None
         self._dir: tempfile.TemporaryDirectory[str] | None = None
@@ -62,7 +64,7 @@ class EmbeddedPeer:
     def start(self) -> str:
         self._dir = tempfile.TemporaryDirectory(prefix="rsio-peer-")
         self.log_path = Path(self._dir.name) / "log"
-        command = [sys.executable, "-m", "rsio_tck.reference_peer", "--listen", "tcp://127.0.0.1:0",
+        command = [sys.executable, "-m", "rsio_tck.reference_peer", "--listen", self.listen,
                    "--binding", self.binding, "--profile", self.profile, "--max-reassembly", str(REASSEMBLY_LIMIT),
                    "--split-threshold", str(SPLIT_THRESHOLD), *self.extra]
         for fault in self.faults:

@@ -1,8 +1,10 @@
 """Opening a byte stream to a target addressed by URL (the kit's client side).
 
 ``tcp://host:port``, ``tls://host:port`` (``?insecure=1`` skips certificate
-checks, for self-signed test targets), ``unix:/path`` and ``exec:COMMAND`` (a
-child process speaking RS-IO over its stdin/stdout).  Every open has a timeout.
+checks, for self-signed test targets), ``ws://host:port/path`` and
+``wss://host:port/path`` (WebSocket, the binding's ``websocket_framing``; ``wss``
+takes ``?insecure=1`` too), ``unix:/path`` and ``exec:COMMAND`` (a child process
+speaking the binding over its stdin/stdout).  Every open has a timeout.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import shlex
 import socket
 import ssl
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 
@@ -28,6 +31,16 @@ class Target:
     path: str = ""
     command: tuple[str, ...] = ()
     insecure: bool = False
+    resource: str = ""  # ws/wss: the request path and query (without the kit's own ``insecure``)
+
+    @property
+    def websocket(self) -> bool:
+        return self.scheme in ("ws", "wss")
+
+    @property
+    def websocket_uri(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.scheme}://{host}:{self.port}{self.resource}"
 
     @classmethod
     def parse(cls, url: str) -> Target:
@@ -42,12 +55,25 @@ class Target:
                 raise TargetError(f"{url}: exec: needs a command")
             return cls(url=url, scheme="exec", command=command)
         parts = urlsplit(url)
-        if parts.scheme not in ("tcp", "tls"):
-            raise TargetError(f"{url}: the scheme must be tcp://, tls://, unix: or exec:")
-        if not parts.hostname or parts.port is None:
+        if parts.scheme not in ("tcp", "tls", "ws", "wss"):
+            raise TargetError(f"{url}: the scheme must be tcp://, tls://, ws://, wss://, unix: or exec:")
+        try:
+            port = parts.port
+        except ValueError:
+            raise TargetError(f"{url}: the port is not a number from 0 to 65535") from None
+        query = parse_qs(parts.query)
+        insecure = query.get("insecure", ["0"])[0] in ("1", "true", "yes")
+        if parts.scheme in ("ws", "wss"):
+            if not parts.hostname:
+                raise TargetError(f"{url}: give a host, e.g. ws://127.0.0.1:7878/rsio")
+            kept = "&".join(p for p in parts.query.split("&") if p and not p.startswith("insecure="))
+            resource = (parts.path or "/") + (f"?{kept}" if kept else "")
+            return cls(url=url, scheme=parts.scheme, host=parts.hostname,
+                       port=port if port is not None else (443 if parts.scheme == "wss" else 80),
+                       path=parts.path or "/", insecure=insecure, resource=resource)
+        if not parts.hostname or port is None:
             raise TargetError(f"{url}: give host and port, e.g. tcp://127.0.0.1:7878")
-        insecure = parse_qs(parts.query).get("insecure", ["0"])[0] in ("1", "true", "yes")
-        return cls(url=url, scheme=parts.scheme, host=parts.hostname, port=parts.port, insecure=insecure)
+        return cls(url=url, scheme=parts.scheme, host=parts.hostname, port=port, insecure=insecure)
 
 
 class _ProcessWriter:
@@ -110,19 +136,38 @@ async def _tcp_socket(host: str, port: int) -> socket.socket:
     raise last or OSError(f"no address for {host}")
 
 
-async def open_target(target: Target | str, timeout: float = 5.0) -> tuple[asyncio.StreamReader, object]:
-    """Connect; returns a StreamReader and a StreamWriter-like object."""
+def client_context(target: Target) -> ssl.SSLContext:
+    context = ssl.create_default_context()
+    if target.insecure:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+async def open_target(target: Target | str, timeout: float = 5.0, *, binding: Any = "rsio",
+                      profile: str | None = None) -> tuple[asyncio.StreamReader, Any]:
+    """Connect; returns a StreamReader and a StreamWriter-like object.
+
+    Over ws:// and wss:// both carry the binding's byte stream (``binding``, ``profile``: its
+    ``websocket_framing``); the writer then also holds the raw bytes (``wire``) and, once the
+    WebSocket failed, why (``failure``)."""
     if isinstance(target, str):
         target = Target.parse(target)
+    if target.websocket:
+        from .websocket.framing import framing_for
+        from .websocket.shells import open_websocket
+
+        try:
+            framing = framing_for(binding, profile)
+        except ValueError as exc:
+            raise TargetError(f"{target.url}: {exc}") from None
+        return await open_websocket(target, framing, timeout)
     try:
         if target.scheme == "tcp":
             sock = await asyncio.wait_for(_tcp_socket(target.host, target.port), timeout)
             return await asyncio.open_connection(sock=sock, limit=READ_LIMIT)
         if target.scheme == "tls":
-            context = ssl.create_default_context()
-            if target.insecure:
-                context.check_hostname = False
-                context.verify_mode = ssl.CERT_NONE
+            context = client_context(target)
             sock = await asyncio.wait_for(_tcp_socket(target.host, target.port), timeout)
             return await asyncio.wait_for(
                 asyncio.open_connection(sock=sock, ssl=context, server_hostname=target.host, limit=READ_LIMIT), timeout

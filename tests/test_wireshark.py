@@ -424,8 +424,8 @@ def test_wireshark_path_prints_files_tshark_can_load(tmp_path: Path) -> None:
     assert result.exit_code == 0
     paths = [Path(line) for line in result.output.splitlines()]
     assert paths == [dissector_path(name) for name in DISSECTORS] and all(p.is_file() for p in paths)
-    result = CliRunner().invoke(app, ["wireshark", "path", "ditto"])
-    assert result.exit_code == 2 and "no Wireshark dissector for 'ditto'" in result.output
+    result = CliRunner().invoke(app, ["wireshark", "path", "nosuch"])
+    assert result.exit_code == 2 and "no Wireshark dissector for 'nosuch'" in result.output
     capture = tmp_path / "one.pcap"
     write_capture(capture, [[TraceRecord(t=0.0, sender=Side.CLIENT, data=HELLO["msgpack"] + bytes.fromhex("05010a"))]],
                   server_port=45678)

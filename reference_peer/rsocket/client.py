@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import Any
 
 from rsio_tck.bindings.rsocket.frames import (
     RequestChannel,
@@ -19,7 +20,7 @@ from rsio_tck.bindings.rsocket.frames import (
     RequestStream,
 )
 from rsio_tck.errors import Side
-from rsio_tck.transport import Target
+from rsio_tck.transport import Target, open_target
 
 from ..sources import COMPLETE, QueueSource
 from .config import PeerConfig
@@ -99,11 +100,16 @@ async def run_interaction(s: Session, interaction: str, name: str, n: int, echo:
 
 
 async def connect(url: str, config: PeerConfig, timeout: float = 10.0) -> tuple[Session, asyncio.Task[str]]:
-    """A client session on ``url`` (tcp:// only), SETUP sent, running in a task."""
+    """A client session on ``url`` (tcp:// or ws://, wss://), SETUP sent, running in a task."""
     target = Target.parse(url)
-    if target.scheme != "tcp":
-        raise ValueError(f"{url}: the RSocket peer connects over tcp:// only")
-    reader, writer = await asyncio.wait_for(asyncio.open_connection(target.host, target.port), timeout)
+    reader: Any
+    writer: Any
+    if target.websocket:
+        reader, writer = await open_target(target, timeout, binding="rsocket", profile=config.profile)
+    elif target.scheme != "tcp":
+        raise ValueError(f"{url}: the RSocket peer connects over tcp://, ws:// or wss:// only")
+    else:
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(target.host, target.port), timeout)
     session = Session(reader, writer, config, Side.CLIENT)
     return session, asyncio.ensure_future(session.run())
 

@@ -143,8 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     if name not in EXPECTED:
         print(f"unsupported test case {name!r}", file=sys.stderr)
         return UNSUPPORTED
-    if not url.startswith("tcp://"):
-        print(f"RSIO_URL must be tcp://HOST:PORT, not {url!r}", file=sys.stderr)
+    if not url.startswith(("tcp://", "ws://", "wss://")):
+        print(f"RSIO_URL must be tcp://HOST:PORT or ws://HOST:PORT/PATH, not {url!r}", file=sys.stderr)
         return 2
     try:
         config = make_config(args)

@@ -28,14 +28,20 @@ def list_client_tests_command(
             typer.echo(f"{case.name:20} {' '.join(case.rules)}\n{'':20} {case.description}")
 
 
-def serving_peer_factory(binding: str, profile: str) -> Any:
-    """The context manager factory that starts the kit's serving peer for one client test case."""
+def serving_peer_factory(binding: str, profile: str, listen: str = "tcp://127.0.0.1:0") -> Any:
+    """The context manager factory that starts the kit's serving peer for one client test case
+    (``listen``: where it listens; over WebSocket the relay in front passes the frames through)."""
     from ..embedded import EmbeddedPeer
 
     def serving(case: Any) -> Any:
-        return EmbeddedPeer(binding=binding, profile=profile, extra=tuple(case.peer_options))
+        return EmbeddedPeer(binding=binding, profile=profile, extra=tuple(case.peer_options), listen=listen)
 
     return serving
+
+
+def serving_url(where: Any) -> str:
+    """Where the serving peer listens: a free port, over WebSocket (same path) when the kit listens on ws://."""
+    return f"ws://127.0.0.1:0{where.resource}" if where.websocket else "tcp://127.0.0.1:0"
 
 
 def run_listen(listen: str, client_command: str, binding_name: str, profile: str | None, names: list[str],
@@ -59,8 +65,8 @@ def run_listen(listen: str, client_command: str, binding_name: str, profile: str
     except ValueError as exc:
         raise GateError(str(exc)) from None
     where = gate.check_target_url(listen, "--listen")
-    if where.scheme != "tcp":
-        raise GateError(f"--listen {listen}: listen mode listens on tcp://host:port")
+    if where.scheme not in ("tcp", "ws"):
+        raise GateError(f"--listen {listen}: listen mode listens on tcp://host:port or ws://host:port/path")
     if not client_command.strip():
         raise GateError("--client-command: give the command that starts the client under test")
     directory = report_dir / run_id()
@@ -79,7 +85,7 @@ def run_listen(listen: str, client_command: str, binding_name: str, profile: str
 
     try:
         results = asyncio.run(run_client_tests(cases, client_command, listen, binding, chosen_profile,
-                                               serving_peer_factory(binding_name, chosen_profile),
+                                               serving_peer_factory(binding_name, chosen_profile, serving_url(where)),
                                                timeout=timeout, on_result=done))
     except (TargetError, OSError, RuntimeError) as exc:  # RuntimeError: the serving peer did not start
         raise GateError(f"listen mode could not run: {gate.one_line(exc)}", ExitCode.UNRUNNABLE) from None

@@ -117,15 +117,17 @@ async def run_client_case(case: ClientTest, command: str, listen: str, serving: 
     findings = [f for c in result.connections for f in c.monitor.findings]
     verdict, failures, reason = _verdict(case, code, output, bool(result.connections), findings, timeout)
     transcript = [f"$ RSIO_URL={url} RSIO_TESTCASE={case.name} {command}  -> exit {code}"]
+    transcript += [f"connection {c.index}: {c.error}" for c in result.connections if c.error]
     transcript += [f"client: {line}" for line in output.splitlines()[-40:]]
     for conn in result.connections:
         for finding in conn.monitor.findings:
             transcript.append(f"connection {conn.index}: {finding.side} {finding.rule}: {finding.message}")
     trace = result.connections[0].trace if result.connections else []
+    wire = result.connections[0].wire_trace if result.connections else []
     return ScenarioResult(
         id=f"CLIENT-{binding.name}-{case.name}", title=case.description, rules=case.rules, level="MUST",
         verdict=verdict, duration=time.monotonic() - started, failures=failures, findings=findings,
-        reason=reason, transcript=transcript, target=command, codec=profile, trace=trace,
+        reason=reason, transcript=transcript, target=command, codec=profile, trace=trace, wire_trace=wire,
         target_side="client")
 
 

@@ -8,6 +8,14 @@ writes them on, so the monitor sees a causally sound order.  End of stream is
 passed on as a half-close (``write_eof``) and given to the monitor as that side's
 close.  The monitor is the binding's: the relay itself knows no wire.
 
+Over WebSocket (``ws://`` to listen on and ``ws://`` target, both) the relay still
+passes the raw bytes unchanged (the HTTP upgrade, masked frames, pings and closes as
+the two ends wrote them); a passive ``websocket.link.Observer`` reads both directions
+and hands the monitor the binding's stream carried in the messages.  A WebSocket
+failure of one side (a malformed frame, a message of the wrong type) is that side's
+finding when the binding has a rule for it, and the connection's ``error`` in any
+case.  The trace holds the binding's stream; ``wire_trace`` the raw bytes (the pcap's).
+
 Bounds: at most ``max_connections`` connections (then the listener closes), all
 within ``duration`` seconds (then open connections are cut and their verdicts kept,
 marked ``cut``); the trace of a connection stops at ``TRACE_MAX_BYTES`` with a
@@ -28,8 +36,11 @@ from ..binding import Binding
 from ..errors import Side
 from ..monitor import Monitor
 from ..monitor.trace import TraceRecord, write_trace
+from ..rules import RULES
 from ..scenarios.session import TRACE_MAX_BYTES  # per connection, both directions, as the kit's own sessions
 from ..transport import Target, TargetError, open_target
+from ..websocket.framing import framing_for
+from ..websocket.link import Observer
 
 READ_SIZE = 64 * 1024
 
@@ -41,6 +52,7 @@ class ConnectionVerdict:
     cut: bool = False  # the proxy's duration ended before the connection did
     error: str | None = None  # the target could not be reached, or a socket failed
     trace: list[TraceRecord] = field(default_factory=list, repr=False)  # both directions, bounded
+    wire_trace: list[TraceRecord] = field(default_factory=list, repr=False)  # WebSocket: the raw bytes
 
     @property
     def frames(self) -> int:
@@ -82,19 +94,47 @@ class _Recorder:
         self.records.append(TraceRecord(t=t, sender=sender, data=data))
 
 
+class _WebSocketView:
+    """What the monitor sees of a relayed WebSocket connection: the messages' binding stream."""
+
+    def __init__(self, observer: Observer, verdict: ConnectionVerdict) -> None:
+        self.observer = observer
+        self.verdict = verdict
+        self.wire = _Recorder()
+
+    def judged(self, t: float, sender: Side, data: bytes) -> bytes:
+        self.wire.add(t, sender, data)
+        stream = self.observer.feed(sender, data)
+        failure = self.observer.failure.get(sender)
+        if failure is not None and self.verdict.error is None:
+            self.verdict.error = f"WebSocket: {failure}"
+            if failure.violation is not None and failure.violation.rule in RULES:
+                self.verdict.monitor.observe_error(sender, failure.violation, t)
+        return stream
+
+
 async def _pump(reader: asyncio.StreamReader, writer: Any, sender: Side, monitor: Monitor,
-                recorder: _Recorder, t0: float) -> None:
+                recorder: _Recorder, t0: float, view: _WebSocketView | None = None) -> None:
     try:
         while True:
             data = await reader.read(READ_SIZE)
             t = time.monotonic() - t0
-            recorder.add(t, sender, data or None)
+            if view is not None:
+                if data:
+                    judged = view.judged(t, sender, data)
+                else:
+                    view.wire.add(t, sender, None)
+            else:
+                judged = data
             if not data:
+                recorder.add(t, sender, None)
                 monitor.close(sender, t)
                 if writer.can_write_eof():
                     writer.write_eof()
                 return
-            monitor.observe(sender, data, t)
+            if judged:
+                recorder.add(t, sender, judged)
+                monitor.observe(sender, judged, t)
             writer.write(data)
             await writer.drain()
     except (ConnectionError, OSError):
@@ -110,11 +150,17 @@ async def _relay_one(index: int, client_reader: asyncio.StreamReader, client_wri
     recorder = _Recorder()
     t0 = time.monotonic()
     server_writer: Any = None
+    view = None
+    if target.websocket:
+        view = _WebSocketView(Observer(framing_for(binding, profile)), verdict)
+        # The relay passes the WebSocket bytes through: a plain TCP connection to the target.
+        target = Target.parse(f"tcp://{target.host}:{target.port}" if ":" not in target.host
+                              else f"tcp://[{target.host}]:{target.port}")
     try:
         server_reader, server_writer = await open_target(target, timeout=5.0)
         await asyncio.gather(
-            _pump(client_reader, server_writer, Side.CLIENT, monitor, recorder, t0),
-            _pump(server_reader, client_writer, Side.SERVER, monitor, recorder, t0),
+            _pump(client_reader, server_writer, Side.CLIENT, monitor, recorder, t0, view),
+            _pump(server_reader, client_writer, Side.SERVER, monitor, recorder, t0, view),
         )
     except TargetError as exc:
         verdict.error = str(exc)
@@ -125,6 +171,8 @@ async def _relay_one(index: int, client_reader: asyncio.StreamReader, client_wri
             if writer is not None:
                 writer.close()
         verdict.trace = recorder.records
+        if view is not None:
+            verdict.wire_trace = view.wire.records
         if out_dir is not None:
             with (out_dir / f"conn-{index}.trace").open("wb") as stream:
                 write_trace(stream, recorder.records)
@@ -138,9 +186,17 @@ async def run_proxy(listen: str, target: str, binding: Binding, profile: str | N
     """Relay and judge until ``max_connections`` have ended, ``duration`` seconds have passed, or
     ``stop`` is set (then connections still open get ``grace`` seconds to end before they are cut)."""
     where = Target.parse(listen)
-    if where.scheme != "tcp":
-        raise TargetError(f"{listen}: the proxy listens on tcp://host:port")
     to = Target.parse(target)
+    if where.scheme == "ws" or to.websocket:
+        if where.scheme != "ws" or to.scheme != "ws":
+            raise TargetError(f"{listen} -> {target}: over WebSocket the proxy relays the bytes unchanged, so it "
+                              "listens on ws:// for a ws:// target (not wss://, not mixed with tcp://)")
+        try:
+            framing_for(binding, profile)
+        except ValueError as exc:
+            raise TargetError(f"{target}: {exc}") from None
+    elif where.scheme != "tcp":
+        raise TargetError(f"{listen}: the proxy listens on tcp://host:port or ws://host:port/path")
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
     result = ProxyResult()
@@ -172,7 +228,7 @@ async def run_proxy(listen: str, target: str, binding: Binding, profile: str | N
         raise TargetError(f"cannot listen on {listen}: {exc.strerror or exc}") from None
     host, port = server.sockets[0].getsockname()[:2]
     if on_ready is not None:
-        on_ready(f"tcp://{host}:{port}")
+        on_ready(f"ws://{host}:{port}{where.resource}" if where.websocket else f"tcp://{host}:{port}")
     waits = [asyncio.ensure_future(finished.wait())]
     if stop is not None:
         waits.append(asyncio.ensure_future(stop.wait()))

@@ -63,6 +63,8 @@ def check_pcap_command(
     """Reassemble every TCP connection of a capture and judge it with the conformance monitor."""
     from ..gate import ExitCode, GateError, check_wire, guard, one_line
     from ..monitor import Monitor
+    from ..websocket import framing_for
+    from ..websocket.link import is_websocket_trace, unwrap_trace
     from .pcap import DEFAULT_PORT, bind_layer, read_connections
 
     with guard():
@@ -83,7 +85,11 @@ def check_pcap_command(
             continue
         judged += 1
         monitor = Monitor(chosen, binding=binding)
-        monitor.replay(conn.records)
+        records = conn.records
+        if is_websocket_trace(records):  # the binding's stream inside the messages (ws:// runs' pcaps)
+            records, problems = unwrap_trace(records, lambda: framing_for(binding, chosen))
+            conn.notes += ["WebSocket: judged the binding's stream inside the messages", *problems]
+        monitor.replay(records)
         typer.echo(f"connection {conn.name}: {monitor.frame_count} frames, {len(monitor.violations())} violations, "
                    f"{len(monitor.warnings())} warnings")
         for note in conn.notes:

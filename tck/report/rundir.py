@@ -82,6 +82,11 @@ def server_hello(records: list[TraceRecord], codec: str, binding: str = DEFAULT_
     return None
 
 
+# traces/wire/ID.trace: a WebSocket scenario's raw TCP bytes (HTTP upgrade, frames), which its pcap shows;
+# traces/ID.trace stays the binding's stream (what the monitor and the pipeline judge).
+WIRE_DIR = "wire"
+
+
 def pcap_from_trace(trace: Path, pcap: Path, port: int, base: float, client_port: int) -> int:
     """Write the pcap of a trace file (a top-level function: it runs in a worker process)."""
     pcap.parent.mkdir(parents=True, exist_ok=True)
@@ -139,6 +144,12 @@ class RunRecorder:
         trace_path = self.run_dir / "traces" / f"{stem}.trace"
         with trace_path.open("wb") as stream:
             write_trace(stream, trace)
+        wire = list(getattr(result, "wire_trace", None) or ())
+        if wire:  # WebSocket: the pcap shows the raw TCP bytes (upgrade, frames); the trace stays the binding's
+            trace_path = self.run_dir / "traces" / WIRE_DIR / f"{stem}.trace"
+            trace_path.parent.mkdir(exist_ok=True)
+            with trace_path.open("wb") as stream:
+                write_trace(stream, wire)
         job = (trace_path, self.run_dir / "pcaps" / f"{stem}.pcap", self.port, self.started, 40000 + self._written % 20000)
         if self.pcap_workers <= 0:
             pcap_from_trace(*job)
@@ -238,7 +249,9 @@ class RunFiles:
         base = float(self.run.get("started", 0.0))
         for number, result in enumerate(self.results, 1):
             pcap = self.path("pcaps", result["id"])
-            if self.path("traces", result["id"]).exists() and not pcap.exists():
-                pcap_from_trace(self.path("traces", result["id"]), pcap, port, base, 40000 + number % 20000)
+            trace = self.path("traces", result["id"])
+            wire = trace.parent / WIRE_DIR / trace.name
+            if trace.exists() and not pcap.exists():
+                pcap_from_trace(wire if wire.exists() else trace, pcap, port, base, 40000 + number % 20000)
                 written += 1
         return written

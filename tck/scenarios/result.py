@@ -47,6 +47,7 @@ class ScenarioResult:
     codec: str = ""
     kit_version: str = ""
     trace: list[Any] = field(default_factory=list)
+    wire_trace: list[Any] = field(default_factory=list)  # ws://: the raw TCP bytes, for the pcap (trace: the binding's)
     # Where a bounded record was cut, per store (trace, transcript, findings, inbox, reassembly,
     # steps): empty when nothing was.
     truncated: dict[str, str] = field(default_factory=dict)

@@ -61,10 +61,24 @@ class RunConfig:
         return str(self.codec)
 
 
+def _answer_after_half_close(steps: tuple[dict[str, Any], ...]) -> bool:
+    """Whether the steps expect the target to send something after the kit's ``close: write``."""
+    closed = False
+    for step in steps:
+        if step.get("close") == "write":
+            closed = True
+        elif closed and any(key.startswith("expect_") and key != "expect_close" for key in step):
+            return True
+    return False
+
+
 def skip_reason(scenario: Scenario, config: RunConfig) -> str | None:
     not_here = applies_to(scenario, config.binding)
     if not_here is not None:
         return not_here
+    if config.target.startswith(("ws://", "wss://")) and _answer_after_half_close(scenario.steps):
+        return ("WebSocket has no half-close: after the kit's Close frame the target may send no more data "
+                "(RFC 6455 5.5.1), so an answer after the kit's close cannot be asked for")
     profiles = scenario.codecs if config.binding == "rsio" else scenario.profiles
     word = "codec" if config.binding == "rsio" else "profile"
     if profiles and config.profile not in profiles:
@@ -189,7 +203,8 @@ async def run_scenario(scenario: Scenario, config: RunConfig) -> ScenarioResult:
         return result
     started = time.monotonic()
     try:
-        reader, writer = await open_target(config.target, timeout=max(10.0, config.signal_timeout * 2))
+        reader, writer = await open_target(config.target, timeout=max(10.0, config.signal_timeout * 2),
+                                           binding=binding, profile=config.profile)
     except TargetError as exc:
         result.verdict, result.reason = Verdict.ERROR, str(exc)
         return result
@@ -235,6 +250,7 @@ async def run_scenario(scenario: Scenario, config: RunConfig) -> ScenarioResult:
                                         f"{MAX_FINDINGS}, {MAX_FINDINGS_PER_RULE} per rule): {counts}")
     if config.keep_trace:
         result.trace = session.trace
+        result.wire_trace = session.wire_trace  # ws://: the raw bytes (HTTP upgrade, WebSocket frames) for the pcap
     if result.reason and not result.failures:
         result.verdict = Verdict.SKIP  # a step found the scenario cannot judge this target
         return result

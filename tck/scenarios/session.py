@@ -50,6 +50,7 @@ from ..binding import Binding, ScenarioAdapter, get_binding, profile_of
 from ..errors import ProtocolViolation, Side
 from ..monitor import Monitor
 from ..monitor.trace import TraceRecord
+from ..rules import RULES
 
 Frame = Any  # a frame of the session's binding
 KIT, TARGET = Side.CLIENT, Side.SERVER
@@ -325,6 +326,7 @@ class KitSession:
                 size = min(size * 2, READ_SIZE) if len(data) == size else max(size // 2, FIRST_READ_SIZE)
                 t = self.now()
                 if not data:
+                    self._transport_failed(t)
                     self._on_eof(t)
                     return
                 self._record(t, TARGET, data)
@@ -419,6 +421,23 @@ class KitSession:
             self.verdict_certain.set()
             self._arrival.set()
         return self.verdict_certain.is_set()
+
+    @property
+    def wire_trace(self) -> list[TraceRecord]:
+        """Over WebSocket: the raw bytes both ways (the trace holds the binding's stream); else empty."""
+        wire = getattr(self.writer, "wire", None)
+        return wire.trace(self.t0) if wire is not None else []
+
+    def _transport_failed(self, t: float) -> None:
+        """A WebSocket transport that failed (a message of the wrong type, a malformed frame): the
+        binding's rule when one was broken, and one line saying what happened."""
+        failure = getattr(self.writer, "failure", None)
+        if failure is None or self.error is not None:
+            return
+        if failure.violation is not None and failure.violation.rule in RULES:
+            self.monitor.observe_error(TARGET, failure.violation, t)
+        self.error = f"WebSocket: {failure}"
+        self._line("target->kit", f"(WebSocket failed: {failure})", b"", None)
 
     def _on_eof(self, t: float, judged: bool = True) -> None:
         self.eof = True

@@ -1,7 +1,8 @@
 """Wireshark dissectors shipped with the kit, and where they go.
 
-One Lua dissector per binding (today RS-IO, ``rsio.lua``, and RSocket,
-``rsocket.lua``; the Ditto dissector joins ``DISSECTORS`` when its binding exists).  Each is a single
+One Lua dissector per binding: RS-IO (``rsio.lua``), RSocket (``rsocket.lua``, also inside
+WebSocket binary messages) and Ditto (``ditto.lua``: Wireshark's WebSocket and JSON
+dissectors carry it; this one labels the Reactive Streams signal, subscriptionId and demand).  Each is a single
 self-contained file of this package's data, so it can be loaded by path
 (``tshark -X lua_script:FILE``) or copied into Wireshark's personal Lua plugin
 folder, where Wireshark loads every ``*.lua`` at start-up.
@@ -32,7 +33,9 @@ DISSECTORS: dict[str, Dissector] = {
     "rsio": Dissector(binding="rsio", filename="rsio.lua", protocol="rsio",
                       description="RS-IO, both codecs (msgpack, varint)"),
     "rsocket": Dissector(binding="rsocket", filename="rsocket.lua", protocol="rsocket",
-                         description="RSocket over TCP, both profiles (rsocket-1.0, reactivesocket-draft)"),
+                         description="RSocket over TCP and WebSocket, both profiles (rsocket-1.0, reactivesocket-draft)"),
+    "ditto": Dissector(binding="ditto", filename="ditto.lua", protocol="ditto",
+                       description="Ditto streaming/search envelopes (WebSocket text messages, TCP lines): labels only"),
 }
 
 

@@ -492,8 +492,10 @@ local streams = {} -- per TCP stream: {codec = name or nil, dirs = {[sender] = {
 local recorded = {} -- per place in the capture: what the first pass read there
 local heuristic_tried = {} -- per stream and direction: whether the heuristic has judged its first bytes
 
+local ws_carried = {} -- WebSocket: per packet and message length, the stream bytes the first pass decoded there
+
 function rsio.init()
-    streams, recorded, heuristic_tried = {}, {}, {}
+    streams, recorded, heuristic_tried, ws_carried = {}, {}, {}, {}
 end
 
 local function endpoints(pinfo)
@@ -624,6 +626,13 @@ local function dissect(tvb, pinfo, tree)
     local visited = pinfo.visited
     local raw = tvb:raw(0, limit)
 
+    -- A WebSocket connection on RS-IO's port (a listen-mode run's pcap): not RS-IO on TCP.  Declined,
+    -- it goes to HTTP, which hands the rest of the connection to the WebSocket dissector (whose "ws"
+    -- heuristics decode the payload).
+    if stream.codec == nil and not dir.websocket and (raw:sub(1, 4) == "GET " or raw:sub(1, 9) == "HTTP/1.1 ") then
+        return 0
+    end
+
     if stream.codec == nil then
         local preferred = rsio.prefs.codec
         if preferred ~= CODEC_AUTO then
@@ -686,7 +695,10 @@ local function dissect(tvb, pinfo, tree)
     if type(failure) ~= "table" then error(failure, 0) end -- a bug: let Wireshark show the Lua error
     local frame_at = c.frame_at or c.p
     if failure.kind == INCOMPLETE then
-        if pinfo.can_desegment > 0 then
+        if dir.websocket then
+            dir.cut_at = frame_at -- the WebSocket heuristic carries the rest into the next message
+            tree:add(rsio, tvb(frame_at, limit - frame_at), "RS-IO: frame continues in the next WebSocket message")
+        elseif pinfo.can_desegment > 0 then
             pinfo.desegment_offset = frame_at
             pinfo.desegment_len = failure.reach and (failure.reach - limit) or DESEGMENT_ONE_MORE_SEGMENT
         else
@@ -769,3 +781,63 @@ end
 
 register_port()
 tcp_port_table:add_for_decode_as(rsio)
+
+-- Over WebSocket (SPEC.md "WebSocket transport": RS-IO is a byte stream in binary messages whose
+-- boundaries mean nothing).  Wireshark's WebSocket dissector hands each message's unmasked payload to
+-- the "ws" heuristics; a frame may span messages, so on the first pass each direction carries the
+-- bytes of a frame still incomplete into its next message, and the frames are decoded from a data
+-- source "RS-IO stream" (the carried bytes, then the message's).  A direction is recognised by a
+-- hello at the start of its first message, as on TCP.
+
+local PENDING = "pending" -- ws_carried's mark of a message holding only the start of a hello
+
+local function ws_heuristic(tvb, pinfo, tree)
+    local size = tvb:captured_len()
+    if size == 0 then return false end
+    local stream, dir = stream_of(pinfo)
+    local key = pinfo.number .. ":" .. size .. ":" .. tostring(pinfo.src) .. "/" .. pinfo.src_port
+    local function pending()
+        pinfo.cols.protocol = "RS-IO"
+        tree:add(rsio, tvb(0, size), "RS-IO: the start of a hello, continued in the next WebSocket message")
+        return true
+    end
+    local bytes
+    if pinfo.visited then
+        bytes = ws_carried[key]
+        if bytes == nil then return false end
+        if bytes == PENDING then return pending() end
+    else
+        bytes = (dir.carry or ByteArray.new()) .. tvb:bytes()
+        if not dir.websocket then
+            local sender, stream_key = endpoints(pinfo)
+            local direction = "ws " .. stream_key .. " from " .. sender
+            if heuristic_tried[direction] then return false end
+            local raw = bytes:raw(0, math.min(bytes:len(), HEURISTIC_WINDOW))
+            local found = hello_codec(raw, #raw)
+            if found == nil and #raw < HEURISTIC_WINDOW then
+                -- Too few bytes to tell (a hello written in pieces, one message each): wait for more.
+                dir.carry = bytes
+                ws_carried[key] = PENDING
+                return pending()
+            end
+            heuristic_tried[direction] = true
+            -- A direction that opens with something else than a hello (a goodbye refusing the
+            -- connection, Decision a) is taken when the other direction's hello named the codec.
+            local codec = found or (found == false and stream.codec) or nil
+            if not codec or not reads_as_frames(raw, #raw, codec) then
+                dir.carry = nil
+                return false
+            end
+            dir.websocket = true
+        end
+        ws_carried[key] = bytes
+    end
+    dir.cut_at = nil
+    dissect(bytes:tvb("RS-IO stream"), pinfo, tree)
+    if not pinfo.visited then
+        dir.carry = dir.cut_at and bytes:subset(dir.cut_at, bytes:len() - dir.cut_at) or ByteArray.new()
+    end
+    return true
+end
+
+rsio:register_heuristic("ws", ws_heuristic)

@@ -775,9 +775,11 @@ local NOT_SEEN = "not dissected in the first pass (before the stream was recogni
 local streams = {} -- per TCP stream: {profile = V1|DRAFT|nil, dead = {[sender] = why its bytes are not decoded}}
 local recorded = {} -- per packet: what the first pass found there; and the packets the heuristic took
 local heuristic_tried = {} -- per stream and direction: whether the heuristic has judged its first bytes
+local ws_taken = {} -- WebSocket, per stream and direction: whether its first message was RSocket (or false)
 
 function rsocket.init()
     streams, recorded, heuristic_tried = {}, {}, {}
+    ws_taken = {}
 end
 
 local function endpoints(pinfo)
@@ -995,3 +997,48 @@ end
 
 register_port()
 tcp_port_table:add_for_decode_as(rsocket)
+
+-- Over WebSocket (RSocket's WebSocket transport: one frame per binary message, no length prefix).
+-- Wireshark's WebSocket dissector recognises the connection by its HTTP Upgrade on any port and
+-- hands each message's unmasked payload to the "ws" heuristics.  The frame is decoded as on TCP
+-- from a new data source, "RSocket frame", which puts back the length prefix the transport left out
+-- (shown as the frame length; it is not on the wire).
+
+local function ws_prefix(P, size)
+    local bytes = {}
+    local value = P == DRAFT and size + P.prefix or size
+    for i = P.prefix - 1, 0, -1 do bytes[#bytes + 1] = format("%02x", floor(value / 256 ^ i) % 256) end
+    return ByteArray.new(table.concat(bytes))
+end
+
+local function ws_heuristic(tvb, pinfo, tree)
+    local size = tvb:captured_len()
+    if size == 0 or size > MAX_FRAME then return false end
+    local stream = stream_of(pinfo)
+    local sender, key = endpoints(pinfo)
+    local direction = key .. " from " .. sender
+    if pinfo.visited then
+        if not recorded["ws " .. pinfo.number] then return false end
+    elseif ws_taken[direction] == false then
+        return false -- a direction is recognised by its first message only, as on TCP
+    end
+    local P = stream.profile
+    if P == nil or ws_taken[direction] == nil then
+        local framed = ws_prefix(V1, size) .. tvb:bytes()
+        local found = sniff_profile(framed:raw(), framed:len(), PROFILES[rsocket.prefs.profile] or V1)
+        if not found then
+            framed = ws_prefix(DRAFT, size) .. tvb:bytes()
+            found = sniff_profile(framed:raw(), framed:len(), DRAFT)
+        end
+        if not pinfo.visited then ws_taken[direction] = found and true or false end
+        if not found then return false end
+        stream.profile = stream.profile or found
+        P = stream.profile
+    end
+    if not pinfo.visited then recorded["ws " .. pinfo.number] = true end
+    local framed = ws_prefix(P, size) .. tvb:bytes()
+    dissect(framed:tvb("RSocket frame"), pinfo, tree)
+    return true
+end
+
+rsocket:register_heuristic("ws", ws_heuristic)

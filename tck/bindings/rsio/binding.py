@@ -73,6 +73,12 @@ class RsioBinding:
 
         return corpus
 
+    def websocket_framing(self, profile: str, limits: Any = None) -> Any:
+        """Over WebSocket RS-IO is a byte stream in binary messages whose boundaries mean nothing."""
+        from ...websocket.framing import StreamFraming
+
+        return StreamFraming()
+
     def describe(self, frame: Any) -> str:
         from .wire import describe
 

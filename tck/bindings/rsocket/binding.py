@@ -76,6 +76,13 @@ class RSocketBinding:
         elements = 1 if getattr(frame, "next", False) and not getattr(frame, "follows", False) else 0
         return frame.wire_name, getattr(frame, "stream_id", None), len(getattr(frame, "data", b"") or b""), elements
 
+    def websocket_framing(self, profile: str, limits: Any = None) -> Any:
+        """One frame per binary message, no length prefix (``websocket.RSocketFraming``)."""
+        from .codec import RSocketLimits
+        from .websocket import RSocketFraming
+
+        return RSocketFraming(self._profile(profile), limits if isinstance(limits, RSocketLimits) else None)
+
     def describe(self, frame: Any) -> str:
         from .runs import PayloadRun
 

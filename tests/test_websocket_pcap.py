@@ -1,0 +1,263 @@
+"""pcaps of WebSocket sessions in tshark (issues 17 and 18): the real TCP stream (HTTP upgrade, masked
+client frames), RSocket decoded inside binary messages, Ditto's signals labelled by ditto.lua (over
+WebSocket text messages and TCP lines), and no expert warning the target did not cause."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from rsio_tck.bindings.ditto.websocket import DittoFraming
+from rsio_tck.cli import app
+from rsio_tck.errors import Side
+from rsio_tck.monitor.trace import TraceRecord
+from rsio_tck.reference_peer.api import Peer
+from rsio_tck.report import RunRecorder
+from rsio_tck.report.pcap import DEFAULT_PORT, write_pcap
+from rsio_tck.scenarios import RunConfig, Verdict, load_directory, run_suite
+from rsio_tck.websocket.link import WebSocketLink
+from rsio_tck.wireshark import dissector_path
+from rsio_tck.wireshark.tshark import decode, decode_rsocket, run_tshark, tshark_binary
+
+GOLDEN = Path(__file__).parent / "data" / "ditto" / "golden.jsonl"
+SUBSCRIBER_ACTIONS = {"subscribeForPersistedEvents", "subscribe", "request", "cancel"}
+SIGNALS = {"subscribeForPersistedEvents": "subscribe"}
+
+
+@pytest.fixture(autouse=True)
+def tshark() -> None:
+    if tshark_binary() is None:
+        message = "tshark is not installed (Debian: apt-get install tshark; `make install` does it)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message + ", and CI=true: the Wireshark tests must run")
+        pytest.skip(message)
+
+
+def ws_run(tmp_path: Path, binding: str, profile: str, ids: tuple[str, ...]) -> list[Any]:
+    """Run ``ids`` against the reference peer over ws:// and write a run directory's pcaps."""
+    scenarios = [s for s in load_directory(binding=binding) if s.id in ids]
+
+    async def go() -> list[Any]:
+        peer = Peer(binding=binding, profile=profile)
+        server = await peer.listen("ws://127.0.0.1:0/tck")
+        try:
+            config = RunConfig(target=server.url, codec=profile, binding=binding, keep_trace=True)
+            results = await run_suite(scenarios, config, jobs=3)
+        finally:
+            await peer.shutdown(timeout=2.0)
+        recorder = RunRecorder(tmp_path, target=server.url, codec=profile, binding=binding, started=time.time(),
+                               pcap_workers=0)
+        for result in results:
+            recorder.add(result)
+        recorder.close()
+        return results
+
+    results = asyncio.run(asyncio.wait_for(go(), 60.0))
+    assert all(r.verdict in (Verdict.PASS, Verdict.WARN) for r in results), "\n".join(r.explain() for r in results)
+    return results
+
+
+def fields(capture: Path, names: list[str], *, lua: tuple[str, ...] = (), filter_: str = "") -> list[list[str]]:
+    args = [f"-Xlua_script:{dissector_path(name)}" for name in lua]
+    args += ["-r", str(capture), "-T", "fields", *(x for name in names for x in ("-e", name))]
+    if filter_:
+        args += ["-Y", filter_]
+    return [line.split("\t") for line in run_tshark(args, timeout=60).stdout.splitlines()]
+
+
+def expert_anomalies(capture: Path, lua: tuple[str, ...] = ()) -> list[str]:
+    args = [f"-Xlua_script:{dissector_path(name)}" for name in lua] + ["-r", str(capture), "-q", "-z", "expert"]
+    out = run_tshark(args, timeout=60).stdout
+    sections = out.split("\n\n")
+    return [s for s in sections if s.startswith(("Errors", "Warns"))]
+
+
+def v1_frames(stream: bytes) -> list[tuple[int, int]]:
+    """(stream id, size with prefix) of each RSocket 1.0 frame of a length-prefixed stream."""
+    out, at = [], 0
+    while at + 3 <= len(stream):
+        size = int.from_bytes(stream[at : at + 3], "big")
+        out.append((int.from_bytes(stream[at + 3 : at + 7], "big") & 0x7FFFFFFF, size + 3))
+        at += 3 + size
+    return out
+
+
+def test_an_rsocket_ws_run_pcap_shows_the_upgrade_masked_frames_and_rsocket_inside(tmp_path: Path) -> None:
+    results = ws_run(tmp_path, "rsocket", "rsocket-1.0", ("DEM-001", "DEM-002", "STR-001", "RSFLOW-001"))
+    for result in results:
+        capture = tmp_path / "pcaps" / f"{result.id}.pcap"
+        rows = fields(capture, ["tcp.srcport", "http.request.method", "http.response.code", "websocket.opcode",
+                                "websocket.mask"])
+        assert any(r[1] == "GET" for r in rows) and any(r[2] == "101" for r in rows)
+        kit_port = rows[0][0]  # the SYN's sender
+        data_frames = [r for r in rows if r[3] == "2"]  # binary messages
+        assert data_frames and all((r[4] == "1") == (r[0] == kit_port) for r in data_frames)  # only the client masks
+        decoded = decode_rsocket(capture)
+        assert decoded.lua_errors() == [] and decoded.anomalies() == []
+        for sender, port_is_kit in ((Side.CLIENT, True), (Side.SERVER, False)):
+            stream = b"".join(r.data for r in result.trace if r.sender is sender and r.data)
+            seen = [(f.stream_id, f.size) for f in decoded.frames if (str(f.sender_port) == kit_port) == port_is_kit]
+            assert seen == v1_frames(stream)
+        assert expert_anomalies(capture, ("rsocket",)) == []
+    # On RS-IO's port (listen-mode pcaps use 7878) with every dissector loaded: RS-IO's declines the
+    # HTTP upgrade, so the WebSocket and RSocket inside still decode.
+    result = results[0]
+    capture = tmp_path / "on-7878.pcap"
+    write_pcap(capture, result.wire_trace, server_port=DEFAULT_PORT)
+    decoded = decode_rsocket(capture, also_load=("rsio", "ditto"))
+    assert decoded.lua_errors() == [] and decoded.anomalies() == [] and decoded.undecoded == 0
+    streams = [b"".join(r.data for r in result.trace if r.sender is sender and r.data) for sender in Side]
+    assert len(decoded.frames) == sum(len(v1_frames(stream)) for stream in streams) > 0
+
+
+def test_an_rsio_ws_run_pcap_dissects_with_websocket_frames_and_no_warning(tmp_path: Path) -> None:
+    results = ws_run(tmp_path, "rsio", "msgpack", ("DEM-001", "HS-001", "STR-001"))
+    for result in results:
+        capture = tmp_path / "pcaps" / f"{result.id}.pcap"
+        rows = fields(capture, ["websocket.opcode", "websocket.payload_length", "websocket.payload_length_ext_16",
+                                "websocket.payload_length_ext_64"], filter_="websocket")
+        # Several frames in one segment: tshark joins each field's values with commas.
+        frames = [values for row in rows for values in zip(*(cell.split(",") for cell in row[:2]))]
+        binary = [r for r in frames if r[0] == "2"]
+        assert all(int(r[1]) < 126 for r in binary)  # the scenarios' messages are short: no extended length
+        sizes = [int(r[1]) for r in binary]
+        judged = sum(len(r.data) for r in result.trace if r.data)
+        assert binary and sum(sizes) == judged  # every byte of the stream, in messages
+        assert expert_anomalies(capture, ("rsio",)) == []
+        decoded = decode(capture)  # rsio.lua decodes the frames inside the messages
+        assert decoded.lua_errors() == [] and decoded.malformed == []
+        kit_port = fields(capture, ["tcp.srcport"])[0][0]
+        for sender, is_kit in ((Side.CLIENT, True), (Side.SERVER, False)):
+            stream = b"".join(r.data for r in result.trace if r.sender is sender and r.data)
+            seen = sum(f.length for f in decoded.frames if (str(f.sender_port) == kit_port) == is_kit)
+            assert seen == len(stream)
+        assert (tmp_path / "traces" / f"{result.id}.trace").is_file()
+        assert (tmp_path / "traces" / "wire" / f"{result.id}.trace").is_file()
+
+
+def test_rsio_frames_spanning_websocket_messages_are_decoded_whole(tmp_path: Path) -> None:
+    """RS-IO's message boundaries mean nothing: frames cut anywhere across messages decode as the kit's."""
+    from rsio_tck.binding import get_binding
+    from rsio_tck.bindings.rsio.wire.frames import ClientHello, OnNext, Request, ServerHello, Subscribe
+    from rsio_tck.websocket.framing import StreamFraming
+
+    codec = get_binding("rsio").encoder("msgpack")
+    client_frames = [ClientHello(version=0, extensions=()), Subscribe(publisher="tck/range", subscriber=1,
+                     initial_demand=3), Request(subscriber=1, demand=2)]
+    server_frames = [ServerHello(version=0, extensions=())] + [OnNext(subscriber=1, element=bytes([i]) * 300)
+                                                                for i in range(5)]
+    client = WebSocketLink(Side.CLIENT, StreamFraming(), uri="ws://192.0.2.2:7878/rsio")
+    server = WebSocketLink(Side.SERVER, StreamFraming())
+    records: list[TraceRecord] = []
+    rng = random.Random(18)
+
+    def pump() -> None:
+        for me, link, peer in ((Side.CLIENT, client, server), (Side.SERVER, server, client)):
+            for chunk in link.data_to_send():
+                records.append(TraceRecord(t=len(records) * 0.001, sender=me, data=chunk or None))
+                if chunk:
+                    peer.receive_data(chunk)
+
+    pump()
+    pump()
+    for link, frames in ((client, client_frames), (server, server_frames)):
+        stream = b"".join(codec.encode(f) for f in frames)
+        at = 0
+        while at < len(stream):  # one message per piece, cut anywhere (the hello one byte at a time)
+            step = 1 if at < 3 else rng.randint(1, 120)
+            link.send(stream[at : at + step])
+            at += step
+        pump()
+    capture = tmp_path / "rsio-ws.pcap"
+    write_pcap(capture, records, server_port=8080)
+    decoded = decode(capture)
+    assert decoded.lua_errors() == [] and decoded.malformed == []
+    assert [f.code for f in decoded.frames] == [0x01, 0x04, 0x05, 0x02] + [0x08] * 5
+    assert [f.payload for f in decoded.frames if f.code == 0x08] == [300] * 5
+
+
+def golden_envelopes() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in GOLDEN.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def expected_labels(envelopes: list[dict[str, Any]]) -> list[list[str]]:
+    out = []
+    for e in envelopes:
+        action = e["topic"].rsplit("/", 1)[-1]
+        value = e.get("value") if isinstance(e.get("value"), dict) else {}
+        demand = value.get("demand")
+        out.append([SIGNALS.get(action, action), str(value.get("subscriptionId", "")),
+                    "" if demand is None else str(demand)])
+    return out
+
+
+def ditto_ws_records(envelopes: list[dict[str, Any]]) -> list[TraceRecord]:
+    """A WebSocket session carrying the envelopes (subscriber's from the client), as raw bytes."""
+    client = WebSocketLink(Side.CLIENT, DittoFraming(), uri="ws://192.0.2.2:8080/ws/2")
+    server = WebSocketLink(Side.SERVER, DittoFraming(), path="/ws/2")
+    records: list[TraceRecord] = []
+
+    def pump() -> None:
+        for me, link, peer in ((Side.CLIENT, client, server), (Side.SERVER, server, client)):
+            for chunk in link.data_to_send():
+                records.append(TraceRecord(t=len(records) * 0.001, sender=me, data=chunk or None))
+                if chunk:
+                    peer.receive_data(chunk)
+                else:
+                    peer.receive_eof()
+
+    pump()
+    pump()
+    for envelope in envelopes:
+        sender = client if envelope["topic"].rsplit("/", 1)[-1] in SUBSCRIBER_ACTIONS else server
+        sender.send(json.dumps(envelope).encode() + b"\n")
+        pump()
+    client.close()
+    pump()
+    pump()
+    assert client.failure is None and server.failure is None
+    return records
+
+
+def test_ditto_lua_labels_each_golden_envelope_in_websocket_text_messages(tmp_path: Path) -> None:
+    envelopes = golden_envelopes()
+    capture = tmp_path / "ditto-ws.pcap"
+    write_pcap(capture, ditto_ws_records(envelopes), server_port=8080)
+    rows = fields(capture, ["ditto.signal", "ditto.subscription_id", "ditto.demand"], lua=("ditto",),
+                  filter_="ditto")
+    assert rows == expected_labels(envelopes)
+    assert expert_anomalies(capture, ("ditto",)) == []
+
+
+def test_ditto_lua_labels_tcp_lines_split_across_segments(tmp_path: Path) -> None:
+    envelopes = golden_envelopes()
+    rng = random.Random(18)
+    records: list[TraceRecord] = []
+    for envelope in envelopes:
+        sender = Side.CLIENT if envelope["topic"].rsplit("/", 1)[-1] in SUBSCRIBER_ACTIONS else Side.SERVER
+        line = json.dumps(envelope).encode() + b"\n"
+        at = 0
+        while at < len(line):  # a line in pieces, each its own segment
+            step = rng.randint(20, 200)
+            records.append(TraceRecord(t=len(records) * 0.001, sender=sender, data=line[at : at + step]))
+            at += step
+    capture = tmp_path / "ditto-tcp.pcap"
+    write_pcap(capture, records, server_port=DEFAULT_PORT)  # a port no dissector of Wireshark's claims
+    rows = fields(capture, ["ditto.signal", "ditto.subscription_id", "ditto.demand"], lua=("ditto",), filter_="ditto")
+    # Each line's last piece is its own segment: TCP reassembles one line per packet.
+    assert rows == expected_labels(envelopes)
+    assert expert_anomalies(capture, ("ditto",)) == []
+
+
+def test_wireshark_path_names_the_ditto_dissector() -> None:
+    result = CliRunner().invoke(app, ["wireshark", "path", "ditto"])
+    assert result.exit_code == 0 and Path(result.output.strip()) == dissector_path("ditto")
+    assert dissector_path("ditto").name == "ditto.lua"
