@@ -503,7 +503,7 @@ _DITTO_RULES: tuple[Rule, ...] = (
     Rule(id="DITTO-SUB-7", level=M, binds="subscriber", source=_DS + "Interaction pattern (subscribe request* cancel?); bindings.md §3",
          title="request and cancel name only a subscriptionId announced by created."),
     Rule(id="DITTO-SUB-8", level=M, binds="subscriber", source=_DS + "Interaction pattern (subscribe request* cancel?); RS 3.5",
-         title="Nothing names a subscriptionId after the subscriber's cancel or after it received complete or failed."),
+         title="Nothing names a subscriptionId after the subscriber's own cancel (after complete or failed, a request or cancel is tolerated: decision DITTO-j)."),
     Rule(id="DITTO-SUB-9", level=M, binds="publisher", source="RS 3.6, 3.7; " + _DS + "Request, Cancel; SPEC.md Ditto decision DITTO-e",
          title="A request or cancel for a subscriptionId not live on the connection gets no event, or one failed naming it; the connection and other subscriptions carry on."),
     # demand

@@ -126,6 +126,13 @@ class DittoBinding:
         mutation endings check a fresh connection with ``liveness`` instead)."""
         return _NoBystander()
 
+    def websocket_framing(self, profile: str, limits: Any = None) -> Any:
+        """One envelope per text message (``websocket.DittoFraming``); a binary message breaks DITTO-WS-1."""
+        from .websocket import websocket_framing
+
+        self._check(profile)
+        return websocket_framing(profile, limits)
+
     def scenario_adapter(self, profile: str, options: dict[str, Any] | None = None) -> Any:
         """The scenario engine's adapter for one connection (``rsio_tck.binding.ScenarioAdapter``)."""
         from .scenario import DittoScenarioAdapter
