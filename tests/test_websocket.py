@@ -456,3 +456,30 @@ def test_listen_mode_over_websocket_judges_the_rsio_reference_client() -> None:
                                    serving_peer_factory("rsio", "msgpack", "ws://127.0.0.1:0/rsio"), timeout=20.0))
     assert [r.verdict for r in results] == [Verdict.PASS, Verdict.PASS], "\n".join(r.explain() for r in results)
     assert not [f for r in results for f in r.findings if f.side is Side.CLIENT]  # (the peer's: its freedoms)
+
+
+@pytest.mark.parametrize("profile", ["streaming", "search"])
+def test_every_ditto_scenario_passes_against_the_reference_peer_over_websocket(profile: str) -> None:
+    """Issue 17: Ditto on both profiles over ws:// (one envelope per text message, Ditto's /ws/2 path)."""
+    scenarios = load_directory(binding="ditto")
+
+    async def go() -> list[Any]:
+        async with serving("ditto", profile, path="/ws/2") as url:
+            return await run_suite(scenarios, RunConfig(target=url, codec=profile, binding="ditto", keep_trace=True),
+                                   jobs=4)
+
+    results = asyncio.run(asyncio.wait_for(go(), 240.0))
+    ran = [r for r in results if r.verdict is not Verdict.SKIP]
+    assert len(ran) >= (60 if profile == "streaming" else 20)
+    assert all(r.verdict is Verdict.PASS for r in ran), "\n\n".join(r.explain() for r in ran if r.verdict is not Verdict.PASS)
+    first = next(rec for rec in ran[0].wire_trace if rec.data)
+    assert first.data.startswith(b"GET /ws/2 HTTP/1.1\r\n")
+
+
+def test_listen_mode_over_websocket_judges_the_ditto_reference_client() -> None:
+    cases = client_tests("ditto", ["search-pages", "search-cancel"])
+    client = f"{sys.executable} -m rsio_tck.reference_peer.ditto.testcases"
+    results = run(run_client_tests(cases, client, "ws://127.0.0.1:0/ws/2", get_binding("ditto"), "search",
+                                   serving_peer_factory("ditto", "search", "ws://127.0.0.1:0/ws/2"), timeout=20.0))
+    assert [r.verdict for r in results] == [Verdict.PASS, Verdict.PASS], "\n".join(r.explain() for r in results)
+    assert all(r.wire_trace and r.wire_trace[0].data.startswith(b"GET /ws/2 ") for r in results)
