@@ -1,6 +1,6 @@
 """The Ditto reference peer's client program (``reference_peer/ditto/testcases.py``): listen mode's Ditto client
-test cases over ws:// (the test-only /ws/2 endpoint of ``test_interop_ditto_client``) and tcp:// (the reference
-peer), and each of its client faults breaking the subscriber's rule it names."""
+test cases over ws:// (the kit's listen mode playing /ws/2, its monitor judging the client) and tcp:// (the
+reference peer), and each of its client faults breaking, in the kit's verdict, the subscriber's rule it names."""
 
 from __future__ import annotations
 
@@ -10,9 +10,14 @@ import sys
 
 import pytest
 from ditto_peer_client import running_peer
-from test_interop_ditto_client import CASES, SubscriberCheck, endpoint
+from test_interop_ditto_client import CASES
 
+from rsio_tck.binding import get_binding
+from rsio_tck.listen.cases import client_tests
+from rsio_tck.listen.cli import serving_peer_factory
+from rsio_tck.listen.runner import run_client_tests
 from rsio_tck.reference_peer.ditto import FAULTS, PeerConfig
+from rsio_tck.scenarios import ScenarioResult, Verdict
 
 CASE_TIMEOUT = 60.0
 
@@ -31,11 +36,15 @@ async def _client(url: str, case: str, *faults: str) -> tuple[int | None, str]:
     return process.returncode, output.decode(errors="replace")
 
 
-async def over_ws(case: str, *faults: str) -> tuple[int | None, str, SubscriberCheck]:
-    check = SubscriberCheck()
-    async with endpoint(check) as url:
-        code, output = await _client(url, case, *faults)
-    return code, output, check
+async def judged_over_ws(case: str, *faults: str) -> ScenarioResult:
+    """One client test case in the kit's listen mode over ws:// (the Ditto reference peer behind the relay)."""
+    client = " ".join([sys.executable, "-m", "rsio_tck.reference_peer.ditto.testcases", "--profile", "search",
+                       *[f"--fault {fault}" for fault in faults]])
+    (result,) = await run_client_tests(client_tests("ditto", [case]), client, "ws://127.0.0.1:0/ws/2",
+                                       get_binding("ditto"), "search",
+                                       serving_peer_factory("ditto", "search", "ws://127.0.0.1:0/ws/2"),
+                                       timeout=CASE_TIMEOUT)
+    return result
 
 
 async def over_tcp(case: str) -> tuple[int | None, str]:
@@ -44,10 +53,9 @@ async def over_tcp(case: str) -> tuple[int | None, str]:
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_each_case_passes_over_websocket_keeping_the_subscriber_rules(case: str) -> None:
-    code, output, check = asyncio.run(over_ws(case))
-    assert code == 0, output
-    assert check.broken == [], check.sent
+def test_each_case_passes_over_websocket_judged_by_the_kit(case: str) -> None:
+    result = asyncio.run(judged_over_ws(case))
+    assert result.verdict is Verdict.PASS, result.explain()
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -59,13 +67,13 @@ def test_each_case_passes_over_tcp_lines(case: str) -> None:
 @pytest.mark.parametrize("fault", sorted(f for f in FAULTS if f.startswith("client-")))
 def test_each_client_fault_breaks_its_rule(fault: str) -> None:
     rule = FAULTS[fault].rule
-    code, output, check = asyncio.run(over_ws("search-pages", fault))
-    assert any(broken.startswith(rule + ":") for broken in check.broken), (check.broken, output)
+    result = asyncio.run(judged_over_ws("search-pages", fault))
+    assert result.verdict is Verdict.FAIL and rule in {f.rule for f in result.findings}, result.explain()
 
 
 def test_an_unknown_case_is_127_and_a_bad_fault_one_line() -> None:
-    code, output, _ = asyncio.run(over_ws("stream-range"))
-    assert code == 127
+    code, output = asyncio.run(_client("ws://127.0.0.1:1/ws/2", "stream-range"))
+    assert code == 127, output
     code, output = asyncio.run(_client("tcp://127.0.0.1:1", "search-pages", "created-missing"))
     assert code == 2 and "no such Ditto client fault" in output and "Traceback" not in output
     code, output = asyncio.run(_client("tcp://127.0.0.1:1", "search-pages"))

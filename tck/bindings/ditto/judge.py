@@ -217,8 +217,9 @@ class DittoJudge:
                 out.append(_v("DITTO-SUB-8", sender, f"{name} for subscription {sid!r} after its own cancel"))
             elif gone is not None:
                 # After complete or failed: the command may have crossed the terminal event in flight, and
-                # RS 3.6 makes it a no-op; the publisher owes nothing or one failed (decision DITTO-j).
-                pass
+                # RS 3.6 makes it a no-op; the publisher owes nothing or one failed (decision DITTO-j).  A
+                # cancel still counts as the subscriber's own: nothing may name the id after it.
+                gone.cancelled = gone.cancelled or not isinstance(msg, REQUESTS)
             else:
                 out.append(_v("DITTO-SUB-7", sender, f"{name} for subscription {sid!r}, which no created announced"))
             if sub is None:
