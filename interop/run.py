@@ -12,6 +12,25 @@ Usage: python interop/run.py [--only NAME ...] [--out reports/interop] [--skip-b
    ``interop/matrix-baseline.txt`` lists the cells known to fail (``CLIENT SERVER CASE  # why``).
 5. Publish: the Spark pipeline over the run directories (one matrix per role) plus the grid page.
 
+**Isolation (one finding must not become dozens).**  A real server is shared by the scenarios of a
+run, so a scenario that floods it (a responder that ignores credits or keeps sending after CANCEL,
+FINDINGS.md K8, F1) or kills it (F4) would fail every scenario after it.  Such scenarios are declared,
+never guessed: ``FLOODING`` below names the kit's own flood scenarios (for every implementation), and
+``interop/NAME/isolate.txt`` (``SCENARIO-ID  # why``, the why citing FINDINGS.md) those that flood or
+kill that implementation's server.  The other scenarios share one server (``-k "not (...)"``); then
+each declared scenario runs alone (``-k ID``) on a fresh server, and its results and files are merged
+into the shared run directory, whose report is rebuilt: one run per role and implementation, as the
+pipeline expects.  (``-k`` matches substrings: an id that is part of another, such as ID-002 of
+RSID-002, takes that one along; every scenario still runs once on some server.)  A server that died
+during the shared run is reported loudly, naming the fix (isolate.txt).  In the matrix, the case that
+floods (``FLOODING_CASES``) runs last in each pair, and a server that died is restarted before the
+next case.
+
+**Exact baselines.**  The kit's ``--baseline`` works per scenario id; ``interop/NAME/baseline.txt``
+holds (scenario id, rule) pairs (``SCENARIO-ID RULE  # why``, as tests/test_interop_rsocket_py.py
+reads them).  After each role, the failing and warning (scenario, rule) pairs of the run are compared
+with the baseline's: a new pair or a baseline pair that no longer fails (xpass) makes the role fail.
+
 Exit 0 when every result matches its baseline; 1 when something changed (a new failure, or a known
 failure that now passes: xpass); 3 when a build failed.  Every wait is bounded.
 """
@@ -20,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -37,6 +57,10 @@ BUILD_TIMEOUT = 900  # seconds per implementation, registries included
 START_TIMEOUT = 60.0  # a server's listening socket (the JVM is slow on a loaded machine)
 CASE_TIMEOUT = 30.0  # one client test case
 SUITE_TIMEOUT = 900  # one kit run
+ISOLATED_TIMEOUT = 120  # one isolated scenario, its server's start included
+# The kit's own flood: 2^31-1 credits of tck/infinite, then CANCEL; what a server had queued keeps coming.
+FLOODING = {"RSFLOW-011": "grants 2^31-1 of tck/infinite, then cancels (FINDINGS.md K8)"}
+FLOODING_CASES = ("cancel-infinite",)  # client test cases against a server that may ignore CANCEL/credits (F1)
 
 
 def kit(*args: str, timeout: float = SUITE_TIMEOUT) -> int:
@@ -108,25 +132,145 @@ def build(names: list[str]) -> dict[str, float | None]:
     return times
 
 
+def isolated(name: str) -> dict[str, str]:
+    """Scenario ids that run each on a fresh server: the kit's FLOODING, and interop/NAME/isolate.txt."""
+    chosen = dict(FLOODING)
+    path = HERE / name / "isolate.txt"
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            entry, _, why = line.partition("#")
+            if entry.strip():
+                chosen[entry.split()[0]] = why.strip()
+    return chosen
+
+
+def run_dir(parent: Path) -> Path | None:
+    """The (newest) run directory the kit wrote under ``parent``."""
+    found = sorted(p for p in parent.glob("*/results.jsonl"))
+    return found[-1].parent if found else None
+
+
+def merge_run(into: Path, part: Path) -> None:
+    """Append ``part``'s results and files to the run directory ``into`` and recount run.json."""
+    with (into / "results.jsonl").open("a", encoding="utf-8") as results:
+        results.write((part / "results.jsonl").read_text(encoding="utf-8"))
+    for kind in ("traces", "transcripts", "pcaps"):
+        if (part / kind).is_dir():
+            (into / kind).mkdir(exist_ok=True)
+            for file in (part / kind).iterdir():
+                file.replace(into / kind / file.name)
+    meta = json.loads((into / "run.json").read_text(encoding="utf-8"))
+    lines = [json.loads(line) for line in (into / "results.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    counts: dict[str, int] = {}
+    for line in lines:
+        counts[line["verdict"]] = counts.get(line["verdict"], 0) + 1
+    meta.update(counts=counts, scenarios=len(lines),
+                finished=json.loads((part / "run.json").read_text(encoding="utf-8")).get("finished", meta["finished"]))
+    (into / "run.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+
+
 def server_role(name: str, out: Path) -> int:
     started = time.monotonic()
     caps = HERE / name / "capabilities.json"
-    with Server(name) as url:
-        code = kit("run", "--binding", "rsocket", "--target", url, "--name", f"{name}@{VERSIONS[name]}",
-                   *(["--capabilities", str(caps)] if caps.exists() else []),
-                   "--baseline", str(HERE / name / "baseline.txt"), "--report-dir", str(out / "server" / name),
-                   "--quiet", "--jobs", "4")
-    print(f"interop: {name} as server: exit {code} in {time.monotonic() - started:.0f} s", flush=True)
-    return code
+    common = ["run", "--binding", "rsocket", "--name", f"{name}@{VERSIONS[name]}",
+              *(["--capabilities", str(caps)] if caps.exists() else []),
+              "--baseline", str(HERE / name / "baseline.txt"), "--quiet", "--min-run", "0"]
+    alone = isolated(name)
+    where = out / "server" / name
+    server = Server(name)
+    with server as url:
+        code = kit(*common, "--target", url, "--report-dir", str(where), "--jobs", "4",
+                   *(["-k", f"not ({' or '.join(alone)})"] if alone else []))
+        died = server.process is not None and server.process.poll() is not None
+    if died:
+        print(f"interop: {name} server DIED during the shared run (exit {server.process.returncode if server.process else '?'}): "
+              f"find the scenario that kills it and list it in interop/{name}/isolate.txt", flush=True)
+        code = max(code, 1)
+    shared = run_dir(where)
+    for scenario in alone:
+        part_dir = out / "isolated" / name / scenario
+        try:
+            with Server(name) as url:
+                kit(*common, "--target", url, "--report-dir", str(part_dir), "-k", scenario, "--jobs", "1",
+                    timeout=ISOLATED_TIMEOUT)
+        except RuntimeError as exc:
+            print(f"interop: {exc}", flush=True)
+            code = max(code, 1)
+        part = run_dir(part_dir)
+        if shared is not None and part is not None:
+            merge_run(shared, part)
+    if shared is None:
+        print(f"interop: {name} as server: no run directory (exit {code})", flush=True)
+        return max(code, 1)
+    if alone:
+        kit("report", str(shared), "--no-check", timeout=300)
+    changed = compare_pairs(name, "server", shared)
+    print(f"interop: {name} as server: {counts_line(shared)}; {len(alone)} isolated; "
+          f"{'matches' if not changed else 'DIFFERS FROM'} its baseline; {time.monotonic() - started:.0f} s", flush=True)
+    return 1 if changed or code >= 2 else 0
 
 
 def client_role(name: str, out: Path) -> int:
     started = time.monotonic()
+    where = out / "client" / name
     code = kit("run", "--binding", "rsocket", "--listen", "tcp://127.0.0.1:0", "--client-command",
-               str(HERE / name / "client"), "--name", f"{name}@{VERSIONS[name]}",
-               "--baseline", str(HERE / name / "baseline.txt"), "--report-dir", str(out / "client" / name))
-    print(f"interop: {name} as client: exit {code} in {time.monotonic() - started:.0f} s", flush=True)
-    return code
+               str(HERE / name / "client"), "--name", f"{name}@{VERSIONS[name]}", "--quiet", "--min-run", "0",
+               "--baseline", str(HERE / name / "baseline.txt"), "--report-dir", str(where))
+    shared = run_dir(where)
+    if shared is None:
+        print(f"interop: {name} as client: no run directory (exit {code})", flush=True)
+        return max(code, 1)
+    changed = compare_pairs(name, "client", shared)
+    print(f"interop: {name} as client: {counts_line(shared)}; "
+          f"{'matches' if not changed else 'DIFFERS FROM'} its baseline; {time.monotonic() - started:.0f} s", flush=True)
+    return 1 if changed or code >= 2 else 0
+
+
+def run_results(directory: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in (directory / "results.jsonl").read_text(encoding="utf-8").splitlines() if line]
+
+
+def counts_line(directory: Path) -> str:
+    counts: dict[str, int] = {}
+    for result in run_results(directory):
+        counts[str(result["verdict"])] = counts.get(str(result["verdict"]), 0) + 1
+    return " ".join(f"{verdict} {n}" for verdict, n in sorted(counts.items()))
+
+
+def failing_pairs(directory: Path) -> set[tuple[str, str]]:
+    """(scenario id, rule) of every failing or warning verdict (xfail included: the baseline made it one)."""
+    pairs: set[tuple[str, str]] = set()
+    for result in run_results(directory):
+        if result["verdict"] in ("fail", "warn", "xfail", "error"):
+            violations = result.get("violations") or []
+            rules = {str(v["rule"]) for v in violations} or {str(r) for r in result.get("rules") or []}  # type: ignore[union-attr]
+            pairs |= {(str(result["id"]), rule) for rule in rules}
+    return pairs
+
+
+def compare_pairs(name: str, role: str, directory: Path) -> bool:
+    """Print every (scenario, rule) pair that differs from interop/NAME/baseline.txt; True if any does."""
+    prefix = "CLIENT-" if role == "client" else ""
+    expected = {pair for pair in baseline_pairs(HERE / name / "baseline.txt") if pair[0].startswith(prefix)
+                and (role == "client" or not pair[0].startswith("CLIENT-"))}
+    actual = failing_pairs(directory)
+    for scenario, rule in sorted(actual - expected):
+        print(f"interop: {name} as {role}: NEW {scenario} {rule} (triage: FINDINGS.md, or fix the kit)", flush=True)
+    for scenario, rule in sorted(expected - actual):
+        print(f"interop: {name} as {role}: XPASS {scenario} {rule} (remove its baseline line)", flush=True)
+    return actual != expected
+
+
+def baseline_pairs(path: Path) -> set[tuple[str, str]]:
+    """``SCENARIO-ID RULE [RULE ...]  # why`` lines as pairs; a line naming no rule is reported and ignored."""
+    pairs: set[tuple[str, str]] = set()
+    if path.exists():
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            fields = line.split("#", 1)[0].split()
+            if len(fields) == 1:
+                print(f"interop: {path}:{number}: {fields[0]} names no rule (write SCENARIO-ID RULE  # why)", flush=True)
+            pairs |= {(fields[0], rule) for rule in fields[1:]}
+    return pairs
 
 
 async def cell(client: str, server_url: str, case: str) -> dict[str, object]:
@@ -163,13 +307,22 @@ async def cell(client: str, server_url: str, case: str) -> dict[str, object]:
 
 def matrix(names: list[str], out: Path) -> tuple[list[dict[str, object]], int]:
     cases = [c["name"] for c in json.loads((HERE / "testcases.json").read_text())["testcases"]]
+    cases.sort(key=lambda case: case in FLOODING_CASES)  # a flood last: it cannot spoil the pair's other cells
     known = read_baseline(HERE / "matrix-baseline.txt")
     cells, changed = [], 0
     for server in names:
         for client in names:
             started = time.monotonic()
-            with Server(server) as url:
+            with contextlib.ExitStack() as stack:
+                running: Server | None = None
+                url = ""
                 for case in cases:
+                    if running is None or running.process is None or running.process.poll() is not None:
+                        if running is not None:
+                            print(f"interop: {server} server died before {client} {case}: restarted", flush=True)
+                            stack.close()
+                        running = Server(server)
+                        url = stack.enter_context(running)
                     found = asyncio.run(cell(client, url, case))
                     failed = found["client_exit"] not in (0, 127) or bool(found["client_rules"] or found["server_rules"])
                     key = f"{client} {server} {case}"
@@ -211,6 +364,8 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "reports" / "interop", metavar="DIR")
     parser.add_argument("--skip-build", action="store_true")
     parser.add_argument("--no-matrix", action="store_true")
+    parser.add_argument("--no-publish", action="store_true", help="skip the Spark site (triage runs)")
+    parser.add_argument("--roles", nargs="*", default=["server", "client"], choices=["server", "client"])
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -221,12 +376,15 @@ def main() -> int:
             return 3
     codes = {}
     for name in names:
-        codes[f"{name} server"] = server_role(name, args.out)
-        codes[f"{name} client"] = client_role(name, args.out)
+        if "server" in args.roles:
+            codes[f"{name} server"] = server_role(name, args.out)
+        if "client" in args.roles:
+            codes[f"{name} client"] = client_role(name, args.out)
     changed = 0
     if not args.no_matrix:
         _, changed = matrix(names, args.out)
-    publish(args.out, names)
+    if not args.no_publish:
+        publish(args.out, names)
     bad = {what: code for what, code in codes.items() if code != 0}
     for what, code in bad.items():
         print(f"interop: {what}: exit {code} (a result differs from its baseline)", flush=True)
