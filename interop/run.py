@@ -16,8 +16,8 @@ Usage: python interop/run.py [--only NAME ...] [--out reports/interop] [--skip-b
 run, so a scenario that floods it (a responder that ignores credits or keeps sending after CANCEL,
 FINDINGS.md K8, F1) or kills it (F4) would fail every scenario after it.  Such scenarios are declared,
 never guessed: ``FLOODING`` below names the kit's own flood scenarios (for every implementation), and
-``interop/NAME/isolate.txt`` (``SCENARIO-ID  # why``, the why citing FINDINGS.md) those that flood or
-kill that implementation's server.  The other scenarios share one server (``-k "not (...)"``); then
+``interop/NAME/isolate.txt`` (``SCENARIO-ID  # why`` or ``requires:TOKEN  # why``, the why citing
+FINDINGS.md) those that flood or kill that implementation's server.  The other scenarios share one server (``-k "not (...)"``); then
 each declared scenario runs alone (``-k ID``) on a fresh server, and its results and files are merged
 into the shared run directory, whose report is rebuilt: one run per role and implementation, as the
 pipeline expects.  (``-k`` matches substrings: an id that is part of another, such as ID-002 of
@@ -132,15 +132,31 @@ def build(names: list[str]) -> dict[str, float | None]:
     return times
 
 
+def baseline_flag(name: str) -> list[str]:
+    path = HERE / name / "baseline.txt"
+    return ["--baseline", str(path)] if path.exists() else []
+
+
 def isolated(name: str) -> dict[str, str]:
-    """Scenario ids that run each on a fresh server: the kit's FLOODING, and interop/NAME/isolate.txt."""
+    """Scenario ids that run each on a fresh server: the kit's FLOODING, and interop/NAME/isolate.txt, whose
+    lines are ``SCENARIO-ID  # why`` or ``requires:TOKEN  # why`` (every RSocket scenario requiring TOKEN,
+    e.g. ``requires:tck/infinite`` for a server whose responders ignore credits and flood)."""
     chosen = dict(FLOODING)
     path = HERE / name / "isolate.txt"
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            entry, _, why = line.partition("#")
-            if entry.strip():
-                chosen[entry.split()[0]] = why.strip()
+    if not path.exists():
+        return chosen
+    from rsio_tck.scenarios import load_directory
+
+    scenarios = load_directory(binding="rsocket")
+    for line in path.read_text(encoding="utf-8").splitlines():
+        entry, _, why = line.partition("#")
+        if not entry.strip():
+            continue
+        word = entry.split()[0]
+        if word.startswith("requires:"):
+            chosen.update({s.id: why.strip() for s in scenarios if word.removeprefix("requires:") in s.requires})
+        else:
+            chosen[word] = why.strip()
     return chosen
 
 
@@ -174,7 +190,7 @@ def server_role(name: str, out: Path) -> int:
     caps = HERE / name / "capabilities.json"
     common = ["run", "--binding", "rsocket", "--name", f"{name}@{VERSIONS[name]}",
               *(["--capabilities", str(caps)] if caps.exists() else []),
-              "--baseline", str(HERE / name / "baseline.txt"), "--quiet", "--min-run", "0"]
+              *baseline_flag(name), "--quiet", "--min-run", "0"]
     alone = isolated(name)
     where = out / "server" / name
     server = Server(name)
@@ -215,7 +231,7 @@ def client_role(name: str, out: Path) -> int:
     where = out / "client" / name
     code = kit("run", "--binding", "rsocket", "--listen", "tcp://127.0.0.1:0", "--client-command",
                str(HERE / name / "client"), "--name", f"{name}@{VERSIONS[name]}", "--quiet", "--min-run", "0",
-               "--baseline", str(HERE / name / "baseline.txt"), "--report-dir", str(where))
+               *baseline_flag(name), "--report-dir", str(where))
     shared = run_dir(where)
     if shared is None:
         print(f"interop: {name} as client: no run directory (exit {code})", flush=True)
