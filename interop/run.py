@@ -17,18 +17,20 @@ run, so a scenario that floods it (a responder that ignores credits or keeps sen
 FINDINGS.md K8, F1) or kills it (F4) would fail every scenario after it.  Such scenarios are declared,
 never guessed: ``FLOODING`` below names the kit's own flood scenarios (for every implementation), and
 ``interop/NAME/isolate.txt`` (``SCENARIO-ID  # why`` or ``requires:TOKEN  # why``, the why citing
-FINDINGS.md) those that flood or kill that implementation's server.  The other scenarios share one server (``-k "not (...)"``); then
+FINDINGS.md) those that flood or kill that implementation's server; ``jobs:N`` there sets how many
+scenarios run at once on the shared server (default 4; 1 for a server where one connection's load
+starves the others).  The other scenarios share one server (``-k "not (...)"``); then
 each declared scenario runs alone (``-k ID``) on a fresh server, and its results and files are merged
 into the shared run directory, whose report is rebuilt: one run per role and implementation, as the
-pipeline expects.  (``-k`` matches substrings: an id that is part of another, such as ID-002 of
-RSID-002, takes that one along; every scenario still runs once on some server.)  A server that died
+pipeline expects.  (``-k`` matches substrings, so the expressions name what they must leave out: ID-003
+is part of RSID-003.)  A server that died
 during the shared run is reported loudly, naming the fix (isolate.txt).  In the matrix, the case that
 floods (``FLOODING_CASES``) runs last in each pair, and a server that died is restarted before the
 next case.
 
 **Exact baselines.**  The kit's ``--baseline`` works per scenario id; ``interop/NAME/baseline.txt``
 holds (scenario id, rule) pairs (``SCENARIO-ID RULE  # why``, as tests/test_interop_rsocket_py.py
-reads them).  After each role, the failing and warning (scenario, rule) pairs of the run are compared
+reads them; a trailing ``flaky`` marks a pair that fails or passes by timing).  After each role, the failing and warning (scenario, rule) pairs of the run are compared
 with the baseline's: a new pair or a baseline pair that no longer fails (xpass) makes the role fail.
 
 Exit 0 when every result matches its baseline; 1 when something changed (a new failure, or a known
@@ -137,6 +139,12 @@ def baseline_flag(name: str) -> list[str]:
     return ["--baseline", str(path)] if path.exists() else []
 
 
+def scenario_ids() -> list[str]:
+    from rsio_tck.scenarios import load_directory
+
+    return [s.id for s in load_directory(binding="rsocket")]
+
+
 def isolated(name: str) -> dict[str, str]:
     """Scenario ids that run each on a fresh server: the kit's FLOODING, and interop/NAME/isolate.txt, whose
     lines are ``SCENARIO-ID  # why`` or ``requires:TOKEN  # why`` (every RSocket scenario requiring TOKEN,
@@ -153,11 +161,36 @@ def isolated(name: str) -> dict[str, str]:
         if not entry.strip():
             continue
         word = entry.split()[0]
+        if word.startswith("jobs:"):
+            continue  # read by shared_jobs
         if word.startswith("requires:"):
             chosen.update({s.id: why.strip() for s in scenarios if word.removeprefix("requires:") in s.requires})
         else:
             chosen[word] = why.strip()
     return chosen
+
+
+def selections(alone: list[str], everyone: list[str]) -> tuple[str, dict[str, str]]:
+    """``-k`` expressions: the shared run's (every scenario but ``alone``) and one per isolated id.  ``-k``
+    matches substrings (ID-003 is part of RSID-003), so each expression names the ids it must leave out."""
+    def containing(word: str) -> list[str]:
+        return [other for other in everyone if word.lower() in other.lower() and other != word]
+
+    caught = sorted({other for word in alone for other in containing(word) if other not in alone})
+    shared = f"not ({' or '.join(alone)})" + (f" or ({' or '.join(caught)})" if caught else "")
+    each = {word: word + (f" and not ({' or '.join(containing(word))})" if containing(word) else "") for word in alone}
+    return shared, each
+
+
+def shared_jobs(name: str) -> int:
+    """Scenarios run concurrently on the shared server: 4, or ``jobs:N`` from interop/NAME/isolate.txt (a
+    server that one connection's load slows for the others needs 1)."""
+    path = HERE / name / "isolate.txt"
+    for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
+        word = (line.split("#", 1)[0].split() or [""])[0]
+        if word.startswith("jobs:") and word.removeprefix("jobs:").isdigit():
+            return max(1, int(word.removeprefix("jobs:")))
+    return 4
 
 
 def run_dir(parent: Path) -> Path | None:
@@ -192,11 +225,12 @@ def server_role(name: str, out: Path) -> int:
               *(["--capabilities", str(caps)] if caps.exists() else []),
               *baseline_flag(name), "--quiet", "--min-run", "0"]
     alone = isolated(name)
+    shared_k, alone_k = selections(list(alone), scenario_ids())
     where = out / "server" / name
     server = Server(name)
     with server as url:
-        code = kit(*common, "--target", url, "--report-dir", str(where), "--jobs", "4",
-                   *(["-k", f"not ({' or '.join(alone)})"] if alone else []))
+        code = kit(*common, "--target", url, "--report-dir", str(where), "--jobs", str(shared_jobs(name)),
+                   "-k", shared_k)
         died = server.process is not None and server.process.poll() is not None
     if died:
         print(f"interop: {name} server DIED during the shared run (exit {server.process.returncode if server.process else '?'}): "
@@ -207,7 +241,7 @@ def server_role(name: str, out: Path) -> int:
         part_dir = out / "isolated" / name / scenario
         try:
             with Server(name) as url:
-                kit(*common, "--target", url, "--report-dir", str(part_dir), "-k", scenario, "--jobs", "1",
+                kit(*common, "--target", url, "--report-dir", str(part_dir), "-k", alone_k[scenario], "--jobs", "1",
                     timeout=ISOLATED_TIMEOUT)
         except RuntimeError as exc:
             print(f"interop: {exc}", flush=True)
@@ -267,26 +301,38 @@ def failing_pairs(directory: Path) -> set[tuple[str, str]]:
 def compare_pairs(name: str, role: str, directory: Path) -> bool:
     """Print every (scenario, rule) pair that differs from interop/NAME/baseline.txt; True if any does."""
     prefix = "CLIENT-" if role == "client" else ""
-    expected = {pair for pair in baseline_pairs(HERE / name / "baseline.txt") if pair[0].startswith(prefix)
-                and (role == "client" or not pair[0].startswith("CLIENT-"))}
+    steady, flaky = baseline_pairs(HERE / name / "baseline.txt")
+
+    def mine(pairs: set[tuple[str, str]]) -> set[tuple[str, str]]:
+        return {p for p in pairs if p[0].startswith(prefix) and (role == "client" or not p[0].startswith("CLIENT-"))}
+
+    expected, maybe = mine(steady), mine(flaky)
     actual = failing_pairs(directory)
-    for scenario, rule in sorted(actual - expected):
+    for scenario, rule in sorted(actual - expected - maybe):
         print(f"interop: {name} as {role}: NEW {scenario} {rule} (triage: FINDINGS.md, or fix the kit)", flush=True)
     for scenario, rule in sorted(expected - actual):
         print(f"interop: {name} as {role}: XPASS {scenario} {rule} (remove its baseline line)", flush=True)
-    return actual != expected
+    return bool(actual - expected - maybe or expected - actual)
 
 
-def baseline_pairs(path: Path) -> set[tuple[str, str]]:
-    """``SCENARIO-ID RULE [RULE ...]  # why`` lines as pairs; a line naming no rule is reported and ignored."""
-    pairs: set[tuple[str, str]] = set()
+def baseline_pairs(path: Path) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+    """``SCENARIO-ID RULE [RULE ...] [flaky]  # why`` lines as (steady pairs, flaky pairs).  ``flaky`` marks a
+    deviation that shows or not by timing (a responder that ignores credits is caught only when its
+    surplus element beats the kit's next REQUEST_N): such a pair may fail or pass.  A line naming no rule
+    is reported and ignored."""
+    steady: set[tuple[str, str]] = set()
+    flaky: set[tuple[str, str]] = set()
     if path.exists():
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             fields = line.split("#", 1)[0].split()
-            if len(fields) == 1:
+            if not fields:
+                continue
+            marked = fields[-1] == "flaky"
+            rules = fields[1:-1] if marked else fields[1:]
+            if not rules:
                 print(f"interop: {path}:{number}: {fields[0]} names no rule (write SCENARIO-ID RULE  # why)", flush=True)
-            pairs |= {(fields[0], rule) for rule in fields[1:]}
-    return pairs
+            (flaky if marked else steady).update((fields[0], rule) for rule in rules)
+    return steady, flaky
 
 
 async def cell(client: str, server_url: str, case: str) -> dict[str, object]:
