@@ -16,22 +16,23 @@ Usage: python interop/run.py [--only NAME ...] [--out reports/interop] [--skip-b
 run, so a scenario that floods it (a responder that ignores credits or keeps sending after CANCEL,
 FINDINGS.md K8, F1) or kills it (F4) would fail every scenario after it.  Such scenarios are declared,
 never guessed: ``FLOODING`` below names the kit's own flood scenarios (for every implementation), and
-``interop/NAME/isolate.txt`` (``SCENARIO-ID  # why`` or ``requires:TOKEN  # why``, the why citing
-FINDINGS.md) those that flood or kill that implementation's server; ``jobs:N`` there sets how many
-scenarios run at once on the shared server (default 4; 1 for a server where one connection's load
-starves the others).  The other scenarios share one server (``-k "not (...)"``); then
-each declared scenario runs alone (``-k ID``) on a fresh server, and its results and files are merged
-into the shared run directory, whose report is rebuilt: one run per role and implementation, as the
-pipeline expects.  (``-k`` matches substrings, so the expressions name what they must leave out: ID-003
-is part of RSID-003.)  A server that died
-during the shared run is reported loudly, naming the fix (isolate.txt).  In the matrix, the case that
-floods (``FLOODING_CASES``) runs last in each pair, and a server that died is restarted before the
-next case.
+``interop/NAME/isolate.txt`` those that flood or kill that implementation's server, one per line:
+``SCENARIO-ID  # why`` or ``requires:TOKEN  # why`` (every scenario requiring TOKEN), the why citing
+FINDINGS.md; ``jobs:N`` there sets how many scenarios run at once on the shared server (default 4; 1
+where one connection's load starves the others).  The other scenarios share one server; then each
+declared scenario runs alone on a fresh server, and its results and files are merged into the shared
+run directory, whose report is rebuilt: one run per role and implementation, as the pipeline expects.
+``-k`` matches substrings, so the expressions name what they must leave out (ID-003 is part of
+RSID-003): every scenario runs exactly once.  A server that died during the shared run is reported
+loudly, naming the fix (isolate.txt).  In the matrix, the case that floods (``FLOODING_CASES``) runs
+last in each pair, and a server that died is restarted before the next case.  Bounded: at most one
+server start and one kit run per declared scenario, each under ``ISOLATED_TIMEOUT``.
 
 **Exact baselines.**  The kit's ``--baseline`` works per scenario id; ``interop/NAME/baseline.txt``
-holds (scenario id, rule) pairs (``SCENARIO-ID RULE  # why``, as tests/test_interop_rsocket_py.py
-reads them; a trailing ``flaky`` marks a pair that fails or passes by timing).  After each role, the failing and warning (scenario, rule) pairs of the run are compared
-with the baseline's: a new pair or a baseline pair that no longer fails (xpass) makes the role fail.
+holds (scenario id, rule) pairs (``SCENARIO-ID RULE  # why``, as tests/test_interop_rsocket_py.py reads
+them; ``SCENARIO-ID RULE [RULE ...] flaky  # why`` marks pairs that fail or pass by timing).  After each
+role, the failing and warning pairs of the run are compared with the baseline's: a new pair, or a
+steady baseline pair that no longer fails (xpass), makes the role fail.
 
 Exit 0 when every result matches its baseline; 1 when something changed (a new failure, or a known
 failure that now passes: xpass); 3 when a build failed.  Every wait is bounded.
@@ -49,6 +50,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -63,6 +65,10 @@ ISOLATED_TIMEOUT = 120  # one isolated scenario, its server's start included
 # The kit's own flood: 2^31-1 credits of tck/infinite, then CANCEL; what a server had queued keeps coming.
 FLOODING = {"RSFLOW-011": "grants 2^31-1 of tck/infinite, then cancels (FINDINGS.md K8)"}
 FLOODING_CASES = ("cancel-infinite",)  # client test cases against a server that may ignore CANCEL/credits (F1)
+# Rules a relay cannot judge: when one side closes (or resets) first, the relay stops reading the other
+# mid-frame, so "the transport ended inside a frame" is the relay's doing (FINDINGS.md K12).  The kit's own
+# runs against each implementation judge them.
+RELAY_BLIND = frozenset({"RS-FRAME-8"})
 
 
 def kit(*args: str, timeout: float = SUITE_TIMEOUT) -> int:
@@ -359,18 +365,39 @@ async def cell(client: str, server_url: str, case: str) -> dict[str, object]:
     stop.set()
     result = await relay
     sides: dict[str, list[str]] = {"client": [], "server": []}
+    unjudged: list[str] = []
     for conn in result.connections:
+        blind = blind_from(conn.findings)
         for finding in conn.findings:
-            if finding["level"] == "MUST" and finding["side"] in sides:
-                sides[finding["side"]].append(finding["rule"])
+            side = finding["side"]
+            if finding["level"] != "MUST" or side not in sides:
+                continue
+            if finding["rule"] in RELAY_BLIND or float(finding["t"] or 0.0) >= blind.get(side, float("inf")):
+                unjudged.append(f"{side} {finding['rule']}")
+                continue
+            sides[side].append(finding["rule"])
     return {"client_exit": code, "client_rules": sorted(set(sides["client"])),
-            "server_rules": sorted(set(sides["server"])), "output": output.decode(errors="replace")[-400:]}
+            "server_rules": sorted(set(sides["server"])), "unjudged": sorted(set(unjudged)),
+            "output": output.decode(errors="replace")[-400:]}
+
+
+def blind_from(findings: list[dict[str, Any]]) -> dict[str, float]:
+    """From when a side's findings in a real-to-real cell cannot be trusted, per side: the proxy's monitor
+    stops decoding a direction at its first undecodable frame (a MUST finding with no frame), and the other
+    side's answers to requests it could not see would look unsolicited (RS-STREAM-2)."""
+    other = {"client": "server", "server": "client"}
+    blind: dict[str, float] = {}
+    for finding in findings:
+        side = finding["side"]
+        if finding["frame"] is None and finding["level"] == "MUST" and side in other and finding["rule"] not in RELAY_BLIND:
+            blind[other[side]] = min(blind.get(other[side], float("inf")), float(finding["t"] or 0.0))
+    return blind
 
 
 def matrix(names: list[str], out: Path) -> tuple[list[dict[str, object]], int]:
     cases = [c["name"] for c in json.loads((HERE / "testcases.json").read_text())["testcases"]]
     cases.sort(key=lambda case: case in FLOODING_CASES)  # a flood last: it cannot spoil the pair's other cells
-    known = read_baseline(HERE / "matrix-baseline.txt")
+    known, flaky = read_matrix_baseline(HERE / "matrix-baseline.txt")
     cells, changed = [], 0
     for server in names:
         for client in names:
@@ -389,7 +416,8 @@ def matrix(names: list[str], out: Path) -> tuple[list[dict[str, object]], int]:
                     failed = found["client_exit"] not in (0, 127) or bool(found["client_rules"] or found["server_rules"])
                     key = f"{client} {server} {case}"
                     verdict = ("skip" if found["client_exit"] == 127 else
-                               ("xfail" if key in known else "fail") if failed else ("xpass" if key in known else "pass"))
+                               ("xfail" if key in known | flaky else "fail") if failed else
+                               ("xpass" if key in known else "pass"))
                     changed += verdict in ("fail", "xpass")
                     cells.append({"client": client, "server": server, "case": case, "verdict": verdict, **found})
             print(f"interop: {client} -> {server}: {len(cases)} cells in {time.monotonic() - started:.0f} s", flush=True)
@@ -413,11 +441,17 @@ def publish(out: Path, names: list[str]) -> None:
         encoding="utf-8")
 
 
-def read_baseline(path: Path) -> set[str]:
-    if not path.exists():
-        return set()
-    return {" ".join(line.split("#", 1)[0].split()) for line in path.read_text().splitlines()
-            if line.split("#", 1)[0].strip()}
+def read_matrix_baseline(path: Path) -> tuple[set[str], set[str]]:
+    """``CLIENT SERVER CASE [flaky]  # why`` lines: (cells known to fail, cells that fail or pass by timing)."""
+    known: set[str] = set()
+    flaky: set[str] = set()
+    for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
+        fields = line.split("#", 1)[0].split()
+        if fields and fields[-1] == "flaky":
+            flaky.add(" ".join(fields[:-1]))
+        elif fields:
+            known.add(" ".join(fields))
+    return known, flaky
 
 
 def main() -> int:

@@ -1,5 +1,4 @@
-// rsocket-go v0.8.16 serving the kit's RSocket test publishers (bindings.md section 2).
-// Usage: server PORT (or RSIO_PORT=PORT); listens on 127.0.0.1 only.
+// rsocket-go v0.8.16 serving the kit's RSocket test publishers (bindings.md section 2). server PORT (or RSIO_PORT=PORT).
 // Shaped like every interop server: parse the publisher name, one generator of elements per publisher, then
 // one handler per interaction. Request-stream is flux.Create as rsocket-go's examples show: its buffered
 // sink delivers only what the requester asked for and blocks the generator when its buffer is full.
