@@ -282,7 +282,7 @@ def client_role(name: str, out: Path) -> int:
     return 1 if changed or code >= 2 else 0
 
 
-def run_results(directory: Path) -> list[dict[str, object]]:
+def run_results(directory: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (directory / "results.jsonl").read_text(encoding="utf-8").splitlines() if line]
 
 
@@ -299,7 +299,7 @@ def failing_pairs(directory: Path) -> set[tuple[str, str]]:
     for result in run_results(directory):
         if result["verdict"] in ("fail", "warn", "xfail", "error"):
             violations = result.get("violations") or []
-            rules = {str(v["rule"]) for v in violations} or {str(r) for r in result.get("rules") or []}  # type: ignore[union-attr]
+            rules = {str(v["rule"]) for v in violations} or {str(r) for r in result.get("rules") or []}
             pairs |= {(str(result["id"]), rule) for rule in rules}
     return pairs
 
