@@ -69,7 +69,7 @@ ISOLATED_AT_ONCE = 2  # isolated scenarios running at once, each with its own se
 FLOODING = {"RSFLOW-011": "grants 2^31-1 of tck/infinite, then cancels (FINDINGS.md K8)"}
 FLOODING_CASES = ("cancel-infinite",)  # client test cases against a server that may ignore CANCEL/credits (F1)
 # Rules a relay cannot judge: when one side closes (or resets) first, the relay stops reading the other
-# mid-frame, so "the transport ended inside a frame" is the relay's doing (FINDINGS.md K12).  The kit's own
+# mid-frame, so "the transport ended inside a frame" is the relay's doing (FINDINGS.md K14).  The kit's own
 # runs against each implementation judge them.
 RELAY_BLIND = frozenset({"RS-FRAME-8"})
 
