@@ -23,9 +23,9 @@ from rsio_tck.scenarios import load_directory
 ROOT = Path(__file__).resolve().parent.parent
 INTEROP = ROOT / "interop"
 ENTRY = re.compile(r"\b([FNK]\d+)\b")
-# The implementations whose baselines take several rules per line (rsocket-py's has one pair per line and
-# its own exact test, tests/test_interop_rsocket_py.py).
-TRIAGED = ("rsocket-java", "rsocket-js-0", "rsocket-js-1")
+# The triaged implementations besides rsocket-py (whose baseline has its own exact test,
+# tests/test_interop_rsocket_py.py).  A line is `SCENARIO-ID RULE... [flaky]  # why`.
+TRIAGED = ("rsocket-java", "rsocket-js-0", "rsocket-js-1", "rsocket-go", "rsocket-rust")
 
 
 def entries(path: Path) -> list[tuple[int, list[str], str]]:
@@ -53,10 +53,10 @@ def test_baseline_lines_name_known_scenarios_rules_and_findings(name):
     seen: set[str] = set()
     for number, words, why in lines:
         where = f"interop/{name}/baseline.txt:{number}"
-        scenario, rules = words[0], words[1:]
+        scenario, rules = words[0], [word for word in words[1:] if word != "flaky"]
         assert scenario in known, f"{where}: {scenario} is no RSocket scenario or client test case"
-        assert scenario not in seen, f"{where}: {scenario} is listed twice"
-        seen.add(scenario)
+        assert " ".join(words) not in seen, f"{where}: {' '.join(words)} is listed twice"
+        seen.add(" ".join(words))
         assert rules, f"{where}: name the rules the kit reports for {scenario}"
         assert not [r for r in rules if r not in RULES], f"{where}: rules not in the catalogue: {rules}"
         cited = ENTRY.findall(why)
@@ -66,12 +66,22 @@ def test_baseline_lines_name_known_scenarios_rules_and_findings(name):
         assert not missing, f"{where}: FINDINGS.md has no entry {missing}"
 
 
-def test_isolated_scenarios_are_baselined():
+def test_isolate_lines_name_scenarios_publisher_tokens_or_a_job_count():
+    """interop/NAME/isolate.txt (interop/run.py): `SCENARIO-ID`, `requires:TOKEN` or `jobs:N`, each with its why."""
+    scenarios = load_directory(binding="rsocket")
+    known = {s.id for s in scenarios}
+    tokens = {token for s in scenarios for token in s.requires}
     for isolate in sorted(INTEROP.glob("*/isolate.txt")):
-        baselined = {words[0] for _, words, _ in entries(isolate.parent / "baseline.txt")}
-        for number, words, _ in entries(isolate):
-            assert len(words) == 1, f"{isolate}:{number}: one scenario id per line"
-            assert words[0] in baselined, f"{isolate}:{number}: {words[0]} kills the server; baseline it too"
+        for number, words, why in entries(isolate):
+            where = f"{isolate}:{number}"
+            assert len(words) == 1 and why, f"{where}: one entry per line, with its why"
+            word = words[0]
+            if word.startswith("requires:"):
+                assert word.removeprefix("requires:") in tokens, f"{where}: no scenario requires {word}"
+            elif word.startswith("jobs:"):
+                assert word.removeprefix("jobs:").isdigit(), f"{where}: jobs:N takes a number"
+            else:
+                assert word in known, f"{where}: {word} is no RSocket scenario"
 
 
 def test_entry_parser_reads_rules_and_why(tmp_path):

@@ -1,5 +1,4 @@
-// rsocket-go v0.8.16 serving the kit's RSocket test publishers (bindings.md section 2).
-// Usage: server PORT (or RSIO_PORT=PORT); listens on 127.0.0.1 only.
+// rsocket-go v0.8.16 serving the kit's RSocket test publishers (bindings.md section 2). server PORT (or RSIO_PORT=PORT).
 // Shaped like every interop server: parse the publisher name, one generator of elements per publisher, then
 // one handler per interaction. Request-stream is flux.Create as rsocket-go's examples show: its buffered
 // sink delivers only what the requester asked for and blocks the generator when its buffer is full.
@@ -11,7 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
-	"math"
+	"math/big"
 	"net/url"
 	"os"
 	"slices"
@@ -81,10 +80,13 @@ func elements(path string, p url.Values) (generator, error) {
 	start, err1 := number(p, "start", "0")
 	count, err2 := number(p, "count", "0")
 	switch path {
-	case "tck/range", "tck/infinite":
-		if path == "tck/infinite" {
-			count, err2 = math.MaxInt64-start, nil
-		}
+	case "tck/infinite": // without end, past 2^63-1 too (big.Int: an int64 would stop or wrap there)
+		return func(emit func([]byte) bool) error {
+			for i := big.NewInt(start); emit([]byte(i.String())); i.Add(i, big.NewInt(1)) {
+			}
+			return nil
+		}, err1
+	case "tck/range":
 		return func(emit func([]byte) bool) error {
 			for i := start; i-start < count && emit(text(i)); i++ {
 			}
