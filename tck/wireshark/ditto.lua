@@ -185,11 +185,25 @@ end
 
 ditto.dissector = dissect_lines
 
+-- The first bytes of an envelope as Ditto and the kit write them: a first segment shorter than these (a
+-- line written a few bytes at a time) is claimed tentatively and TCP is asked for the next segment, so
+-- the heuristic sees enough of the line to decide.
+local ENVELOPE_STARTS = { '{"topic"', '{"headers"' }
+
 local function tcp_heuristic(tvb, pinfo, tree)
     local size = math.min(tvb:captured_len(), 64)
-    if size < 9 then return false end
+    if size < 9 then
+        local start = tvb:raw(0, size)
+        for _, prefix in ipairs(ENVELOPE_STARTS) do
+            if size > 0 and prefix:sub(1, size) == start and pinfo.can_desegment > 0 then
+                pinfo.desegment_offset, pinfo.desegment_len = 0, DESEGMENT_ONE_MORE_SEGMENT
+                return true
+            end
+        end
+        return false
+    end
     local start = tvb:raw(0, size)
-    if not start:match('^{%s*"[%w%-]+"%s*:') then return false end
+    if not start:match('^%s*{%s*"[%w%-]+"%s*:') then return false end
     if not (start:find('"topic"', 1, true) or start:find('"headers"', 1, true)) then return false end
     pinfo.conversation = ditto
     dissect_lines(tvb, pinfo, tree)
