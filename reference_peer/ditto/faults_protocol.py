@@ -194,7 +194,7 @@ def _ok_status_demand(p: Policy, base: Base, s: DittoSession, sub: Subscription,
 # -- search pages (DITTO-SEARCH-6) ---------------------------------------------------------------------
 
 oversize = fault("search-page-oversize", "DITTO-SEARCH-6", "search: each page holds one thing more than size(n)",
-                 ("search",))
+                 profiles=("search",))
 
 
 @oversize.on("created")
@@ -205,7 +205,7 @@ def _oversize(p: Policy, base: Base, s: DittoSession, sub: Subscription) -> None
 
 
 empty = fault("search-page-empty", "DITTO-SEARCH-6", "search: the first page is empty (the things follow)",
-              ("search",))
+              profiles=("search",))
 
 
 @empty.on("emit")
@@ -221,7 +221,7 @@ def _empty(p: Policy, base: Base, s: DittoSession, sub: Subscription, item: Any)
 # -- the test publishers (DITTO-TCK) --------------------------------------------------------------------
 
 skip = fault("range-skips-revision", "DITTO-TCK-1", "tck/range: the second revision is skipped (S, S+2, S+3, ...)",
-             ("streaming",))
+             profiles=("streaming",))
 
 
 @skip.on("emit")
@@ -231,7 +231,7 @@ def _skip(p: Policy, base: Base, s: DittoSession, sub: Subscription, item: Any) 
     base(s, sub, item)
 
 
-finite = fault("infinite-completes", "DITTO-TCK-2", "tck/infinite: completes after 5 revisions", ("streaming",))
+finite = fault("infinite-completes", "DITTO-TCK-2", "tck/infinite: completes after 5 revisions", profiles=("streaming",))
 
 
 @finite.on("created")
@@ -241,7 +241,7 @@ def _finite(p: Policy, base: Base, s: DittoSession, sub: Subscription) -> None:
     base(s, sub)
 
 
-no_error = fault("error-completes", "DITTO-TCK-3", "tck/error: completes instead of failing", ("streaming",))
+no_error = fault("error-completes", "DITTO-TCK-3", "tck/error: completes instead of failing", profiles=("streaming",))
 
 
 @no_error.on("finish")
@@ -253,7 +253,7 @@ def _no_error(p: Policy, base: Base, s: DittoSession, sub: Subscription, end: En
 
 duplicate = fault("search-thing-twice", "DITTO-TCK-4",
                   "search: the second page starts with the last thing of the first again (in place of its own first)",
-                  ("search",))
+                  profiles=("search",))
 
 
 @duplicate.on("emit")
@@ -272,7 +272,7 @@ def _duplicate(p: Policy, base: Base, s: DittoSession, sub: Subscription, item: 
 # No policy hook: the publisher is unchanged; ``testcases`` reads these names and misbehaves as a client.
 
 fault("client-request-unannounced", "DITTO-SUB-7",
-      "as client: its first request names a subscriptionId no created announced", ("search",))
+      "as client: its first request names a subscriptionId no created announced", profiles=("search",))
 fault("client-request-after-cancel", "DITTO-SUB-8",
-      "as client: once its subscription is over it cancels it, then still requests a page", ("search",))
-fault("client-demand-zero", "DITTO-DEM-3", "as client: its first request asks for 0 pages", ("search",))
+      "as client: once its subscription is over it cancels it, then still requests a page", profiles=("search",))
+fault("client-demand-zero", "DITTO-DEM-3", "as client: its first request asks for 0 pages", profiles=("search",))

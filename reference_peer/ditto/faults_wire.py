@@ -28,7 +28,7 @@ Mutate = Callable[[dict[str, Any]], Any]  # the new JSON object, or bytes to sen
 def wire(name: str, rule: str, description: str, mutate: Mutate, *, action: str = "created",
          profile: str | None = None) -> None:
     """A fault rewriting the first ``action`` message (of ``profile``, when given) on each connection."""
-    declared = fault(name, rule, description, (profile,) if profile else ())
+    declared = fault(name, rule, description, profiles=(profile,) if profile else ())
 
     @declared.on("encode")
     def _encode(p: Policy, base: Base, s: DittoSession, message: Decoded) -> bytes:

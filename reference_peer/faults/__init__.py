@@ -15,15 +15,14 @@ publishers), and register themselves here when the package is imported.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import msgpack
 
 from rsio_tck.rules import RULES
 
+from ..fault_registry import Fault, FaultRegistry, first_time
 from ..policy import Policy
 
 if TYPE_CHECKING:
@@ -32,57 +31,15 @@ if TYPE_CHECKING:
 
 Base = Callable[..., Any]
 
-
-@dataclass(slots=True)
-class Fault:
-    name: str
-    rule: str
-    description: str
-    tolerate: frozenset[str] = frozenset()
-    hooks: dict[str, Callable[..., Any]] = field(default_factory=dict)
-
-    def on(self, hook: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        """Decorator: the function replaces policy hook ``hook`` while this fault is on."""
-        if not callable(getattr(Policy, hook, None)):
-            raise TypeError(f"fault {self.name}: Policy has no hook {hook!r}")
-
-        def register(function: Callable[..., Any]) -> Callable[..., Any]:
-            self.hooks[hook] = function
-            return function
-
-        return register
-
-
-FAULTS: dict[str, Fault] = {}
-
-
-def fault(name: str, rule: str, description: str, *, tolerate: Iterable[str] = ()) -> Fault:
-    if rule not in RULES:
-        raise ValueError(f"fault {name}: unknown rule {rule}")
-    declared = FAULTS[name] = Fault(name, rule, description, frozenset(tolerate))
-    return declared
-
-
-def build_policy(names: Iterable[str]) -> Policy:
-    policy = Policy()
-    chosen = tuple(names)
-    for name in chosen:
-        if name not in FAULTS:
-            raise ValueError(f"unknown fault {name!r}; --list-faults shows them all")
-        declared = FAULTS[name]
-        for hook, function in declared.hooks.items():
-            setattr(policy, hook, functools.partial(function, policy, getattr(policy, hook)))
-        policy.tolerate |= declared.tolerate
-    policy.faults = chosen
-    return policy
+REGISTRY = FaultRegistry(Policy, RULES.__contains__, "a rule of the catalogue")
+FAULTS: dict[str, Fault] = REGISTRY.faults
+fault = REGISTRY.fault
+build_policy = REGISTRY.build_policy
 
 
 def _once(flow: Outflow, mark: str) -> bool:
     """True the first time ``mark`` is asked for on ``flow``."""
-    if mark in flow.marks:
-        return False
-    flow.marks.add(mark)
-    return True
+    return first_time(flow.marks, mark)
 
 
 def _uint(s: PeerSession, value: int) -> bytes:

@@ -17,14 +17,13 @@ stream sequences, request-response, fire-and-forget, channel) and
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rsio_tck.bindings.rsocket.endpoint import Endpoint
 from rsio_tck.rules import RULES
 
+from ..fault_registry import Fault, FaultRegistry, first_on_connection, first_time
 from .policy import Policy
 
 if TYPE_CHECKING:
@@ -33,64 +32,16 @@ if TYPE_CHECKING:
 
 Base = Callable[..., Any]
 
-
-@dataclass(slots=True)
-class Fault:
-    name: str
-    rule: str
-    description: str
-    hooks: dict[str, Callable[..., Any]] = field(default_factory=dict)
-
-    def on(self, hook: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        """Decorator: the function replaces policy hook ``hook`` while this fault is on."""
-        if not callable(getattr(Policy, hook, None)):
-            raise TypeError(f"fault {self.name}: Policy has no hook {hook!r}")
-
-        def register(function: Callable[..., Any]) -> Callable[..., Any]:
-            self.hooks[hook] = function
-            return function
-
-        return register
-
-
-FAULTS: dict[str, Fault] = {}
-
-
-def fault(name: str, rule: str, description: str) -> Fault:
-    if rule not in RULES or not rule.startswith("RS-"):
-        raise ValueError(f"fault {name}: {rule} is not a rule of the RSocket catalogue")
-    if name in FAULTS:
-        raise ValueError(f"fault {name} is declared twice")
-    declared = FAULTS[name] = Fault(name, rule, description)
-    return declared
-
-
-def build_policy(names: Iterable[str]) -> Policy:
-    policy = Policy()
-    chosen = tuple(names)
-    for name in chosen:
-        if name not in FAULTS:
-            raise ValueError(f"unknown fault {name!r}; --list-faults shows them all")
-        for hook, function in FAULTS[name].hooks.items():
-            setattr(policy, hook, functools.partial(function, policy, getattr(policy, hook)))
-    policy.faults = chosen
-    return policy
+REGISTRY = FaultRegistry(Policy, lambda rule: rule in RULES and rule.startswith("RS-"),
+                         "a rule of the RSocket catalogue")
+FAULTS: dict[str, Fault] = REGISTRY.faults
+fault = REGISTRY.fault
+build_policy = REGISTRY.build_policy
 
 
 def once_per_flow(flow: Flow, mark: str) -> bool:
     """True the first time ``mark`` is asked for on ``flow``."""
-    if mark in flow.marks:
-        return False
-    flow.marks.add(mark)
-    return True
-
-
-def first_on_connection(p: Policy, mark: str) -> bool:
-    """True the first time ``mark`` is asked for on this connection."""
-    if p.state.get(mark):
-        return False
-    p.state[mark] = True
-    return True
+    return first_time(flow.marks, mark)
 
 
 def endpoint_override(name: str, rule: str, description: str, method: str,
@@ -110,4 +61,5 @@ def endpoint_override(name: str, rule: str, description: str, method: str,
 
 from . import faults_connection, faults_streams, faults_wire  # noqa: E402,F401  (each registers its faults)
 
-__all__ = ["FAULTS", "Base", "Fault", "build_policy", "endpoint_override", "fault"]
+__all__ = ["FAULTS", "Base", "Fault", "build_policy", "endpoint_override", "fault", "first_on_connection",
+           "once_per_flow"]
