@@ -82,22 +82,31 @@ def publish_command(
 ) -> None:
     """Build the static multi-target compliance site (matrix, per-target pages, site.json) from run directories."""
     found = _setup(run_dirs, verbose)
+    started = time.perf_counter()
+    spark = _spark(master)
+    try:
+        index, report = publish_runs(spark, found, out, warehouse=warehouse, judge=judge, build_reports=build_reports,
+                                     grid=grid)
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"site: {index}  ({report.runs} runs, {report.frames} frames, "
+               f"{report.offline_violations} offline violations, {time.perf_counter() - started:.1f} s)")
+
+
+def publish_runs(spark: Any, found: list[Path], out: Path, *, warehouse: Path | None = None, judge: bool = True,
+                 build_reports: bool = True, grid: Path | None = None) -> tuple[Path, Any]:
+    """One site from the run directories ``found``, in an open session (``make interop`` builds several in
+    one): (its index page, the pipeline's report).  A ``grid`` that is no matrix is ValueError."""
     from .pipeline import collect_tables, run_pipeline
     from .publish import publish_site
 
-    started = time.perf_counter()
-    spark = _spark(master)
     tables_dir = warehouse or out / "data"
-    report = run_pipeline(spark, found, tables_dir, judge=judge)
     pairs = None
     if grid is not None:
         from .grid import read_grid
 
-        try:
-            pairs = read_grid(spark, grid)
-        except ValueError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(2) from None
+        pairs = read_grid(spark, grid)
+    report = run_pipeline(spark, found, tables_dir, judge=judge)
     index = publish_site(collect_tables(spark, tables_dir), out, build_reports=build_reports, grid=pairs)
-    typer.echo(f"site: {index}  ({report.runs} runs, {report.frames} frames, "
-               f"{report.offline_violations} offline violations, {time.perf_counter() - started:.1f} s)")
+    return index, report
