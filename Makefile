@@ -44,7 +44,7 @@ report: $(STAMP)
 	echo "static report: $$run/report/index.html"
 
 test: $(STAMP)
-	$(PY) -m ruff check tck reference_peer tests benchmarks mutation
+	$(PY) -m ruff check tck reference_peer tests benchmarks mutation interop
 	$(MAKE) --no-print-directory typecheck
 	$(PY) -m pytest -q -p no:cacheprovider
 
@@ -61,7 +61,7 @@ publish: $(STAMP)
 	$(PY) -m rsio_tck.cli publish reports --out site
 
 lint: $(STAMP)
-	$(PY) -m ruff check tck reference_peer tests benchmarks mutation
+	$(PY) -m ruff check tck reference_peer tests benchmarks mutation interop
 
 # mypy sees the installed import name: build/typecheck/rsio_tck links tck/'s entries and reference_peer/.
 typecheck: $(STAMP)
@@ -69,6 +69,7 @@ typecheck: $(STAMP)
 	for f in tck/*; do ln -s "$(CURDIR)/$$f" build/typecheck/rsio_tck/; done
 	ln -s "$(CURDIR)/reference_peer" build/typecheck/rsio_tck/reference_peer
 	cd build/typecheck && $(abspath $(PY)) -m mypy --config-file "$(CURDIR)/pyproject.toml" -p rsio_tck
+	$(PY) -m mypy --config-file pyproject.toml interop/*.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
@@ -76,8 +77,8 @@ clean:
 # Interop fixtures (interop/NOTES.md): build every implementation's server and client from its registry,
 # cached (a build.sh skips when its output is newer than its lock file); prints the build time of each.
 INTEROP_IMPLS = rsocket-py rsocket-js-0 rsocket-java rsocket-go rsocket-js-1 rsocket-rust ditto-client
-.PHONY: interop-build interop
-interop-build:
+.PHONY: interop-build interop interop-toolchains
+interop-build: interop-toolchains
 	@failed=""; for impl in $(INTEROP_IMPLS); do \
 		start=$$(date +%s); \
 		if interop/$$impl/build.sh; then status=built; else status=FAILED; failed="$$failed $$impl"; fi; \
@@ -86,6 +87,18 @@ interop-build:
 	if [ -n "$$failed" ]; then echo "interop-build: failed:$$failed"; exit 1; fi
 
 # The kit against every real implementation in both roles and every client x server pair, then the
-# published site (interop/run.py; builds what is missing first, cached).
-interop: $(STAMP)
-	SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON=$(abspath $(PY)) $(PY) interop/run.py
+# published site (interop/run.py; builds what is missing first, cached; INTEROP_ARGS e.g. --jobs 1).
+# The interop toolchains (a JDK with Maven, Node with npm, Go, Rust's cargo) are on the machine kind this kit is
+# built on; what is missing comes from Debian (whose Go and cargo may be older than the fixtures' lock files ask).
+interop-toolchains:
+	@missing=""; \
+	command -v javac >/dev/null || missing="$$missing openjdk-17-jdk-headless"; \
+	command -v mvn >/dev/null || missing="$$missing maven"; \
+	command -v npm >/dev/null || missing="$$missing nodejs npm"; \
+	command -v go >/dev/null || missing="$$missing golang-go"; \
+	command -v cargo >/dev/null || missing="$$missing cargo"; \
+	if [ -n "$$missing" ]; then echo "interop: installing from Debian:$$missing"; apt-get update && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; fi
+
+interop: $(STAMP) interop-toolchains
+	SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON=$(abspath $(PY)) $(PY) interop/run.py $(INTEROP_ARGS)

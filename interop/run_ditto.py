@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -119,47 +120,47 @@ def client_unavailable() -> str | None:
 
 
 def client_role(out: Path, *, build: bool = True) -> int:
-    """ditto-client against the kit in listen mode on ws://.../ws/2."""
+    """ditto-client against the kit in listen mode on ws://.../ws/2 (the kit's output: OUT/logs/)."""
+    from processes import build as build_fixture
+    from processes import kit, say
+
     why = client_unavailable()
     if why is not None:
-        print(f"interop: ditto-client: skipped: {why}", flush=True)
+        say(f"ditto-client: skipped: {why}")
         return 0
-    if build:
-        started = time.monotonic()
-        try:
-            ok = subprocess.run([str(DITTO_CLIENT / "build.sh")], timeout=BUILD_TIMEOUT).returncode == 0
-        except subprocess.TimeoutExpired:
-            ok = False
-        print(f"interop: build ditto-client: {f'{time.monotonic() - started:.0f} s' if ok else 'FAILED'}", flush=True)
-        if not ok:
-            return 3
+    if build and build_fixture("ditto-client", out / "logs" / "build-ditto-client.log", BUILD_TIMEOUT) is None:
+        return 3
     started = time.monotonic()
-    command = [sys.executable, "-m", "rsio_tck.cli", "run", "--binding", "ditto", "--profile", "search",
-               "--listen", "ws://127.0.0.1:0/ws/2", "--client-command", str(DITTO_CLIENT / "client"),
-               "--name", f"ditto-client@{DITTO_CLIENT_VERSION}", "--baseline", str(DITTO_CLIENT / "baseline.txt"),
-               "--report-dir", str(out / "client" / "ditto-client")]
-    try:
-        code = subprocess.run(command, cwd=ROOT, timeout=SUITE_TIMEOUT).returncode
-    except subprocess.TimeoutExpired:
-        code = 3
-    print(f"interop: ditto-client as client: exit {code} in {time.monotonic() - started:.0f} s", flush=True)
-    runs = out / "client" / "ditto-client"
-    if runs.is_dir():  # the interop site: ditto-client's results beside the RSocket implementations'
-        site = out / "site" / "ditto"
-        try:
-            subprocess.run([sys.executable, "-m", "rsio_tck.cli", "publish", str(runs), "--out", str(site)], cwd=ROOT,
-                           timeout=SUITE_TIMEOUT, check=False)
-            print(f"interop: ditto-client results: {site / 'index.html'}", flush=True)
-        except subprocess.TimeoutExpired:
-            print("interop: ditto-client: publishing timed out", flush=True)
+    log = out / "logs" / "client-ditto-client.log"
+    code = kit("run", "--binding", "ditto", "--profile", "search", "--listen", "ws://127.0.0.1:0/ws/2",
+               "--client-command", str(DITTO_CLIENT / "client"), "--name", f"ditto-client@{DITTO_CLIENT_VERSION}",
+               "--baseline", str(DITTO_CLIENT / "baseline.txt"), "--report-dir", str(out / "client" / "ditto-client"),
+               timeout=SUITE_TIMEOUT, log=log)
+    say(f"ditto-client as client: {'matches its baseline' if code == 0 else f'exit {code} ({log})'}; "
+        f"{time.monotonic() - started:.0f} s")
     return code
 
 
-def run(out: Path, *, build: bool = True, client: bool = True) -> int:
-    """Every Ditto step; the worst exit code."""
+def publish(out: Path) -> int:
+    """ditto-client's run directory as a site of its own (Spark pipeline), ``OUT/site/ditto/``."""
+    from processes import kit, say
+
+    runs, site = out / "client" / "ditto-client", out / "site" / "ditto"
+    if not runs.is_dir():
+        return 0
+    code = kit("publish", str(runs), "--out", str(site), timeout=SUITE_TIMEOUT, log=out / "logs" / "publish-ditto.log")
+    say(f"site ditto: {site / 'index.html' if code == 0 else f'FAILED (exit {code})'}")
+    return code
+
+
+def run(out: Path, *, build: bool = True, client: bool = True, publish_site: bool = True) -> int:
+    """Every Ditto step; the worst exit code.  ``run.py`` publishes ditto-client's site with its own."""
+    shutil.rmtree(out / "client" / "ditto-client", ignore_errors=True)  # the site shows this run
     codes = [golden(out / "ditto", build=build)]
     if client:
         codes.append(client_role(out, build=build))
+        if publish_site:
+            codes.append(publish(out))
     return max(codes)
 
 

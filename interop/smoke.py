@@ -222,7 +222,7 @@ def probe_after_terminal(conn: Connection) -> Probe:
     """Nothing follows a terminal signal on its stream (spec, Stream Sequences and Lifetimes: Request Stream)."""
     conn.send(RequestStream(stream_id=15, initial_request_n=5, data=b"tck/error?after=1"))
     elements, terminal, shown = collect(conn, 15, 1)
-    after = []
+    after: list[str] = []
     while terminal is not None and len(after) < MAX_EXTRA and (frame := conn.receive(15, QUIET)) is not None:
         after.append(describe_short(frame))
     ok = elements == [b"0"] and terminal == "error APPLICATION_ERROR: b'failed'" and not after
@@ -233,7 +233,9 @@ def probe_after_terminal(conn: Connection) -> Probe:
 def probe_channel_one_by_one(conn: Connection) -> Probe:
     """tck/echo with demand 1 at a time: inbound a, b, c (c with N+C, spec PAYLOAD Frame) come back a, b, c."""
     conn.send(RequestChannel(stream_id=17, initial_request_n=1, data=b"tck/echo"))
-    outbound, credit, echoed, terminal, shown = [b"a", b"b", b"c"], 0, [], None, []
+    outbound, credit, terminal = [b"a", b"b", b"c"], 0, None
+    echoed: list[bytes] = []
+    shown: list[str] = []
     while terminal is None and len(shown) < 20:
         while credit and outbound:  # the responder's REQUEST_N is our credit for inbound elements
             data = outbound.pop(0)

@@ -10,7 +10,8 @@ fi
 goals="compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt dependency:list"
 goals="$goals -DoutputFile=target/dependencies.list -Dstyle.color=never"
 # shellcheck disable=SC2086
-nice timeout 600 mvn -B -q -o $goals || nice timeout 900 mvn -B -q $goals
+# Offline first, quietly (on a fresh machine it fails for want of the artifacts), then from Maven Central.
+nice timeout 600 mvn -B -q -o $goals >/dev/null 2>&1 || nice timeout 900 mvn -B -q $goals
 # The resolved tree must be the locked one (sorted: Maven's listing order is not stable).
 if ! diff -q <(grep ':jar:' dependencies.lock | sort) <(grep ':jar:' target/dependencies.list | sort) >/dev/null; then
   echo "ditto-client: the resolved dependencies differ from dependencies.lock:" >&2

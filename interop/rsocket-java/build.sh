@@ -8,5 +8,6 @@ if [ -f target/classpath.txt ] && [ -z "$(find pom.xml src -newer target/classpa
 fi
 goals="compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt -Dstyle.color=never"
 # shellcheck disable=SC2086
-nice timeout 600 mvn -B -q -o $goals || nice timeout 900 mvn -B -q $goals
+# Offline first, quietly (on a fresh machine it fails for want of the artifacts), then from Maven Central.
+nice timeout 600 mvn -B -q -o $goals >/dev/null 2>&1 || nice timeout 900 mvn -B -q $goals
 touch target/classpath.txt

@@ -1,0 +1,130 @@
+"""The client x server grid of ``make interop``: every real client against every real server, through the kit.
+
+For every pair, a fresh server, the kit's proxy in front of it, and every client test case of the client
+through the proxy; each cell is judged frame by frame on both sides.  ``interop/matrix-baseline.txt``
+lists the cells known to fail.  The case that floods (``FLOODING_CASES``) runs last in each pair, and a
+server that died is restarted before the next case.  Pairs run ``jobs`` at a time, each with its own
+server and proxies (a cell mostly waits for its client and server); cells are written to ``matrix.json``
+in a fixed order whatever order the pairs finished in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from baselines import read_matrix_baseline
+from processes import HERE, Server, say
+
+CASE_TIMEOUT = 30.0  # one client test case
+# After the client process has exited its sockets are closed, so what its server still sends reaches no one:
+# the proxy gives the connection this long to end (a server that keeps a half-closed connection open would
+# otherwise cost the proxy's default grace in every cell).
+CELL_GRACE = 0.5
+FLOODING_CASES = ("cancel-infinite",)  # client test cases against a server that may ignore CANCEL/credits (F1)
+# Rules a relay cannot judge: when one side closes (or resets) first, the relay stops reading the other
+# mid-frame, so "the transport ended inside a frame" is the relay's doing (FINDINGS.md K14).  The kit's own
+# runs against each implementation judge them.
+RELAY_BLIND = frozenset({"RS-FRAME-8"})
+
+
+async def cell(client: str, server_url: str, case: str) -> dict[str, object]:
+    from rsio_tck.binding import get_binding
+    from rsio_tck.proxy import run_proxy
+
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[str] = loop.create_future()
+    stop = asyncio.Event()
+    relay = asyncio.ensure_future(run_proxy("tcp://127.0.0.1:0", server_url, get_binding("rsocket"), "rsocket-1.0",
+                                            max_connections=4, duration=CASE_TIMEOUT + 5, on_ready=ready.set_result,
+                                            stop=stop, grace=CELL_GRACE))
+    url = await asyncio.wait_for(asyncio.shield(ready), 10)
+    process = await asyncio.create_subprocess_exec(
+        str(HERE / client / "client"), env={**os.environ, "RSIO_URL": url, "RSIO_TESTCASE": case},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    try:
+        output, _ = await asyncio.wait_for(process.communicate(), CASE_TIMEOUT)
+        code: int | None = process.returncode
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        output, code = b"", None
+    stop.set()
+    result = await relay
+    sides: dict[str, list[str]] = {"client": [], "server": []}
+    unjudged: list[str] = []
+    for conn in result.connections:
+        blind = blind_from(conn.findings)
+        for finding in conn.findings:
+            side = finding["side"]
+            if finding["level"] != "MUST" or side not in sides:
+                continue
+            if finding["rule"] in RELAY_BLIND or float(finding["t"] or 0.0) >= blind.get(side, float("inf")):
+                unjudged.append(f"{side} {finding['rule']}")
+                continue
+            sides[side].append(finding["rule"])
+    return {"client_exit": code, "client_rules": sorted(set(sides["client"])),
+            "server_rules": sorted(set(sides["server"])), "unjudged": sorted(set(unjudged)),
+            "output": output.decode(errors="replace")[-400:]}
+
+
+def blind_from(findings: list[dict[str, Any]]) -> dict[str, float]:
+    """From when a side's findings in a real-to-real cell cannot be trusted, per side: the proxy's monitor
+    stops decoding a direction at its first undecodable frame (a MUST finding with no frame), and the other
+    side's answers to requests it could not see would look unsolicited (RS-STREAM-2)."""
+    other = {"client": "server", "server": "client"}
+    blind: dict[str, float] = {}
+    for finding in findings:
+        side = finding["side"]
+        if finding["frame"] is None and finding["level"] == "MUST" and side in other and finding["rule"] not in RELAY_BLIND:
+            blind[other[side]] = min(blind.get(other[side], float("inf")), float(finding["t"] or 0.0))
+    return blind
+
+
+def pair(client: str, server: str, cases: list[str], known: set[str], flaky: set[str]) -> list[dict[str, Any]]:
+    """Every case of ``client`` against one ``server`` process (restarted if it died), each through a proxy."""
+    started = time.monotonic()
+    cells: list[dict[str, Any]] = []
+    with contextlib.ExitStack() as stack:
+        running: Server | None = None
+        url = ""
+        for case in cases:
+            if running is None or running.died():
+                if running is not None:
+                    say(f"{server} server died before {client} {case}: restarted")
+                    stack.close()
+                running = Server(server)
+                url = stack.enter_context(running)
+            found = asyncio.run(cell(client, url, case))
+            failed = found["client_exit"] not in (0, 127) or bool(found["client_rules"] or found["server_rules"])
+            key = f"{client} {server} {case}"
+            verdict = ("skip" if found["client_exit"] == 127 else
+                       ("xfail" if key in known | flaky else "fail") if failed else
+                       ("xpass" if key in known else "pass"))
+            if verdict in ("fail", "xpass"):
+                say(f"grid: {verdict.upper()} {key}: client exit {found['client_exit']}, client broke "
+                    f"{found['client_rules'] or 'nothing'}, server broke {found['server_rules'] or 'nothing'}")
+            cells.append({"client": client, "server": server, "case": case, "verdict": verdict, **found})
+    say(f"{client} -> {server}: {len(cases)} cells in {time.monotonic() - started:.0f} s")
+    return cells
+
+
+def matrix(names: list[str], out: Path, jobs: int) -> tuple[list[dict[str, Any]], int]:
+    """Every pair, ``jobs`` at a time (the slowest first); writes ``out/matrix.json``; (cells, how many differ)."""
+    cases = [c["name"] for c in json.loads((HERE / "testcases.json").read_text())["testcases"]]
+    cases.sort(key=lambda case: case in FLOODING_CASES)  # a flood last: it cannot spoil the pair's other cells
+    known, flaky = read_matrix_baseline(HERE / "matrix-baseline.txt")
+    pairs = [(client, server) for server in names for client in names]
+    # rsocket-rust's server floods (F1) and the JVM client starts once per case: those pairs first.
+    slowest = sorted(pairs, key=lambda p: (p[1] != "rsocket-rust", p[0] != "rsocket-java"))
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        done = dict(zip(slowest, pool.map(lambda p: pair(p[0], p[1], cases, known, flaky), slowest)))
+    cells = [c for p in pairs for c in done[p]]
+    (out / "matrix.json").write_text(json.dumps(cells, indent=1) + "\n")
+    return cells, sum(c["verdict"] in ("fail", "xpass") for c in cells)
