@@ -86,6 +86,7 @@ class SessionJudge(Protocol):
 
 class Binding(Protocol):
     name: str
+    title: str  # the protocol's name in reports and the published site: "RSocket"
     profiles: tuple[str, ...]  # the first is the default
     rule_prefixes: tuple[str, ...]  # the catalogue areas this binding owns, e.g. ("RS-",)
 

@@ -45,6 +45,9 @@ def test_run_writes_a_valid_run_directory_and_report(publisher: int, profile: st
     assert check_run_dir(run_dir) == []
     html = (run_dir / "report" / "index.html").read_text(encoding="utf-8")
     assert "DITTO-TCK" in html and "DITTO-DEM-1" in html
+    # The report names the run's protocol, not RS-IO's.
+    assert "<h1>Eclipse Ditto compliance report</h1>" in html and "RS-IO compliance" not in html
+    assert ">Eclipse Ditto<" in (run_dir / "report" / "badge.svg").read_text(encoding="utf-8")
     transcripts = list((run_dir / "transcripts").iterdir())
     assert transcripts and any("created(" in p.read_text(encoding="utf-8") for p in transcripts)
     assert list((run_dir / "pcaps").iterdir())

@@ -48,6 +48,16 @@ def test_the_site_gets_a_grid_page(tmp_path: Path) -> None:
     assert 'href="grid.html"' in index.read_text()
 
 
+def test_the_site_names_the_protocols_of_its_runs(tmp_path: Path) -> None:
+    tables: dict[str, list[dict[str, object]]] = {name: [] for name in (*DERIVED_TABLES, "runs", "scenario_results")}
+    tables["runs"] = [{"run_id": "a", "binding": "rsocket"}, {"run_id": "b", "binding": "rsocket"}]
+    page = publish_site(tables, tmp_path / "rsocket", build_reports=False).read_text()
+    assert "<h1>RSocket compliance across targets</h1>" in page
+    tables["runs"] = [{"run_id": "a", "binding": "rsocket"}, {"run_id": "b", "binding": None}]  # None: before the field
+    page = publish_site(tables, tmp_path / "both", build_reports=False).read_text()
+    assert "<h1>RS-IO / RSocket compliance across targets</h1>" in page
+
+
 @pytest.mark.parametrize("text", ["not json", "{}", '[{"client": "a"}]'])
 def test_a_bad_matrix_is_one_line(tmp_path: Path, text: str) -> None:
     path = tmp_path / "matrix.json"

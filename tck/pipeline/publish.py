@@ -24,6 +24,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from .. import __version__
+from ..report.model import protocol_title
 from .derive import VERDICT_ORDER
 
 log = logging.getLogger(__name__)
@@ -82,6 +83,7 @@ def site_data(tables: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
         "schema": SITE_SCHEMA,
         "generated": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "kit_version": __version__,
+        "protocols": " / ".join(sorted({protocol_title(run) for run in tables.get("runs", [])})) or "RS-IO",
         "columns": [columns[key] for key in sorted(columns)],
         "rules": sorted({row["rule"] for row in latest}, key=_rule_key),
         "matrix_latest": latest,
@@ -134,7 +136,7 @@ def publish_site(tables: dict[str, list[dict[str, Any]]], out: Path, *, build_re
                 version["report"] = f"{where.name}/index.html"  # relative to targets/<target>.html
     env = Environment(loader=PackageLoader("rsio_tck.pipeline", "templates"), autoescape=select_autoescape(["html"]))
     common = {"generated": data["generated"], "kit_version": data["kit_version"], "runs": data["runs"],
-              "has_grid": grid is not None}
+              "has_grid": grid is not None, "protocols": data["protocols"]}
     matrix = {(f"{row['target']}@{row['target_version']}", row["rule"]): row for row in data["matrix_latest"]}
     (out / "index.html").write_text(env.get_template("index.html").render(
         root="", columns=data["columns"], rules=data["rules"], matrix=matrix,

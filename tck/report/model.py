@@ -59,7 +59,18 @@ def _rule_counts(results: list[dict[str, Any]]) -> tuple[dict[str, Counter[str]]
     return counts, scenarios
 
 
-def badge(counts: Counter[str], total: int) -> dict[str, str]:
+def protocol_title(run: dict[str, Any]) -> str:
+    """The run's protocol as reports name it (its binding's title; RS-IO for runs older than the field)."""
+    from ..binding import get_binding
+
+    name = str(run.get("binding") or "rsio")
+    try:
+        return get_binding(name).title
+    except ValueError:
+        return name
+
+
+def badge(counts: Counter[str], total: int, label: str = "RS-IO") -> dict[str, str]:
     bad = counts["fail"] + counts["error"] + counts["xpass"]
     judged = total - counts["skip"]
     message = f"{counts['pass']}/{judged} pass"
@@ -71,7 +82,7 @@ def badge(counts: Counter[str], total: int) -> dict[str, str]:
         outcome = "pass"
     else:
         outcome, message = "untested", "untested"
-    return {"label": "RS-IO", "message": message, "color": COLORS[outcome], "outcome": outcome}
+    return {"label": label, "message": message, "color": COLORS[outcome], "outcome": outcome}
 
 
 def report_data(files: RunFiles) -> dict[str, Any]:
@@ -108,7 +119,7 @@ def report_data(files: RunFiles) -> dict[str, Any]:
         "run": files.run,
         "counts": dict(totals),
         "total": len(files.results),
-        "badge": badge(totals, len(files.results)),
+        "badge": badge(totals, len(files.results), protocol_title(files.run)),
         "outcomes": list(OUTCOMES),
         "rules_total": len(all_rows),
         "rules_tested": sum(1 for row in all_rows if row["outcome"] not in ("untested", "skip")),

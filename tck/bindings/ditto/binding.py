@@ -35,6 +35,7 @@ class LineEncoder:
 
 class DittoBinding:
     name = "ditto"
+    title = "Eclipse Ditto"  # how reports and the published site name the protocol
     profiles = PROFILES
     rule_prefixes = ("DITTO-",)
 

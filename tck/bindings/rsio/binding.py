@@ -9,6 +9,7 @@ from ...rules import RULES
 
 class RsioBinding:
     name = "rsio"
+    title = "RS-IO"  # how reports and the published site name the protocol
     profiles = ("msgpack", "varint")
     # Every area of the catalogue that is not another binding's belongs to RS-IO.
     rule_prefixes = ("HS-", "STR-", "DEM-", "ID-", "SPLIT-", "PACK-", "BYE-", "ERR-", "EXT-", "TCK-")

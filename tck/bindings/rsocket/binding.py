@@ -15,6 +15,7 @@ PROFILES = ("rsocket-1.0", "reactivesocket-draft")
 
 class RSocketBinding:
     name = "rsocket"
+    title = "RSocket"  # how reports and the published site name the protocol
     profiles = PROFILES
     rule_prefixes = ("RS-",)
 
