@@ -28,10 +28,6 @@ CASE_TIMEOUT = 30.0  # one client test case
 # otherwise cost the proxy's default grace in every cell).
 CELL_GRACE = 0.5
 FLOODING_CASES = ("cancel-infinite",)  # client test cases against a server that may ignore CANCEL/credits (F1)
-# Rules a relay cannot judge: when one side closes (or resets) first, the relay stops reading the other
-# mid-frame, so "the transport ended inside a frame" is the relay's doing (FINDINGS.md K14).  The kit's own
-# runs against each implementation judge them.
-RELAY_BLIND = frozenset({"RS-FRAME-8"})
 
 
 async def cell(client: str, server_url: str, case: str) -> dict[str, object]:
@@ -65,7 +61,7 @@ async def cell(client: str, server_url: str, case: str) -> dict[str, object]:
             side = finding["side"]
             if finding["level"] != "MUST" or side not in sides:
                 continue
-            if finding["rule"] in RELAY_BLIND or float(finding["t"] or 0.0) >= blind.get(side, float("inf")):
+            if float(finding["t"] or 0.0) >= blind.get(side, float("inf")):
                 unjudged.append(f"{side} {finding['rule']}")
                 continue
             sides[side].append(finding["rule"])
@@ -77,12 +73,13 @@ async def cell(client: str, server_url: str, case: str) -> dict[str, object]:
 def blind_from(findings: list[dict[str, Any]]) -> dict[str, float]:
     """From when a side's findings in a real-to-real cell cannot be trusted, per side: the proxy's monitor
     stops decoding a direction at its first undecodable frame (a MUST finding with no frame), and the other
-    side's answers to requests it could not see would look unsolicited (RS-STREAM-2)."""
+    side's answers to requests it could not see would look unsolicited (RS-STREAM-2).  A transport that ended
+    inside a frame (RS-FRAME-8) has nothing after it to blind."""
     other = {"client": "server", "server": "client"}
     blind: dict[str, float] = {}
     for finding in findings:
         side = finding["side"]
-        if finding["frame"] is None and finding["level"] == "MUST" and side in other and finding["rule"] not in RELAY_BLIND:
+        if finding["frame"] is None and finding["level"] == "MUST" and side in other and finding["rule"] != "RS-FRAME-8":
             blind[other[side]] = min(blind.get(other[side], float("inf")), float(finding["t"] or 0.0))
     return blind
 

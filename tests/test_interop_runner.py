@@ -96,7 +96,8 @@ def test_a_side_is_unjudged_after_the_other_sides_undecodable_frame() -> None:
     findings = [{"side": "client", "frame": None, "level": "MUST", "rule": "RS-FRAME-1", "t": 1.5},
                 {"side": "server", "frame": 3, "level": "MUST", "rule": "RS-STREAM-2", "t": 2.0},
                 {"side": "client", "frame": None, "level": "MUST", "rule": "RS-FRAME-8", "t": 0.5}]
-    # The client's undecodable frame blinds the judge to the server from then on; RS-FRAME-8 is the relay's.
+    # The client's undecodable frame blinds the judge to the server from then on; a transport that ended inside a
+    # frame (RS-FRAME-8) hides nothing after it.
     assert grid.blind_from(findings) == {"server": 1.5}
 
 

@@ -134,3 +134,61 @@ def test_the_proxy_command_refuses_bad_input_in_one_line() -> None:
                               text=True, timeout=60)
         assert done.returncode == 2 and message in done.stderr, done.stderr
         assert len(done.stderr.strip().splitlines()) == 1
+
+
+class _Reader:
+    """A stream reader that yields ``chunks``, then raises ``then`` (or gives end of stream)."""
+
+    def __init__(self, chunks: list[bytes], then: BaseException | None = None) -> None:
+        self.chunks, self.then = list(chunks), then
+
+    async def read(self, _size: int) -> bytes:
+        if self.chunks:
+            return self.chunks.pop(0)
+        if self.then is not None:
+            raise self.then
+        return b""
+
+
+class _Writer:
+    """A stream writer whose peer is gone when ``gone``: drain raises as asyncio's does."""
+
+    def __init__(self, gone: bool) -> None:
+        self.gone, self.written = gone, b""
+
+    def write(self, data: bytes) -> None:
+        self.written += data
+
+    async def drain(self) -> None:
+        if self.gone:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    def can_write_eof(self) -> bool:
+        return True
+
+    def write_eof(self) -> None:
+        pass
+
+
+def _half_frame() -> bytes:
+    from rsio_tck.bindings.rsio.wire import get_codec
+
+    data = get_codec("msgpack").encoder(None).encode(OnNext(subscriber=1, element=msgpack.packb("x" * 64)))
+    return data[: len(data) // 2]
+
+
+@pytest.mark.parametrize(("reader_then", "receiver_gone", "sender_ended"), [
+    (None, True, False),  # the receiver is gone: the relay stops reading, mid-frame; the sender ended nothing
+    (ConnectionResetError(104, "reset"), False, True),  # the sender's connection was reset inside a frame
+    (None, False, True),  # the sender closed inside a frame
+])
+def test_only_the_senders_own_end_inside_a_frame_is_its_finding(reader_then: BaseException | None,
+                                                                receiver_gone: bool, sender_ended: bool) -> None:
+    from rsio_tck.monitor import Monitor
+    from rsio_tck.proxy.relay import _pump, _Recorder
+
+    monitor = Monitor("msgpack", binding=get_binding("rsio"))
+    reader, writer = _Reader([_half_frame()], reader_then), _Writer(receiver_gone)
+    asyncio.run(asyncio.wait_for(_pump(reader, writer, Side.SERVER, monitor, _Recorder(), 0.0), TIMEOUT))  # type: ignore[arg-type]
+    ended_inside = [f for f in monitor.findings if f.side is Side.SERVER and f.frame is None]
+    assert bool(ended_inside) is sender_ended, [f.to_json() for f in monitor.findings]

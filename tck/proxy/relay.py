@@ -6,7 +6,9 @@ Each pump reads, records the bytes (trace, bounded like the kit's own sessions),
 hands them to the connection's ``Monitor`` with the sending side, and only then
 writes them on, so the monitor sees a causally sound order.  End of stream is
 passed on as a half-close (``write_eof``) and given to the monitor as that side's
-close.  The monitor is the binding's: the relay itself knows no wire.
+close, as is a reset of the sender's connection; when the receiver is gone, the pump stops without
+closing the sender's side (the relay cut it, perhaps mid-frame; the sender did not end it).  The monitor
+is the binding's: the relay itself knows no wire.
 
 Over WebSocket (``ws://`` to listen on and ``ws://`` target, both) the relay still
 passes the raw bytes unchanged (the HTTP upgrade, masked frames, pings and closes as
@@ -115,30 +117,36 @@ class _WebSocketView:
 
 async def _pump(reader: asyncio.StreamReader, writer: Any, sender: Side, monitor: Monitor,
                 recorder: _Recorder, t0: float, view: _WebSocketView | None = None) -> None:
-    try:
-        while True:
+    while True:
+        try:
             data = await reader.read(READ_SIZE)
-            t = time.monotonic() - t0
-            if view is not None:
-                if data:
-                    judged = view.judged(t, sender, data)
-                else:
-                    view.wire.add(t, sender, None)
+        except (ConnectionError, OSError):  # the sender's transport ended abruptly (reset): its close
+            monitor.close(sender, time.monotonic() - t0)
+            return
+        t = time.monotonic() - t0
+        if view is not None:
+            if data:
+                judged = view.judged(t, sender, data)
             else:
-                judged = data
-            if not data:
-                recorder.add(t, sender, None)
-                monitor.close(sender, t)
-                if writer.can_write_eof():
-                    writer.write_eof()
-                return
-            if judged:
-                recorder.add(t, sender, judged)
-                monitor.observe(sender, judged, t)
+                view.wire.add(t, sender, None)
+        else:
+            judged = data
+        if not data:
+            recorder.add(t, sender, None)
+            monitor.close(sender, t)
+            if writer.can_write_eof():
+                writer.write_eof()
+            return
+        if judged:
+            recorder.add(t, sender, judged)
+            monitor.observe(sender, judged, t)
+        try:
             writer.write(data)
             await writer.drain()
-    except (ConnectionError, OSError):
-        monitor.close(sender, time.monotonic() - t0)
+        except (ConnectionError, OSError):
+            # The receiver is gone, so the relay stops reading the sender, perhaps inside a frame: that cut
+            # is the relay's, not the sender's, whose transport has not ended (no close, so no RS-FRAME-8).
+            return
 
 
 async def _relay_one(index: int, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter,
