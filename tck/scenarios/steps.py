@@ -373,6 +373,23 @@ async def step_repeat(ctx: StepContext, step: dict[str, Any]) -> None:
         await run_steps(ctx, spec["steps"])
 
 
+async def step_retry(ctx: StepContext, step: dict[str, Any]) -> None:
+    """Run ``steps`` until they pass, at most ``times`` times, with ``${var}`` = 0, 1, ... (the attempt): for
+    what a target may finish in its own time with nothing on the wire to wait for, such as counting
+    fire-and-forgets, which nothing acknowledges.  The last attempt's failure is the step's."""
+    spec = step["retry"]
+    times = int(resolve(spec["times"], ctx.variables))
+    for attempt in range(times):
+        if "var" in spec:
+            ctx.variables[spec["var"]] = attempt
+        try:
+            await run_steps(ctx, spec["steps"])
+            return
+        except StepFailed:
+            if attempt == times - 1:
+                raise
+
+
 async def step_feed_parts(ctx: StepContext, step: dict[str, Any]) -> None:
     """Send parts of one split element on the target's Id until the target cancels it.
 
@@ -438,6 +455,7 @@ STEPS: dict[str, Callable[[StepContext, dict[str, Any]], Awaitable[None]]] = {
     "consume": step_consume,
     "feed_parts": step_feed_parts,
     "repeat": step_repeat,
+    "retry": step_retry,
     "liveness": step_liveness,
     "set": step_set,
     "skip_if_target_extensions": step_skip_if_target_extensions,
