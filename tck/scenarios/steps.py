@@ -277,8 +277,8 @@ async def step_drain(ctx: StepContext, step: dict[str, Any]) -> None:
     sid = resolve(spec["subscriber"], ctx.variables)
     limit = int(spec.get("max", MAX_DRAIN))
     loop = asyncio.get_running_loop()
-    # within: how long delivery may take to stop; a flood under an unbounded grant has the socket buffers'
-    # worth of small frames in flight (megabytes), more than the default bound drains on a loaded machine.
+    # within: how long delivery may take to stop; a flood under an unbounded grant has a socket send buffer
+    # of small frames in flight (megabytes), more than the default bound drains on a loaded machine.
     deadline = loop.time() + float(spec.get("within", 5 * ctx.signal_timeout))
     drained = 0
     # until_terminal: the target owes a terminal signal, so wait for it (each gap up to the
