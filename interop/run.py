@@ -47,6 +47,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from baselines import compare_pairs, counts_line
 from grid import matrix
@@ -70,12 +71,6 @@ def baseline_flag(name: str) -> list[str]:
     return ["--baseline", str(path)] if path.exists() else []
 
 
-def scenario_ids() -> list[str]:
-    from rsio_tck.scenarios import load_directory
-
-    return [s.id for s in load_directory(binding="rsocket")]
-
-
 def isolate_lines(name: str) -> list[tuple[str, str]]:
     """(first word, why) of every entry of interop/NAME/isolate.txt."""
     path = HERE / name / "isolate.txt"
@@ -83,14 +78,11 @@ def isolate_lines(name: str) -> list[tuple[str, str]]:
     return [(entry.split()[0], why.strip()) for entry, _, why in (line.partition("#") for line in lines) if entry.strip()]
 
 
-def isolated(name: str) -> dict[str, str]:
+def isolated(name: str, scenarios: list[Any]) -> dict[str, str]:
     """Scenario ids that run each on a fresh server: the kit's FLOODING, and interop/NAME/isolate.txt, whose
-    lines are ``SCENARIO-ID  # why`` or ``requires:TOKEN  # why`` (every RSocket scenario requiring TOKEN,
-    e.g. ``requires:tck/infinite`` for a server whose responders ignore credits and flood)."""
-    from rsio_tck.scenarios import load_directory
-
+    lines are ``SCENARIO-ID  # why`` or ``requires:TOKEN  # why`` (every one of ``scenarios``, the RSocket
+    suite, requiring TOKEN, e.g. ``requires:tck/infinite`` for a server whose responders ignore credits)."""
     chosen = dict(FLOODING)
-    scenarios = load_directory(binding="rsocket")
     for word, why in isolate_lines(name):
         if word.startswith("jobs:"):
             continue  # read by shared_jobs
@@ -153,8 +145,11 @@ def server_role(name: str, out: Path) -> int:
     common = ["run", "--binding", "rsocket", "--name", f"{name}@{VERSIONS[name]}",
               *(["--capabilities", str(caps)] if caps.exists() else []),
               *baseline_flag(name), "--quiet", "--min-run", "0"]
-    alone = isolated(name)
-    shared_k, alone_k = selections(list(alone), scenario_ids())
+    from rsio_tck.scenarios import load_directory
+
+    scenarios = load_directory(binding="rsocket")
+    alone = isolated(name, scenarios)
+    shared_k, alone_k = selections(list(alone), [s.id for s in scenarios])
     where, log = out / "server" / name, out / "logs" / f"server-{name}.log"
     server = Server(name)
     with server as url:

@@ -23,7 +23,7 @@ from rsio_tck.selection import select  # noqa: E402
 @pytest.mark.parametrize("name", run.IMPLEMENTATIONS)
 def test_every_scenario_runs_exactly_once_shared_or_alone(name: str) -> None:
     scenarios = load_directory(binding="rsocket")
-    alone = run.isolated(name)
+    alone = run.isolated(name, scenarios)
     assert "RSFLOW-011" in alone  # the kit's own flood always runs alone
     shared, each = run.selections(list(alone), [s.id for s in scenarios])
     for scenario in scenarios:
@@ -32,8 +32,9 @@ def test_every_scenario_runs_exactly_once_shared_or_alone(name: str) -> None:
 
 
 def test_isolate_files_parse_their_three_kinds_of_line() -> None:
-    alone = run.isolated("rsocket-rust")
-    needing = {s.id for s in load_directory(binding="rsocket") if "tck/infinite" in s.requires}
+    scenarios = load_directory(binding="rsocket")
+    alone = run.isolated("rsocket-rust", scenarios)
+    needing = {s.id for s in scenarios if "tck/infinite" in s.requires}
     assert needing and needing <= set(alone)  # requires:tck/infinite
     assert run.shared_jobs("rsocket-rust") == 1 and run.shared_jobs("rsocket-py") == 4  # jobs:1, the default
 

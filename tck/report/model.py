@@ -70,7 +70,7 @@ def protocol_title(run: dict[str, Any]) -> str:
         return name
 
 
-def badge(counts: Counter[str], total: int, label: str = "RS-IO") -> dict[str, str]:
+def badge(counts: Counter[str], total: int, label: str) -> dict[str, str]:
     bad = counts["fail"] + counts["error"] + counts["xpass"]
     judged = total - counts["skip"]
     message = f"{counts['pass']}/{judged} pass"
