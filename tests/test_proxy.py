@@ -153,8 +153,8 @@ class _Reader:
 class _Writer:
     """A stream writer whose peer is gone when ``gone``: drain raises as asyncio's does."""
 
-    def __init__(self, gone: bool) -> None:
-        self.gone, self.written = gone, b""
+    def __init__(self, gone: bool, eof_gone: bool = False) -> None:
+        self.gone, self.eof_gone, self.written = gone, eof_gone, b""
 
     def write(self, data: bytes) -> None:
         self.written += data
@@ -167,7 +167,8 @@ class _Writer:
         return True
 
     def write_eof(self) -> None:
-        pass
+        if self.eof_gone:  # as asyncio's transport does once the receiver has disconnected
+            raise OSError(107, "Transport endpoint is not connected")
 
 
 def _half_frame() -> bytes:
@@ -192,3 +193,16 @@ def test_only_the_senders_own_end_inside_a_frame_is_its_finding(reader_then: Bas
     asyncio.run(asyncio.wait_for(_pump(reader, writer, Side.SERVER, monitor, _Recorder(), 0.0), TIMEOUT))  # type: ignore[arg-type]
     ended_inside = [f for f in monitor.findings if f.side is Side.SERVER and f.frame is None]
     assert bool(ended_inside) is sender_ended, [f.to_json() for f in monitor.findings]
+
+
+def test_a_sender_that_closes_after_its_receiver_left_ends_the_pump_quietly() -> None:
+    # Seen in CI: half-closing towards a receiver that had already gone raised ENOTCONN out of the
+    # relay's connection callback, a traceback on the console.  The sender's close is still judged.
+    from rsio_tck.monitor import Monitor
+    from rsio_tck.proxy.relay import _pump, _Recorder
+
+    monitor = Monitor("msgpack", binding=get_binding("rsio"))
+    reader, writer = _Reader([_half_frame()]), _Writer(gone=False, eof_gone=True)
+    asyncio.run(asyncio.wait_for(_pump(reader, writer, Side.SERVER, monitor, _Recorder(), 0.0), TIMEOUT))  # type: ignore[arg-type]
+    assert writer.written == _half_frame()
+    assert [f for f in monitor.findings if f.side is Side.SERVER and f.frame is None], "the sender's close is judged"

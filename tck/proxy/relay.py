@@ -134,8 +134,11 @@ async def _pump(reader: asyncio.StreamReader, writer: Any, sender: Side, monitor
         if not data:
             recorder.add(t, sender, None)
             monitor.close(sender, t)
-            if writer.can_write_eof():
-                writer.write_eof()
+            try:
+                if writer.can_write_eof():
+                    writer.write_eof()  # pass the half-close on, so the receiver sees the sender's end
+            except (ConnectionError, OSError):
+                pass  # the receiver went away first (ENOTCONN): nobody is left to tell
             return
         if judged:
             recorder.add(t, sender, judged)
@@ -172,6 +175,8 @@ async def _relay_one(index: int, client_reader: asyncio.StreamReader, client_wri
         )
     except TargetError as exc:
         verdict.error = str(exc)
+    except (ConnectionError, OSError) as exc:  # the relay's own socket call failed: this connection's error only
+        verdict.error = f"relay: {exc.strerror or exc}"
     except asyncio.CancelledError:
         verdict.cut = True
     finally:
