@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from processes import say
+from processes import differs, say
 
 Pair = tuple[str, str]
 
@@ -52,9 +52,9 @@ def compare_pairs(baseline: Path, what: str, role: str, directory: Path) -> bool
     expected, maybe = mine(steady), mine(flaky)
     actual = failing_pairs(directory)
     for scenario, rule in sorted(actual - expected - maybe):
-        say(f"{what} as {role}: NEW {scenario} {rule} (triage: FINDINGS.md, or fix the kit)")
+        differs(f"{what} as {role}: NEW {scenario} {rule} (triage: FINDINGS.md, or fix the kit)")
     for scenario, rule in sorted(expected - actual):
-        say(f"{what} as {role}: XPASS {scenario} {rule} (remove its baseline line)")
+        differs(f"{what} as {role}: XPASS {scenario} {rule} (remove its baseline line)")
     return bool(actual - expected - maybe or expected - actual)
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from baselines import read_matrix_baseline
-from processes import HERE, Server, say
+from processes import HERE, Server, differs, say
 
 CASE_TIMEOUT = 30.0  # one client test case
 # After the client process has exited its sockets are closed, so what its server still sends reaches no one:
@@ -105,7 +105,7 @@ def pair(client: str, server: str, cases: list[str], known: set[str], flaky: set
                        ("xfail" if key in known | flaky else "fail") if failed else
                        ("xpass" if key in known else "pass"))
             if verdict in ("fail", "xpass"):
-                say(f"grid: {verdict.upper()} {key}: client exit {found['client_exit']}, client broke "
+                differs(f"grid: {verdict.upper()} {key}: client exit {found['client_exit']}, client broke "
                     f"{found['client_rules'] or 'nothing'}, server broke {found['server_rules'] or 'nothing'}")
             cells.append({"client": client, "server": server, "case": case, "verdict": verdict, **found})
     say(f"{client} -> {server}: {len(cases)} cells in {time.monotonic() - started:.0f} s")

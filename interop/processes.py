@@ -18,8 +18,17 @@ ROOT = HERE.parent
 START_TIMEOUT = 60.0  # a server's listening socket (the JVM is slow on a loaded machine)
 
 
+DIFFERENCES: list[str] = []  # what made a step fail, said again at the end (CI keeps only the output's tail)
+
+
 def say(line: str) -> None:
     print(f"interop: {line}", flush=True)
+
+
+def differs(line: str) -> None:
+    """Say ``line`` now and again in run.py's summary."""
+    DIFFERENCES.append(line)
+    say(line)
 
 
 def kit(*args: str, timeout: float, log: Path | None = None) -> int:

@@ -51,7 +51,7 @@ from typing import Any
 
 from baselines import compare_pairs, counts_line
 from grid import matrix
-from processes import HERE, ROOT, Server, build, kit, say
+from processes import DIFFERENCES, HERE, ROOT, Server, build, differs, kit, say
 
 IMPLEMENTATIONS = ("rsocket-py", "rsocket-js-0", "rsocket-java", "rsocket-go", "rsocket-js-1", "rsocket-rust")
 VERSIONS = {"rsocket-py": "0.4.20", "rsocket-js-0": "0.0.27", "rsocket-java": "1.1.5", "rsocket-go": "0.8.16",
@@ -157,7 +157,7 @@ def server_role(name: str, out: Path) -> int:
                    "-k", shared_k, timeout=SUITE_TIMEOUT, log=log)
         died = server.died()
     if died:
-        say(f"{name} server DIED during the shared run (exit {server.process.returncode if server.process else '?'}): "
+        differs(f"{name} server DIED during the shared run (exit {server.process.returncode if server.process else '?'}): "
             f"find the scenario that kills it and list it in interop/{name}/isolate.txt")
         code = max(code, 1)
     shared = run_dir(where)
@@ -181,7 +181,7 @@ def server_role(name: str, out: Path) -> int:
         if shared is not None and part is not None:
             merge_run(shared, part)
     if shared is None:
-        say(f"{name} as server: no run directory (exit {code}; {log})")
+        differs(f"{name} as server: no run directory (exit {code}; {log})")
         return max(code, 1)
     if alone:
         kit("report", str(shared), "--no-check", timeout=300, log=log)
@@ -199,7 +199,7 @@ def client_role(name: str, out: Path) -> int:
                *baseline_flag(name), "--report-dir", str(where), timeout=SUITE_TIMEOUT, log=log)
     shared = run_dir(where)
     if shared is None:
-        say(f"{name} as client: no run directory (exit {code}; {log})")
+        differs(f"{name} as client: no run directory (exit {code}; {log})")
         return max(code, 1)
     changed = compare_pairs(HERE / name / "baseline.txt", name, "client", shared)
     say(f"{name} as client: {counts_line(shared)}; "
@@ -290,6 +290,8 @@ def main() -> int:
         say(f"{what}: exit {code}" + (" (a result differs from its baseline)" if code == 1 and what != "publish" else ""))
     if changed:
         say(f"{changed} client x server cells differ from interop/matrix-baseline.txt")
+    for line in DIFFERENCES:
+        say(f"  {line}")
     say(f"done in {time.monotonic() - started:.0f} s; site: {args.out / 'site' / 'index.html'}")
     return 1 if bad or changed else 0
 

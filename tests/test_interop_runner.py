@@ -14,6 +14,7 @@ sys.path.insert(0, str(ROOT / "interop"))  # run.py imports its siblings by name
 
 import baselines  # noqa: E402
 import grid  # noqa: E402
+import processes  # noqa: E402
 import run  # noqa: E402
 
 from rsio_tck.scenarios import load_directory  # noqa: E402
@@ -67,6 +68,10 @@ def test_compare_pairs_names_new_failures_and_xpasses_but_lets_flaky_pairs_go_ei
     assert baselines.compare_pairs(path, "impl", "server", changed)
     out = capsys.readouterr().out
     assert "NEW D-004 R-9" in out and "XPASS A-001 R-1" in out
+    # ... and both are kept for the run's closing summary (CI shows only the output's tail).
+    assert [line for line in processes.DIFFERENCES if "impl as server" in line][-2:] == [
+        "impl as server: NEW D-004 R-9 (triage: FINDINGS.md, or fix the kit)",
+        "impl as server: XPASS A-001 R-1 (remove its baseline line)"]
     # A client role sees only the CLIENT- lines, a server role none of them.
     assert not baselines.compare_pairs(path, "impl", "client", _run_dir(tmp_path / "client", []))
 
