@@ -1,7 +1,6 @@
 // rsocket-go v0.8.16 serving the kit's RSocket test publishers (bindings.md section 2). server PORT (or RSIO_PORT=PORT).
-// Shaped like every interop server: parse the publisher name, one generator of elements per publisher, then
-// one handler per interaction. Request-stream is flux.Create as rsocket-go's examples show: its buffered
-// sink delivers only what the requester asked for and blocks the generator when its buffer is full.
+// Like every interop server: parse the name, one generator per publisher, one handler per interaction. Request-stream
+// is flux.Create, as in rsocket-go's examples: its buffered sink sends only what was requested, blocking the generator.
 package main
 
 import (
@@ -31,7 +30,6 @@ var params = map[string][]string{
 }
 
 var fnfCounts sync.Map // key -> *atomic.Int64: fire-and-forget calls per key, for the whole server
-
 func fnfCount(key string) *atomic.Int64 {
 	count, _ := fnfCounts.LoadOrStore(key, new(atomic.Int64))
 	return count.(*atomic.Int64)
@@ -114,19 +112,22 @@ func elements(path string, p url.Values) (generator, error) {
 	return nil, fmt.Errorf("%s is not a request-stream publisher", path)
 }
 
+// name copies the request's data: DataUTF8 aliases the frame's pooled buffer, reused after the handler (K15).
+func name(request payload.Payload) string { return strings.Clone(request.DataUTF8()) }
+
 func requestStream(request payload.Payload) flux.Flux {
-	path, p, err := parseName(request.DataUTF8())
+	path, p, err := parseName(name(request))
 	gen, err2 := elements(path, p)
 	if err := cmp.Or(err, err2); err != nil {
 		return flux.Error(err)
 	}
 	return flux.Create(func(ctx context.Context, sink flux.Sink) {
 		err := gen(func(data []byte) bool {
-			if ctx.Err() != nil { // cancelled: stop producing
-				return false
+			cancelled := ctx.Err() != nil // cancelled: stop producing
+			if !cancelled {
+				sink.Next(payload.New(data, nil))
 			}
-			sink.Next(payload.New(data, nil))
-			return true
+			return !cancelled
 		})
 		if err != nil {
 			sink.Error(err)
@@ -137,10 +138,10 @@ func requestStream(request payload.Payload) flux.Flux {
 }
 
 func requestResponse(request payload.Payload) mono.Mono {
-	if path, p, err := parseName(request.DataUTF8()); err == nil && path == "tck/fnf-count" {
+	path, p, err := parseName(name(request))
+	if err == nil && path == "tck/fnf-count" {
 		return mono.Just(payload.New([]byte(strconv.FormatInt(fnfCount(p.Get("key")).Load(), 10)), nil))
 	}
-	path, p, err := parseName(request.DataUTF8())
 	gen, err2 := elements(path, p)
 	if err := cmp.Or(err, err2); err != nil {
 		return mono.Error(err)
@@ -148,21 +149,20 @@ func requestResponse(request payload.Payload) mono.Mono {
 	var first []byte
 	if err := gen(func(data []byte) bool { first = data; return false }); err != nil {
 		return mono.Error(err)
-	}
-	if first == nil {
+	} else if first == nil {
 		return mono.Empty() // empty publisher: empty completion
 	}
 	return mono.Just(payload.New(first, nil))
 }
 
 func fireAndForget(request payload.Payload) {
-	if path, p, err := parseName(request.DataUTF8()); err == nil && path == "tck/fnf" {
+	if path, p, err := parseName(name(request)); err == nil && path == "tck/fnf" {
 		fnfCount(p.Get("key")).Add(1)
 	}
 }
 
-// requestChannel (tck/echo): the first inbound payload is the name; every later one is sent back. The
-// inbound Flux is filtered and mapped, so the requester's demand flows through to the inbound side.
+// requestChannel (tck/echo): the first inbound payload is the name, later ones come back; filtered and
+// mapped, the inbound Flux passes the requester's demand through; Clone keeps a payload past the pool.
 func requestChannel(requests flux.Flux) flux.Flux {
 	first := true
 	return requests.
