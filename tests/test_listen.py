@@ -161,3 +161,18 @@ def test_a_client_fault_of_the_rsocket_peer_fails_the_client_test_case_citing_it
                                              serving_peer_factory("rsocket", "rsocket-1.0"), timeout=20.0))
     assert result.verdict is Verdict.FAIL
     assert "RS-STREAM-4" in case.rules and {f.rule for f in result.findings} == {"RS-STREAM-4"}
+
+
+@pytest.mark.parametrize(("fault", "rule"), [
+    ("client-keepalive-silent", "RS-KEEPALIVE-2"),  # idle past the max lifetime without a KEEPALIVE
+    ("client-keepalive-without-r", "RS-KEEPALIVE-4"),  # a KEEPALIVE it initiates, without R
+])
+def test_the_keepalive_client_test_case_catches_a_client_keepalive_fault(fault: str, rule: str) -> None:
+    from rsio_tck.listen.cli import serving_peer_factory
+
+    (case,) = client_tests("rsocket", ["keepalive"])
+    (result,) = asyncio.run(run_client_tests([case], f"{RSOCKET_CLIENT} --fault {fault}", "tcp://127.0.0.1:0",
+                                             get_binding("rsocket"), "rsocket-1.0",
+                                             serving_peer_factory("rsocket", "rsocket-1.0"), timeout=20.0))
+    assert result.verdict is Verdict.FAIL, result.explain()
+    assert rule in case.rules and {f.rule for f in result.findings} == {rule}, result.explain()

@@ -97,6 +97,18 @@ endpoint_override("keepalive-on-stream", "RS-KEEPALIVE-1", "answers a KEEPALIVE 
                    "_receive_keepalive", _keepalive_stream)
 
 
+def _no_periodic_keepalive(parent: Callable[..., list[Any]]) -> Callable[..., list[Any]]:
+    def tick(self: Endpoint, now: float) -> list[Any]:
+        self._next_keepalive = None  # never due: the client stays silent while idle
+        return parent(self, now)
+    return tick
+
+
+endpoint_override("client-keepalive-silent", "RS-KEEPALIVE-2",
+                  "as client: never sends its periodic KEEPALIVE (caught by the keepalive client test case)", "tick",
+                  _no_periodic_keepalive)
+
+
 # -- lease (RS-LEASE) ---------------------------------------------------------------------------------
 
 

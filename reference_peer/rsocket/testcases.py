@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import os
 import sys
 
@@ -29,6 +30,7 @@ from .config import PeerConfig
 from .session import Session
 
 TIMEOUT = 10.0  # seconds for one interaction
+KEEPALIVE_IDLE = 2.5  # seconds idle in the keepalive case, past its SETUP's max lifetime (2 s; interval 200 ms)
 UNSUPPORTED = 127
 
 
@@ -84,6 +86,18 @@ async def _cancel_infinite(s: Session) -> list[str]:
     return [f"next {_text(e)}" for e in outcome.elements]
 
 
+async def _fnf_count(s: Session, want: str) -> list[str]:
+    """tck/fnf-count?key=interop until it answers ``want``, at most 10 times, 0.2 s apart: a responder may
+    count fire-and-forgets asynchronously, and nothing acknowledges them (interop/testcases.json)."""
+    lines = _lines(await run_interaction(s, "response", "tck/fnf-count?key=interop", 1, timeout=TIMEOUT))
+    for _ in range(9):
+        if lines[:1] == [want]:
+            break
+        await asyncio.sleep(0.2)  # the poll's interval: the count changes on the server, unannounced
+        lines = _lines(await run_interaction(s, "response", "tck/fnf-count?key=interop", 1, timeout=TIMEOUT))
+    return lines
+
+
 async def _perform(s: Session, name: str) -> list[str]:
     if name == "stream-range":
         return _lines(await run_interaction(s, "stream", "tck/range?count=10", 3, timeout=TIMEOUT))
@@ -92,7 +106,10 @@ async def _perform(s: Session, name: str) -> list[str]:
     if name == "fnf":
         for _ in range(3):
             await run_interaction(s, "fnf", "tck/fnf?key=interop", 0, timeout=TIMEOUT)
-        return _lines(await run_interaction(s, "response", "tck/fnf-count?key=interop", 1, timeout=TIMEOUT))
+        return await _fnf_count(s, "next 3")
+    if name == "keepalive":
+        await asyncio.sleep(KEEPALIVE_IDLE)  # the test itself: only the session's KEEPALIVEs cross meanwhile
+        return _lines(await run_interaction(s, "response", "tck/range?start=7&count=1", 1, timeout=TIMEOUT))
     if name == "channel-echo":
         return _lines(await run_interaction(s, "channel", "tck/echo", 16, echo=[b"a", b"b", b"c"], timeout=TIMEOUT))
     if name == "cancel-infinite":
@@ -117,6 +134,7 @@ EXPECTED: dict[str, list[str]] = {
     "cancel-infinite": [f"next {i}" for i in range(5)],
     "large-fragmented": ["next 100000 bytes ok"] * 3 + ["complete"],
     "error": ["next 0", "next 1", "error failed"],
+    "keepalive": ["next 7", "complete"],
     "metadata-push": ["next 0", "complete"],
 }
 
@@ -151,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if name == "keepalive":
+        config = dataclasses.replace(config, keepalive_ms=200, lifetime_ms=2000)
     if name == "channel-echo" and config.profile == "reactivesocket-draft":
         print("the draft has no request-channel", file=sys.stderr)
         return UNSUPPORTED

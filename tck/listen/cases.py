@@ -73,6 +73,10 @@ _RSOCKET = (
     ClientTest(name="error", binding="rsocket",
                description="request-stream tck/error?after=2 with N=10; print the 2 elements and the error",
                rules=("RS-STREAM-3", "RS-ERROR-2")),
+    ClientTest(name="keepalive", binding="rsocket",
+               description="SETUP with a keepalive interval of 200 ms and a max lifetime of 2 s; stay idle for "
+                           "2.5 s, then request-response tck/range?start=7&count=1; print the element",
+               rules=("RS-KEEPALIVE-2", "RS-KEEPALIVE-4", "RS-KEEPALIVE-1")),
     ClientTest(name="metadata-push", binding="rsocket",
                description="metadata-push of the bytes 'tck', then request-response tck/range?count=1 to show the "
                            "connection is still up",
