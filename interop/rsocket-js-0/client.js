@@ -66,6 +66,11 @@ const TESTCASES = {
     for (let i = 0; i < 3; i++) s.fireAndForget(payload('tck/fnf?key=interop'));
     return countOf(s, 'next 3');
   }, ['next 3']],
+  // keepalive: idle past the max lifetime (the SETUP below): keepalives alone keep the connection.
+  'keepalive': [async (s) => {
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    return response(s, 'tck/range?start=7&count=1');
+  }, ['next 7']],
   'channel-echo': [(s) => consume(s.requestChannel(Flowable.just(payload('tck/echo'), payload('a'), payload('b'),
     payload('c'))), {initial: 1, batch: 1}), ['next a', 'next b', 'next c', 'complete']],
   'cancel-infinite': [(s) => consume(s.requestStream(payload('tck/infinite')), {initial: 5, take: 5}),
@@ -85,7 +90,9 @@ if (!(name in TESTCASES)) {
 }
 const url = new URL(process.env.RSIO_URL);
 const client = new RSocketClient({
-  setup: {keepAlive: 30000, lifetime: 90000, dataMimeType: 'text/plain', metadataMimeType: 'application/octet-stream'},
+  // keepalive: every 200 ms, a max lifetime of 2 s; otherwise 30 s and 90 s.
+  setup: {keepAlive: name === 'keepalive' ? 200 : 30000, lifetime: name === 'keepalive' ? 2000 : 90000,
+    dataMimeType: 'text/plain', metadataMimeType: 'application/octet-stream'},
   transport: new RSocketTcpClient({host: url.hostname, port: Number(url.port)}, BufferEncoders),
 });
 const timer = setTimeout(() => { console.log('timeout'); process.exit(1); }, TIMEOUT_MS);

@@ -85,6 +85,11 @@ const TESTCASES = {
     for (let i = 0; i < 3; i++) await fireAndForget(r, 'tck/fnf?key=interop');
     return countOf(r, 'next 3');
   }, ['next 3']],
+  // keepalive: idle past the max lifetime (the SETUP below): keepalives alone keep the connection.
+  'keepalive': [async (r) => {
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    return response(r, 'tck/range?start=7&count=1');
+  }, ['next 7']],
   'channel-echo': [(r) => consume((s) => r.requestChannel(payload('tck/echo'), 1, false, s), {batch: 1}),
     ['next a', 'next b', 'next c', 'complete']],
   'cancel-infinite': [(r) => consume((s) => r.requestStream(payload('tck/infinite'), 5, s), {take: 5}),
@@ -99,7 +104,9 @@ const TESTCASES = {
 async function main(name) {
   const url = new URL(process.env.RSIO_URL);
   const connector = new RSocketConnector({
-    setup: {keepAlive: 30000, lifetime: 90000, dataMimeType: 'text/plain', metadataMimeType: 'application/octet-stream'},
+    // keepalive: every 200 ms, a max lifetime of 2 s; otherwise 30 s and 90 s.
+    setup: {keepAlive: name === 'keepalive' ? 200 : 30000, lifetime: name === 'keepalive' ? 2000 : 90000,
+      dataMimeType: 'text/plain', metadataMimeType: 'application/octet-stream'},
     transport: new TcpClientTransport({connectionOptions: {host: url.hostname, port: Number(url.port)}}),
   });
   const rsocket = await connector.connect();

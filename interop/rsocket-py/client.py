@@ -8,6 +8,7 @@ the test case went as expected, 1 when not, 127 for a test case it does not supp
 import asyncio
 import os
 import sys
+from datetime import timedelta
 from urllib.parse import urlsplit
 
 from reactivestreams.subscriber import Subscriber
@@ -107,6 +108,12 @@ async def count_of(client, want):
     return lines
 
 
+async def keepalive(client):
+    """Idle past the max lifetime (main's SETUP): keepalives alone keep the connection."""
+    await asyncio.sleep(2.5)
+    return await response(client, "tck/range?start=7&count=1")
+
+
 async def metadata_push(client):
     await client.metadata_push(b"tck")
     return await response(client, "tck/range?count=1")
@@ -124,6 +131,7 @@ TESTCASES = {
                          ["next 100000 bytes ok"] * 3 + ["complete"]),
     "error": (lambda c: stream(c, "tck/error?after=2", 10), ["next 0", "next 1", "error failed"]),
     "metadata-push": (metadata_push, ["next 0"]),
+    "keepalive": (keepalive, ["next 7"]),
 }
 
 
@@ -132,8 +140,11 @@ async def main(testcase):
     connection = await asyncio.open_connection(url.hostname, url.port)
     transport = single_transport_provider(TransportTCP(*connection))
     perform, expected = TESTCASES[testcase]
-    async with RSocketClient(transport, data_encoding=b"text/plain",
-                             metadata_encoding=b"application/octet-stream") as client:
+    # keepalive: every 200 ms, a max lifetime of 2 s; otherwise 30 s and 90 s.
+    period, lifetime = (0.2, 2.0) if testcase == "keepalive" else (30.0, 90.0)
+    async with RSocketClient(transport, data_encoding=b"text/plain", metadata_encoding=b"application/octet-stream",
+                             keep_alive_period=timedelta(seconds=period),
+                             max_lifetime_period=timedelta(seconds=lifetime)) as client:
         lines = await asyncio.wait_for(perform(client), TIMEOUT)
     print("\n".join(lines), flush=True)
     return 0 if lines == expected else 1

@@ -146,6 +146,10 @@ var testcases = map[string]testcase{
 	"error": {func(ctx context.Context, c rsocket.Client) []string {
 		return consume(ctx, c.RequestStream(str("tck/error?after=2")), 10, 0, 0, false)
 	}, []string{"next 0", "next 1", "error failed"}},
+	"keepalive": {func(ctx context.Context, c rsocket.Client) []string { // idle past the max lifetime (main)
+		time.Sleep(2500 * time.Millisecond) // the test: keepalives alone keep the connection
+		return response(ctx, c, "tck/range?start=7&count=1")
+	}, []string{"next 7"}},
 	"metadata-push": {func(ctx context.Context, c rsocket.Client) []string {
 		c.MetadataPush(payload.New(nil, []byte("tck")))
 		return response(ctx, c, "tck/range?count=1")
@@ -166,10 +170,14 @@ func main() {
 	port, _ := strconv.Atoi(target.Port())
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	tick, lifetime := 30*time.Second, 90*time.Second
+	if os.Getenv("RSIO_TESTCASE") == "keepalive" { // keepalive: every 200 ms, a max lifetime of 2 s
+		tick, lifetime = 200*time.Millisecond, 2*time.Second
+	}
 	client, err := rsocket.Connect().
 		DataMimeType("text/plain").
 		MetadataMimeType("application/octet-stream").
-		KeepAlive(30*time.Second, 90*time.Second, 1).
+		KeepAlive(tick, lifetime, 1).
 		Transport(rsocket.TCPClient().SetHostAndPort(target.Hostname(), port).Build()).
 		Start(ctx)
 	if err != nil {

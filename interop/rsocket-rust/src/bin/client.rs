@@ -98,6 +98,11 @@ async fn perform(client: &Client, testcase: &str) -> Option<Vec<String>> {
             }
             count_of(client, "next 3").await
         }
+        "keepalive" => {
+            // Idle past the max lifetime (main's SETUP): keepalives alone keep the connection.
+            tokio::time::sleep(Duration::from_millis(2500)).await;
+            response(client, "tck/range?start=7&count=1").await
+        }
         "channel-echo" => {
             let out: Flux<Result<Payload>> =
                 Box::pin(futures::stream::iter(["tck/echo", "a", "b", "c"].map(|t| Ok(payload(t)))));
@@ -130,6 +135,7 @@ fn expected(testcase: &str) -> Vec<String> {
         "cancel-infinite" => numbered(5),
         "large-fragmented" => [vec!["next 100000 bytes ok".to_string(); 3], lines(&["complete"])].concat(),
         "error" => lines(&["next 0", "next 1", "error failed"]),
+        "keepalive" => lines(&["next 7"]),
         _ => lines(&["next 0"]),
     }
 }
@@ -139,11 +145,16 @@ async fn main() {
     let testcase = std::env::var("RSIO_TESTCASE").unwrap_or_default();
     let url = std::env::var("RSIO_URL").unwrap_or_default();
     let address = url.trim_start_matches("tcp://").trim_end_matches('/').to_string();
+    // keepalive: every 200 ms, a max lifetime of 2 s; otherwise 30 s and 90 s.
+    let (tick, lifetime) = match testcase.as_str() {
+        "keepalive" => (Duration::from_millis(200), Duration::from_secs(2)),
+        _ => (Duration::from_secs(30), Duration::from_secs(90)),
+    };
     let run = async {
         let client = RSocketFactory::connect()
             .transport(TcpClientTransport::from(address.as_str()))
             .mime_type("application/octet-stream", "text/plain")
-            .keepalive(Duration::from_secs(30), Duration::from_secs(90), 1)
+            .keepalive(tick, lifetime, 1)
             .start()
             .await?;
         let lines = perform(&client, &testcase).await;

@@ -130,6 +130,10 @@ public final class Client {
           List.of("next 100000 bytes ok", "next 100000 bytes ok", "next 100000 bytes ok", "complete")),
       "error", Map.entry(s -> consume(s.requestStream(payload("tck/error?after=2")), 10, 0, 0, false),
           List.of("next 0", "next 1", "error failed")),
+      "keepalive", Map.entry(s -> { // idle past the max lifetime (main's SETUP): keepalives alone keep it up
+        Mono.delay(Duration.ofMillis(2500)).block(TIMEOUT);
+        return response(s, "tck/range?start=7&count=1");
+      }, List.of("next 7")),
       "metadata-push", Map.entry(s -> {
         s.metadataPush(DefaultPayload.create(new byte[0], "tck".getBytes())).block(TIMEOUT);
         return response(s, "tck/range?count=1");
@@ -142,10 +146,12 @@ public final class Client {
       System.exit(127);
     }
     URI url = URI.create(System.getenv("RSIO_URL"));
+    boolean keepalive = name.equals("keepalive"); // keepalive: every 200 ms, a max lifetime of 2 s
     RSocket socket = RSocketConnector.create()
         .dataMimeType("text/plain")
         .metadataMimeType("application/octet-stream")
-        .keepAlive(Duration.ofSeconds(30), Duration.ofSeconds(90))
+        .keepAlive(keepalive ? Duration.ofMillis(200) : Duration.ofSeconds(30),
+            keepalive ? Duration.ofSeconds(2) : Duration.ofSeconds(90))
         .connect(TcpClientTransport.create(url.getHost(), url.getPort()))
         .block(TIMEOUT);
     List<String> lines = TESTCASES.get(name).getKey().apply(socket);
