@@ -27,3 +27,44 @@ def test_bulk_transcript_of_a_flood_keeps_the_same_head_and_tail_as_line_by_line
     assert bulk.transcript[0].index == 0 and bulk.transcript[-1].index == 6999
     assert bulk.transcript_dropped == single.transcript_dropped == 7000 - MAX_TRANSCRIPT
     assert "onNext(subscriber=1" in bulk.transcript[-1].render()
+
+
+class _ResetWriter:
+    """A writer whose peer resets the connection at the ``fails_at``-th write (asyncio raises at drain)."""
+
+    def __init__(self, fails_at: int) -> None:
+        self.fails_at, self.writes = fails_at, 0
+
+    def is_closing(self) -> bool:
+        return False  # asyncio's transport may not say so yet: the failed drain is what the kit knows
+
+    def write(self, data: bytes) -> None:
+        self.writes += 1
+
+    async def drain(self) -> None:
+        if self.writes >= self.fails_at:
+            raise ConnectionResetError(104, "Connection reset by peer")
+
+
+def test_after_a_failed_write_nothing_more_reaches_the_monitor() -> None:
+    # Seen against rsocket-js-1 (F4 kills its server mid-SETUP): the next step's REQUEST_STREAM was observed
+    # as sent, completing the cut SETUP in the monitor's decoder, which then misjudged the target (K16).
+    import asyncio
+
+    from rsio_tck.bindings.rsocket.frames import RequestStream, Setup
+    from rsio_tck.errors import Side
+
+    session = KitSession(reader=None, writer=_ResetWriter(fails_at=10), binding="rsocket")  # type: ignore[arg-type]
+    setup = Setup(keepalive_interval=30_000, max_lifetime=90_000, metadata_mime=b"application/octet-stream",
+                  data_mime=b"text/plain")
+    request = RequestStream(stream_id=1, initial_request_n=1, data=b"tck/range?count=1")
+
+    async def steps() -> None:
+        await session.send_frames([setup], chunk=1)
+        await session.send_frames([request])
+
+    asyncio.run(steps())
+    sent = b"".join(r.data or b"" for r in session.trace if r.sender is Side.CLIENT)
+    assert session.write_failed and sent == session.encoder.encode(setup)[:10]
+    assert session.transcript[-1].text == "(not sent: 1 frame(s); the connection is gone)"
+    assert not [f for f in session.monitor.findings if f.side is Side.SERVER]

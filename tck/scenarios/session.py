@@ -176,6 +176,7 @@ class KitSession:
         self._keepalive_task: asyncio.Task[None] | None = None
         self.kit_closed = False
         self.kit_aborted = False
+        self.write_failed = False  # a write failed (reset, stall): nothing later reaches the target
 
     # -- time, records ----------------------------------------------------------------
 
@@ -226,7 +227,13 @@ class KitSession:
 
     # -- sending ------------------------------------------------------------------------
 
+    def _outbound_gone(self) -> bool:
+        return self.kit_closed or self.write_failed or bool(self.writer.is_closing())
+
     async def send_frames(self, frames: list[Frame], chunk: int = 0) -> None:
+        if self._outbound_gone():  # never sent, so neither in the transcript as sent nor seen by the monitor
+            self._line("kit->target", f"(not sent: {len(frames)} frame(s); the connection is gone)", b"", None)
+            return
         out: list[bytes] = []
         index = self.monitor.frame_count
         for frame in frames:
@@ -248,15 +255,18 @@ class KitSession:
             self._line("kit->target", f"raw bytes ({len(data)})", data, None)
         pieces = [data] if chunk <= 0 else [data[i : i + chunk] for i in range(0, len(data), chunk)]
         for piece in pieces:
+            # The monitor judges the bytes on the wire: once a write failed, the rest of a chunked send and
+            # later steps' bytes never left, and would be misread as the end of the failed piece's frame.
+            if self._outbound_gone():
+                return
             t = self.now()
             self._record(t, KIT, piece)
             self.monitor.observe(KIT, piece, t)  # recorded before it is written
-            if self.kit_closed or self.writer.is_closing():
-                return
             try:
                 self.writer.write(piece)
                 await asyncio.wait_for(self.writer.drain(), 5.0)
             except (TimeoutError, ConnectionError, RuntimeError):
+                self.write_failed = True
                 return  # the target closed or stalled; the scenario judges what it saw
 
     async def close(self, mode: str = "write") -> None:
