@@ -45,6 +45,8 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("msgpack", "05 01 cb 3f f0 00 00 00 00 00 00", "ERR-4", False),  # float64 where Long
     ("msgpack", "05 01 ca 3f 80 00 00", "ERR-4", False),  # float32
     ("msgpack", "05 01 80", "ERR-4", False),  # map where Long
+    ("msgpack", "08 01 81 81 01 01 01", "ERR-4", False),  # a map keyed by a map (msgpack: unhashable)
+    ("msgpack", "05 01 81 91 01 01", "ERR-4", False),  # a map keyed by an array, where Long
     ("msgpack", "05 01 d4 01 00", "ERR-4", False),  # fixext1 where Long
     ("msgpack", "06 a1 31", "ERR-4", False),  # str where Id
     ("msgpack", "08 c0 c4 00", "ERR-4", False),  # nil where Id (the onNext fast path)

@@ -293,7 +293,7 @@ class MsgpackDecoder(DecoderBase):
                             self._code, self._fields, self.offset = code, got_fields, frame_start
                             obj_at = frame_start + 1 if sid == -1 else after_sid if count == -1 else tell()
                             raise
-                        except (ValueError, msgpack.BufferFull):
+                        except (ValueError, TypeError, msgpack.BufferFull):
                             # The Unpacker rejected a field (over a max_*_len, bad UTF-8, ...):
                             # record the frame so the violation names it and its offset.
                             got_fields = [] if sid == -1 else [sid] if count == -1 else [sid, count]
@@ -366,7 +366,8 @@ class MsgpackDecoder(DecoderBase):
             raise
         except UnicodeDecodeError as exc:
             raise self._fail("ERR-5", f"{self._field_name()}: string is not valid UTF-8 ({exc.reason})") from None
-        except (ValueError, msgpack.FormatError, msgpack.StackError, msgpack.BufferFull) as exc:
+        # TypeError: a map whose key is a map or an array (msgpack cannot hash it) is malformed input too.
+        except (ValueError, TypeError, msgpack.FormatError, msgpack.StackError, msgpack.BufferFull) as exc:
             raise self._classify(exc) from None
 
     def _finish_raw(self, append: Callable[[Frame], None]) -> None:
