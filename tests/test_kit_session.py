@@ -62,9 +62,11 @@ def test_after_a_failed_write_nothing_more_reaches_the_monitor() -> None:
     async def steps() -> None:
         await session.send_frames([setup], chunk=1)
         await session.send_frames([request])
+        await session.send_bytes(b"\x00\x00\x06")  # a send_hex step's raw bytes, likewise
 
     asyncio.run(steps())
     sent = b"".join(r.data or b"" for r in session.trace if r.sender is Side.CLIENT)
     assert session.write_failed and sent == session.encoder.encode(setup)[:10]
-    assert session.transcript[-1].text == "(not sent: 1 frame(s); the connection is gone)"
+    assert [line.text for line in session.transcript[-2:]] == [
+        "(not sent: 1 frame(s); the connection is gone)", "(not sent: raw bytes (3); the connection is gone)"]
     assert not [f for f in session.monitor.findings if f.side is Side.SERVER]

@@ -230,9 +230,16 @@ class KitSession:
     def _outbound_gone(self) -> bool:
         return self.kit_closed or self.write_failed or bool(self.writer.is_closing())
 
+    def _not_sent(self, what: str) -> bool:
+        """True, with a transcript line, when nothing more reaches the target: ``what`` is then neither shown
+        as sent nor seen by the monitor."""
+        if not self._outbound_gone():
+            return False
+        self._line("kit->target", f"(not sent: {what}; the connection is gone)", b"", None)
+        return True
+
     async def send_frames(self, frames: list[Frame], chunk: int = 0) -> None:
-        if self._outbound_gone():  # never sent, so neither in the transcript as sent nor seen by the monitor
-            self._line("kit->target", f"(not sent: {len(frames)} frame(s); the connection is gone)", b"", None)
+        if self._not_sent(f"{len(frames)} frame(s)"):
             return
         out: list[bytes] = []
         index = self.monitor.frame_count
@@ -252,6 +259,8 @@ class KitSession:
 
     async def send_bytes(self, data: bytes, chunk: int = 0, record_line: bool = True) -> None:
         if record_line:
+            if self._not_sent(f"raw bytes ({len(data)})"):
+                return
             self._line("kit->target", f"raw bytes ({len(data)})", data, None)
         pieces = [data] if chunk <= 0 else [data[i : i + chunk] for i in range(0, len(data), chunk)]
         for piece in pieces:
