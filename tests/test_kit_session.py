@@ -67,6 +67,22 @@ def test_after_a_failed_write_nothing_more_reaches_the_monitor() -> None:
     asyncio.run(steps())
     sent = b"".join(r.data or b"" for r in session.trace if r.sender is Side.CLIENT)
     assert session.write_failed and sent == session.encoder.encode(setup)[:10]
+    named = session._describe(request)
+    assert "REQUEST_STREAM" in named  # the reader learns which frame never left, not just how many
     assert [line.text for line in session.transcript[-2:]] == [
-        "(not sent: 1 frame(s); the connection is gone)", "(not sent: raw bytes (3); the connection is gone)"]
+        f"(not sent: {named}; the connection is gone)", "(not sent: raw bytes (3); the connection is gone)"]
     assert not [f for f in session.monitor.findings if f.side is Side.SERVER]
+
+
+def test_a_long_unsent_batch_names_its_first_frames_and_counts_the_rest() -> None:
+    import asyncio
+
+    from rsio_tck.bindings.rsocket.frames import Cancel
+
+    session = KitSession(reader=None, writer=_ResetWriter(fails_at=0), binding="rsocket")  # type: ignore[arg-type]
+    session.write_failed = True
+    cancels = [Cancel(stream_id=2 * n + 1) for n in range(5)]
+    asyncio.run(session.send_frames(cancels))
+    named = ", ".join(session._describe(frame) for frame in cancels[:3])
+    assert session.transcript[-1].text == f"(not sent: {named} and 2 more frame(s); the connection is gone)"
+    assert not session.trace

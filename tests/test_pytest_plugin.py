@@ -63,7 +63,11 @@ def test_a_failure_shows_rule_expectation_and_transcript(pytester: pytest.Pytest
     result.assert_outcomes(failed=1)
     text = result.stdout.str()
     assert "[HS-1]" in text and "expected serverHello" in text
-    assert ">>" in text and "clientHello" in text  # the transcript, kit to target
+    # The transcript, kit to target.  Whether the clientHello's write wins the race with the child's exit
+    # depends on the machine: either it is shown as sent, or as not sent, by name.
+    hello = [line for line in text.splitlines() if ">>" in line and "clientHello" in line]
+    assert hello, text
+    assert all(("(not sent: clientHello(" in line) or ("not sent" not in line) for line in hello)
     assert "Traceback" not in text
 
 

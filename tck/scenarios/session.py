@@ -62,6 +62,7 @@ TRACE_MAX_BYTES = 4 * 1024 * 1024  # bytes of both directions a connection's tra
 REASSEMBLY_MAX_BYTES = 8 * 1024 * 1024
 POST_VERDICT_BYTES = 2048  # read once the verdict is certain (a goodbye and close), then stop reading
 MAX_TRANSCRIPT = 400  # transcript lines kept: the first and the last half
+NOT_SENT_NAMED = 3  # frames named in a "(not sent: ...)" line; the rest of a long batch is counted
 # Bytes per read: the first read after a pause in traffic is small, and each full read doubles
 # the next up to READ_SIZE.  A target that floods from the start is judged (and found out)
 # on a few KiB; legal heavy traffic reaches full-size reads after a handful.  READ_SIZE also
@@ -238,8 +239,14 @@ class KitSession:
         self._line("kit->target", f"(not sent: {what}; the connection is gone)", b"", None)
         return True
 
+    def _frames_named(self, frames: list[Frame]) -> str:
+        """The frames a reader needs to know never left, by name: the first few described, the rest counted."""
+        named = ", ".join(self._describe(frame) for frame in frames[:NOT_SENT_NAMED])
+        rest = len(frames) - NOT_SENT_NAMED
+        return named + (f" and {rest} more frame(s)" if rest > 0 else "")
+
     async def send_frames(self, frames: list[Frame], chunk: int = 0) -> None:
-        if self._not_sent(f"{len(frames)} frame(s)"):
+        if self._not_sent(self._frames_named(frames)):
             return
         out: list[bytes] = []
         index = self.monitor.frame_count
