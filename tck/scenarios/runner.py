@@ -183,6 +183,8 @@ async def _until_verdict_certain(script: Coroutine[Any, Any, None], session: Kit
             steps.cancel()
             with contextlib.suppress(asyncio.CancelledError, VerdictCertain):
                 await steps
+        elif not steps.cancelled():
+            steps.exception()  # retrieved, so a scenario cancelled from outside (the self-check) logs nothing
     if steps.cancelled() or isinstance(steps.exception(), VerdictCertain):
         broken = next((f for f in session.monitor.findings if f.side is Side.SERVER and f.level is Level.MUST), None)
         rule = broken.rule if broken is not None else "a MUST rule"
