@@ -49,7 +49,7 @@ report: $(STAMP)
 test: $(STAMP)
 	$(PY) -m ruff check tck reference_peer tests benchmarks mutation interop
 	$(MAKE) --no-print-directory typecheck
-	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadgroup
+	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS)
 
 bench: $(STAMP)
 	$(PY) -m benchmarks

@@ -1,12 +1,19 @@
-"""How ``make test`` spreads the tests over pytest-xdist's workers (``--dist loadgroup``).
+"""How ``make test`` spreads the tests over pytest-xdist's workers.
 
 Each test module stays on one worker, so a module-scoped fixture (a whole run of the
 suite for the Wireshark tests, a built wheel) is made once, not once per worker.  The
-modules that share the one Spark session of ``pipeline_spark`` form one group, so a
-single JVM starts.  Without xdist these marks do nothing.
+modules that share the one Spark session and published corpus of ``pipeline_spark``
+go to one worker together, so a single JVM starts and the corpus is published once.
+
+This is a scheduler of its own (xdist's ``pytest_xdist_make_scheduler`` hook) rather
+than ``--dist loadgroup`` with ``xdist_group`` marks: on pytest 9.2 loadgroup silently
+stops grouping (pytest-xdist issue 1386).  Without xdist the hook is never called.
 """
 
 from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import Any
 
 import pytest
 
@@ -14,10 +21,18 @@ SPARK_MODULES = frozenset({"test_pipeline_grid", "test_pipeline_publish", "test_
                            "test_pipeline_tables", "test_pipeline_targets"})
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.get_closest_marker("xdist_group") is not None:
-            continue
-        module = item.module.__name__ if item.module is not None else item.nodeid.split("::", 1)[0]
-        group = "spark" if module.rsplit(".", 1)[-1] in SPARK_MODULES else module
-        item.add_marker(pytest.mark.xdist_group(group))
+def scope_of(nodeid: str) -> str:
+    """The unit a worker takes whole: the test's module, or "spark" for the modules sharing a Spark session."""
+    module = nodeid.split("::", 1)[0]
+    return "spark" if PurePosixPath(module).stem in SPARK_MODULES else module
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return scope_of(nodeid)
+
+    return ModuleScheduling(config, log)
