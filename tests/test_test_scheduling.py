@@ -21,3 +21,10 @@ def test_every_module_using_the_shared_spark_session_is_scheduled_with_the_other
 def test_any_other_module_is_its_own_unit() -> None:
     assert scope_of("tests/test_websocket.py::test_a[x-y]") == "tests/test_websocket.py"
     assert scope_of("tests/test_websocket.py::TestA::test_b") == "tests/test_websocket.py"
+
+
+def test_the_longest_units_are_real_units() -> None:
+    # A renamed module would silently lose its place at the front.
+    from conftest import LONGEST_FIRST
+
+    assert all(unit == "spark" or (TESTS.parent / unit).is_file() for unit in LONGEST_FIRST)
