@@ -86,3 +86,45 @@ def test_a_long_unsent_batch_names_its_first_frames_and_counts_the_rest() -> Non
     named = ", ".join(session._describe(frame) for frame in cancels[:3])
     assert session.transcript[-1].text == f"(not sent: {named} and 2 more frame(s); the connection is gone)"
     assert not session.trace
+
+
+class _YieldingWriter:
+    """A writer whose every drain lets other tasks run, as a slow socket does between a chunked send's pieces."""
+
+    def __init__(self) -> None:
+        self.wire = bytearray()
+
+    def is_closing(self) -> bool:
+        return False
+
+    def write(self, data: bytes) -> None:
+        self.wire += data
+
+    async def drain(self) -> None:
+        import asyncio
+
+        await asyncio.sleep(0)
+
+
+def test_a_send_while_a_chunked_send_is_under_way_goes_after_it_whole() -> None:
+    # Seen under load on the draft profile: the kit's periodic KEEPALIVE, written while RSUNX-011 sent its
+    # REQUEST_Ns a byte a write, landed inside a frame; the target refused the garbled frame (CONNECTION_ERROR).
+    import asyncio
+
+    from rsio_tck.bindings.rsocket.frames import Keepalive, RequestN, RequestStream
+
+    writer = _YieldingWriter()
+    session = KitSession(reader=None, writer=writer, binding="rsocket")  # type: ignore[arg-type]
+    chunked = [RequestStream(stream_id=1, initial_request_n=1, data=b"tck/range?count=3"),
+               RequestN(stream_id=1, request_n=1)]
+    keepalive = Keepalive(respond=True)
+
+    async def both() -> None:
+        await asyncio.gather(session.send_frames(chunked, chunk=1), session.send_frames([keepalive]),
+                             session.send_bytes(b""))
+
+    asyncio.run(both())
+    expected = b"".join(session.encoder.encode(frame) for frame in [*chunked, keepalive])
+    assert bytes(writer.wire) == expected
+    sent = [line.text for line in session.transcript if not isinstance(line.text, str)]
+    assert sent == [*chunked, keepalive]  # the transcript in wire order

@@ -178,6 +178,7 @@ class KitSession:
         self.kit_closed = False
         self.kit_aborted = False
         self.write_failed = False  # a write failed (reset, stall): nothing later reaches the target
+        self._sending = asyncio.Lock()  # held for the whole of one send, so no other send's bytes cut into it
 
     # -- time, records ----------------------------------------------------------------
 
@@ -246,29 +247,38 @@ class KitSession:
         return named + (f" and {rest} more frame(s)" if rest > 0 else "")
 
     async def send_frames(self, frames: list[Frame], chunk: int = 0) -> None:
-        if self._not_sent(self._frames_named(frames)):
-            return
-        out: list[bytes] = []
-        index = self.monitor.frame_count
-        for frame in frames:
-            data = self.encoder.encode(frame)
-            self._line("kit->target", frame, data, index + len(out))
-            out.append(data)
-        # What the kit's frames imply for its inboxes (RSocket: a request opens the stream, so
-        # its onSubscribe is the kit's own), recorded before the target can answer.
-        for key, event in self.adapter.sent(frames, index):
-            self._push(key, event)
-        await self.send_bytes(b"".join(out), chunk, record_line=False)
+        # One send at a time, whole: a chunked send (a byte a write) awaits between its pieces, and the kit's
+        # keepalive or automatic answer written then would land inside its frame (seen on a loaded machine:
+        # the draft's 1 s KEEPALIVE cut RSUNX-011's chunked REQUEST_N, and the target rightly refused it).
+        async with self._sending:
+            if self._not_sent(self._frames_named(frames)):
+                return
+            out: list[bytes] = []
+            index = self.monitor.frame_count
+            for frame in frames:
+                data = self.encoder.encode(frame)
+                self._line("kit->target", frame, data, index + len(out))
+                out.append(data)
+            # What the kit's frames imply for its inboxes (RSocket: a request opens the stream, so
+            # its onSubscribe is the kit's own), recorded before the target can answer.
+            for key, event in self.adapter.sent(frames, index):
+                self._push(key, event)
+            await self._write(b"".join(out), chunk)
 
     async def send_signal(self, name: str, fields: dict[str, Any], chunk: int = 0) -> None:
         """Send one contract signal or binding frame by name (fields resolved): ``adapter.frames``."""
         await self.send_frames(self.adapter.frames(name, fields), chunk)
 
-    async def send_bytes(self, data: bytes, chunk: int = 0, record_line: bool = True) -> None:
-        if record_line:
+    async def send_bytes(self, data: bytes, chunk: int = 0) -> None:
+        """Raw bytes (a ``send_hex`` step), whole before any other send starts."""
+        async with self._sending:
             if self._not_sent(f"raw bytes ({len(data)})"):
                 return
             self._line("kit->target", f"raw bytes ({len(data)})", data, None)
+            await self._write(data, chunk)
+
+    async def _write(self, data: bytes, chunk: int) -> None:
+        """Write ``data`` in pieces of ``chunk`` bytes (0: at once); the caller holds ``_sending``."""
         pieces = [data] if chunk <= 0 else [data[i : i + chunk] for i in range(0, len(data), chunk)]
         for piece in pieces:
             # The monitor judges the bytes on the wire: once a write failed, the rest of a chunked send and
