@@ -179,6 +179,7 @@ class KitSession:
         self.kit_aborted = False
         self.write_failed = False  # a write failed (reset, stall): nothing later reaches the target
         self._sending = asyncio.Lock()  # held for the whole of one send, so no other send's bytes cut into it
+        self._replying: set[asyncio.Task[None]] = set()  # automatic answers not yet sent
 
     # -- time, records ----------------------------------------------------------------
 
@@ -315,7 +316,16 @@ class KitSession:
         except (OSError, RuntimeError):
             pass
 
+    def _reply(self, frames: list[Frame]) -> None:
+        """Send the binding's automatic answers from a task of their own, in order (the send lock is fair):
+        reading never waits behind a step's send, whose drain may need the target to be read first."""
+        task = asyncio.get_running_loop().create_task(self.send_frames(frames))
+        self._replying.add(task)
+        task.add_done_callback(self._replying.discard)
+
     async def shutdown(self) -> None:
+        for task in list(self._replying):
+            task.cancel()
         if self._keepalive_task is not None:
             self._keepalive_task.cancel()
         if self._reader_task is not None:
@@ -379,7 +389,7 @@ class KitSession:
                 await self._sort_all(frames, index)
                 replies = self.adapter.replies()
                 if replies and not self.kit_closed:
-                    await self.send_frames(replies)  # the binding's automatic answers (RSocket keepalive)
+                    self._reply(replies)  # the binding's automatic answers (RSocket keepalive)
                 if bad is not None:
                     finding = self.monitor.observe_error(TARGET, bad, t)
                     message = finding.message if finding is not None else f"{bad} (maybe declared: Decision f)"
