@@ -28,3 +28,9 @@ def test_the_longest_units_are_real_units() -> None:
     from conftest import LONGEST_FIRST
 
     assert all(unit == "spark" or (TESTS.parent / unit).is_file() for unit in LONGEST_FIRST)
+
+
+def test_no_property_test_is_timed() -> None:
+    from hypothesis import HealthCheck, settings
+
+    assert settings.default.deadline is None and HealthCheck.too_slow in settings.default.suppress_health_check
