@@ -33,4 +33,6 @@ def test_the_longest_units_are_real_units() -> None:
 def test_no_property_test_is_timed() -> None:
     from hypothesis import HealthCheck, settings
 
-    assert settings.default.deadline is None and HealthCheck.too_slow in settings.default.suppress_health_check
+    current = settings.default
+    assert current is not None and current.deadline is None
+    assert HealthCheck.too_slow in current.suppress_health_check
