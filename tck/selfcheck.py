@@ -157,11 +157,12 @@ def check_fault(fault: str, rule: str, scenarios: list[Scenario], codec: str | N
             # The first citing scenario that fails decides: the rest (a flood that never stops may take
             # a minute to be called "still sending") cannot change the outcome.
             results = run_against_peer(citing, profile, (fault,), jobs=8, binding=binding,
-                                       stop_when=lambda r: r in failing([r]) and rule in r.rules)
+                                       stop_when=lambda r: bool(failing([r])) and rule in r.rules)
         else:
             continue  # no scenario cites the rule: nothing can catch the fault
-        failed += [r.id for r in failing(results) if r.id not in failed]
-        caught = tuple(r.id for r in failing(results) if rule in r.rules)
+        bad = failing(results)
+        failed += [r.id for r in bad if r.id not in failed]
+        caught = tuple(r.id for r in bad if rule in r.rules)
         if caught:
             return FaultOutcome(fault, rule, caught, tuple(failed))
     if not is_client_fault(fault, binding):
