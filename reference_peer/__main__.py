@@ -70,6 +70,11 @@ def parser(peer: PeerBinding | None = None) -> argparse.ArgumentParser:
                    help="variable-size elements longer than this are always sent split (default: the binding's)")
     p.add_argument("--write-buffer", type=int, default=256 * 1024,
                    help="bytes buffered per connection before production pauses")
+    p.add_argument("--stop-on", metavar="TEXT",
+                   help="stop answering for good once TEXT arrives on any connection (say, a publisher name only one "
+                        "scenario subscribes to): the event loop blocks, as a server's does when a handler never "
+                        "returns; no connection, old or new, is read or answered again (the kit's tests of a "
+                        "target that stops)")
     p.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
     add_arguments = getattr(peer, "add_arguments", None)
     if add_arguments is not None:
@@ -112,8 +117,23 @@ def write_port(path: Path, port: int) -> None:
     os.replace(temporary, path)  # the reader never sees a half-written file
 
 
+def stop_answering(marker: str) -> None:
+    """Block the event loop for good (``--stop-on``): every connection, and every new one the kernel still
+    accepts, goes unread and unanswered.  SIGTERM and SIGINT get their default action back, so the process
+    still ends when asked to (asyncio's handlers would need the blocked loop)."""
+    log.warning("--stop-on %r seen: the peer stops answering every connection, new ones too", marker)
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    while True:
+        signal.pause()
+
+
 async def run(args: argparse.Namespace, config: Any) -> int:
     peer = Peer(config, binding=args.binding)
+    if args.stop_on:
+        peer.watch_for(args.stop_on.encode("utf-8"), lambda: stop_answering(args.stop_on))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):

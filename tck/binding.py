@@ -24,7 +24,10 @@ A binding provides, per wire *profile* (RS-IO: ``msgpack``/``varint``; RSocket:
   becomes frames, and how a received frame becomes the contract events scenarios wait on;
 - its rule catalogue (IDs in ``rsio_tck.rules.RULES``) and the translation of contract
   rule IDs (the stream table's) into its own;
-- how a frame is described in transcripts and reports.
+- how a frame is described in transcripts and reports;
+- its liveness probe (``LivenessProbe``): the cheapest exchange a target must answer, which the
+  kit tries on a fresh connection after a scenario ended on a time-out, to tell a target that
+  stopped answering altogether from one that missed one signal.
 
 All of this is sans-IO: bytes in, events out; no sockets, no clocks.
 """
@@ -111,6 +114,30 @@ class Binding(Protocol):
 
     def contract_rule(self, rule: str) -> str:
         """The binding's ID for a contract rule of the stream table (itself when the binding keeps it)."""
+        ...
+
+    def liveness_probe(self, profile: str) -> LivenessProbe:
+        """A fresh probe of whether the target still answers (after a scenario ended on a time-out)."""
+        ...
+
+
+class LivenessProbe(Protocol):
+    """The cheapest exchange a target must answer on a fresh connection; sans-IO, one per probe.
+
+    The kit opens a connection, sends ``opening()``, and feeds ``answered`` every frame the target
+    sends until one returns True (the target still answers) or a bounded time passes (it stopped):
+    RS-IO's clientHello (serverHello), RSocket's SETUP then KEEPALIVE with R (KEEPALIVE), Ditto's
+    subscribe (created).  ``asks`` names the exchange in messages ("SETUP, then KEEPALIVE with R").
+    """
+
+    asks: str
+
+    def opening(self) -> list[Any]:
+        """The frames the probe sends on its fresh connection."""
+        ...
+
+    def answered(self, frame: Any) -> bool:
+        """Whether ``frame``, received from the target, answers the probe (any answer: a refusal too)."""
         ...
 
 

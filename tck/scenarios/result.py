@@ -31,6 +31,20 @@ class Failure:
         return f"[{self.rule}]{where} expected {self.expectation}; got {self.got}"
 
 
+@dataclass(frozen=True, slots=True)
+class TargetStop:
+    """The target stopped answering: after ``during`` ended on a time-out, a fresh connection got no answer
+    to the binding's liveness probe (``why``).  ``running``: the other scenarios in flight at that moment
+    (``--jobs N``), whose own time-outs then prove nothing."""
+
+    during: str
+    why: str
+    running: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"during": self.during, "why": self.why, "running": list(self.running)}
+
+
 @dataclass(slots=True)
 class ScenarioResult:
     id: str
@@ -53,6 +67,11 @@ class ScenarioResult:
     truncated: dict[str, str] = field(default_factory=dict)
     # The side the target plays: "server" when the kit is the client, "client" in listen mode.
     target_side: str = "server"
+    # The scenario ended waiting for the target: a step's time-out, or a connection that took too long to open.
+    timed_out: bool = False
+    # Set when the target stopped answering during this run: on the scenario it stopped during (``during`` is
+    # its own id; its verdict stands) and on every scenario judged after it (verdict error).
+    stopped: TargetStop | None = None
 
     @property
     def violations(self) -> list[dict[str, Any]]:
@@ -75,6 +94,7 @@ class ScenarioResult:
             "codec": self.codec,
             "kit_version": self.kit_version,
             **({"truncated": dict(self.truncated)} if self.truncated else {}),
+            **({"target_stopped": self.stopped.to_json()} if self.stopped is not None else {}),
         }
 
     def explain(self) -> str:

@@ -10,6 +10,11 @@ so the steps are cancelled at once and the connection closed: a flooding or
 otherwise runaway target costs a scenario milliseconds, not its timeouts.  The
 session's caps (see ``session``) and the monitor's are copied into the
 result's ``truncated`` map wherever they cut a record.
+
+With ``RunConfig.probe_timeout`` set (``rsio-tck run`` and the pytest plugin set it), a
+scenario that ends on a time-out makes the run's ``liveness.TargetWatch`` ask a fresh
+connection whether the target still answers; once it does not, the scenarios after it are
+``error``, not run (see ``liveness``).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from ..errors import Side
 from ..monitor.monitor import MAX_FINDINGS, MAX_FINDINGS_PER_RULE
 from ..rules import RULES, Level
 from ..transport import TargetError, open_target
+from .liveness import TargetWatch, watch_of
 from .loader import Scenario, applies_to
 from .result import Failure, ScenarioResult, Verdict, apply_baseline
 from .session import CONN, MAX_TRANSCRIPT, KitSession, VerdictCertain
@@ -51,6 +57,9 @@ class RunConfig:
     keep_trace: bool = False
     binding: str = "rsio"
     options: dict[str, Any] = field(default_factory=dict)  # the binding's scenario adapter options
+    # Seconds the liveness probe after a time-out may take (``liveness.probe_timeout``); None: never probe
+    # (the library's default: the self-check and mutation runs judge scenarios one by one, faults and all).
+    probe_timeout: float | None = None
 
     def __post_init__(self) -> None:
         if self.codec is None or self.binding != "rsio" and self.codec == "msgpack":
@@ -119,7 +128,7 @@ async def _goodbye(ctx: StepContext) -> None:
                 await session.next_event(CONN, max(deadline - loop.time(), 0.0))
             if session.goodbye is None:
                 raise StepFailed("BYE-2", "goodbye acknowledging the kit's goodbye",
-                                 "the target closed" if session.eof else f"nothing within {ctx.signal_timeout:g} s")
+                                 "the target closed" if session.eof else describe_event(None, ctx.signal_timeout))
     elif not closing and adapter.reply_awaited:
         await session.send_frames(adapter.goodbye("goodbye acknowledged"))
     await session.close("write")
@@ -194,7 +203,9 @@ async def _until_verdict_certain(script: Coroutine[Any, Any, None], session: Kit
     steps.result()  # a step's failure (StepFailed), as if awaited directly
 
 
-async def run_scenario(scenario: Scenario, config: RunConfig) -> ScenarioResult:
+async def run_scenario(scenario: Scenario, config: RunConfig, watch: TargetWatch | None = None) -> ScenarioResult:
+    """Run one scenario.  ``watch``: the run's watch on the target (``liveness``): a scenario is not run once
+    the target stopped answering, and one that ends on a time-out is followed by a probe."""
     binding = get_binding(config.binding)
     rules = tuple(binding.contract_rule(rule) for rule in scenario.rules)  # contract IDs as the binding says them
     result = ScenarioResult(id=scenario.id, title=scenario.title, rules=rules, level=scenario.level,
@@ -203,12 +214,29 @@ async def run_scenario(scenario: Scenario, config: RunConfig) -> ScenarioResult:
     if reason is not None:
         result.verdict, result.reason = Verdict.SKIP, reason
         return result
+    if watch is None:
+        return await _run(scenario, config, result)
+    if watch.stop is not None:
+        watch.not_run(result)
+        return result
+    watch.running.add(scenario.id)
+    try:
+        await _run(scenario, config, result)
+        await watch.settle(result)
+    finally:
+        watch.running.discard(scenario.id)
+    return result
+
+
+async def _run(scenario: Scenario, config: RunConfig, result: ScenarioResult) -> ScenarioResult:
+    binding = get_binding(config.binding)
+    rules = result.rules
     started = time.monotonic()
     try:
         reader, writer = await open_target(config.target, timeout=max(10.0, config.signal_timeout * 2),
                                            binding=binding, profile=config.profile)
     except TargetError as exc:
-        result.verdict, result.reason = Verdict.ERROR, str(exc)
+        result.verdict, result.reason, result.timed_out = Verdict.ERROR, str(exc), exc.timed_out
         return result
     session = KitSession(reader, writer, config.profile, config.limits, end_when_certain=True, binding=binding,
                          options=config.options)
@@ -219,6 +247,7 @@ async def run_scenario(scenario: Scenario, config: RunConfig) -> ScenarioResult:
         await _until_verdict_certain(_script(ctx, scenario), session, ctx, result)
     except StepFailed as failed:
         result.failures.append(Failure(binding.contract_rule(failed.rule), failed.expectation, failed.got, ctx.index))
+        result.timed_out = failed.timed_out
     except StepSkipped as skipped:
         result.reason = str(skipped)
     except (OSError, RuntimeError) as exc:
@@ -265,13 +294,16 @@ async def run_suite(
     config: RunConfig,
     jobs: int = 8,
     on_result: Callable[[ScenarioResult], None] | None = None,
+    watch: TargetWatch | None = None,
 ) -> list[ScenarioResult]:
-    """Run scenarios concurrently over separate connections, ``jobs`` at a time."""
+    """Run scenarios concurrently over separate connections, ``jobs`` at a time.  ``watch``: the run's watch
+    on the target (default: one when ``config.probe_timeout`` is set, see ``liveness``)."""
     gate = asyncio.Semaphore(max(jobs, 1))
+    watch = watch if watch is not None else watch_of(config)
 
     async def one(scenario: Scenario) -> ScenarioResult:
         async with gate:
-            result = await run_scenario(scenario, config)
+            result = await run_scenario(scenario, config, watch)
         if on_result is not None:
             on_result(result)
         return result

@@ -21,10 +21,20 @@ MAX_DRAIN = 10_000_000
 FEED_MAX = 128 * 1024 * 1024
 
 
+# What a step got when the target sent nothing in time (``describe_event(None, timeout)``): a failure that
+# says this ended on a time-out, after which the runner may ask whether the target still answers at all.
+NOTHING_WITHIN = "nothing within"
+
+
 class StepFailed(Exception):
     def __init__(self, rule: str, expectation: str, got: str) -> None:
         super().__init__(f"[{rule}] expected {expectation}; got {got}")
         self.rule, self.expectation, self.got = rule, expectation, got
+
+    @property
+    def timed_out(self) -> bool:
+        """The step waited for the target in vain: nothing arrived within its timeout."""
+        return self.got.startswith(NOTHING_WITHIN)
 
 
 class StepSkipped(Exception):
@@ -88,7 +98,7 @@ def describe_pattern(name: str, fields: dict[str, Any]) -> str:
 
 def describe_event(event: Event | None, timeout: float) -> str:
     if event is None:
-        return f"nothing within {timeout:g} s"
+        return f"{NOTHING_WITHIN} {timeout:g} s"
     if event.kind == "close":
         return "the target closed the connection"
     inner = ", ".join(f"{k}={show(v)}" for k, v in event.fields.items())
