@@ -196,6 +196,10 @@ class ScenarioAdapter(Protocol):
     contract name (``onSubscribe``, ``onNext``...) or a wire name (``serverHello``,
     ``KEEPALIVE``...), ``frame`` the wire name of the frame that carried it, ``fields`` the
     names scenarios match on.
+
+    Optional: ``in_flight(key, event) -> bool``, for a binding whose cancel lets events already sent
+    arrive however late (Ditto: SPEC.md decision DITTO-g): ``expect_silence`` lets such events of a
+    subscription the kit cancelled pass, and the binding's judge bounds them by the demand granted.
     """
 
     binding: Binding

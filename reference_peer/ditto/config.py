@@ -15,6 +15,8 @@ class PeerConfig:
     # Freedoms the protocol leaves to a publisher, drawn reproducibly from ``seed`` (freedoms.py).
     freedoms: bool = True
     seed: int = 0
+    # Freedoms switched on for every connection whatever the seed draws (``--freedom``; freedoms.FORCEABLE).
+    forced_freedoms: tuple[str, ...] = ()
     faults: tuple[str, ...] = ()
     # Live subscriptions one connection may hold; one more gets created, then failed (429) on its first request.
     max_subscriptions: int = 256

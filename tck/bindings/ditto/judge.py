@@ -5,7 +5,8 @@ Theory of operation (SPEC.md, Ditto decisions DITTO-a and DITTO-b).  A subscribe
 the contract's stream table (``rsio_tck.semantics.streams``) with no demand and
 waits, SUBSCRIBING, for its ``created``: the publisher picks the
 ``subscriptionId``, and the judge binds it to the pending subscribe with the same
-``correlation-id`` (the oldest without one when the created has none).  From then
+``correlation-id`` (the oldest subscribe without one when the created's matches no
+pending subscribe: decision DITTO-m).  From then
 on ``request``/``cancel``/``next``/``complete``/``failed`` name the subscription by
 that id and go through the table (``created`` = onSubscribe, ``next`` = onNext:
 one item, or one search page), whose rule IDs ``CONTRACT_RULES`` translates.
@@ -242,6 +243,10 @@ class DittoJudge:
         cid = msg.correlation_id
         sid = msg.subscription_id
         sub = next((s for s in model.pending if s.correlation_id == cid), None)
+        if sub is None:
+            # A subscribe without a correlation-id still gets its created ("always responds with a created
+            # event"), with no correlation-id or one the publisher made up (Ditto makes one up): decision DITTO-m.
+            sub = next((s for s in model.pending if s.correlation_id is None), None)
         if sub is None:
             return [_v("DITTO-SUB-1", sender, f"created {sid!r} with correlation-id {cid!r} answers no pending "
                        "subscribe (a second created, or one nobody asked for)")]
