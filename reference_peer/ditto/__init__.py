@@ -46,6 +46,7 @@ from rsio_tck.bindings.ditto import PROFILE_NAMES
 
 from .config import PeerConfig
 from .faults import FAULTS, Fault
+from .freedoms import ID_CHOICES
 from .shell import serve_connection
 
 CAPABILITIES = Path(__file__).with_name("capabilities.json")
@@ -77,7 +78,10 @@ def make_config(args: argparse.Namespace) -> PeerConfig:
     if subscriptions < 1:
         raise ValueError(f"--max-subscriptions {subscriptions}: at least 1")
     write_buffer = getattr(args, "write_buffer", None) or defaults.write_high
-    return PeerConfig(profile=profile, faults=faults, seed=getattr(args, "seed", 0) or 0,
+    ids = getattr(args, "ids", None)
+    if ids is not None and ids not in ID_CHOICES:
+        raise ValueError(f"--ids {ids!r}: the Ditto peer gives subscriptionIds {', '.join(ID_CHOICES)}")
+    return PeerConfig(profile=profile, faults=faults, seed=getattr(args, "seed", 0) or 0, ids=ids,
                       freedoms=not getattr(args, "no_freedoms", False), max_subscriptions=subscriptions,
                       limits=DittoLimits(max_message=max_line) if max_line else defaults.limits,
                       write_high=max(4096, write_buffer))

@@ -14,6 +14,14 @@ connection number), so a run is reproducible with ``--seed``:
   does) or the subscribe's;
 - whether writes are cut at arbitrary byte boundaries, across lines.
 
+Which ids are given is a choice of its own (``ID_CHOICES``; ``ids=NAME``, ``--ids NAME``,
+forces one for every connection, freedoms or not): ``fresh`` (the default: the style
+above, never an id announced before on the connection), ``lowest`` (the decimal
+counter from 0, reusing an id as soon as its subscription is no longer live: the
+pages forbid only a live one, DITTO-SUB-2), ``mirror`` (the subscribe's own
+``correlation-id``: the kit's strings, when not live), and ``random`` (12 random
+characters, repeats allowed once not live).
+
 ``enabled=False`` (``--no-freedoms``) is one fixed habit: counters from 0,
 ``complete`` with the last item, whole batches, nothing after ``cancel``, the
 request's correlation-id, whole writes.
@@ -24,9 +32,14 @@ from __future__ import annotations
 import random
 import uuid
 
+ID_CHOICES = ("fresh", "lowest", "mirror", "random")
+
 
 class Freedoms:
-    def __init__(self, enabled: bool, seed: int, connection: int) -> None:
+    def __init__(self, enabled: bool, seed: int, connection: int, *, ids: str | None = None) -> None:
+        if ids is not None and ids not in ID_CHOICES:
+            raise ValueError(f"ids {ids!r}: choose one of {', '.join(ID_CHOICES)}")
+        self.id_choice = ids or "fresh"
         self.enabled = enabled
         self.rng = rng = random.Random(f"ditto-peer/{seed}/{connection}")
         self.id_style = "counter" if not enabled else rng.choice(("uuid", "prefixed", "token"))
@@ -39,8 +52,9 @@ class Freedoms:
 
     def describe(self) -> str:
         if not self.enabled:
-            return "freedoms off"
-        chosen = [f"{self.id_style} subscription ids", f"complete with the last item {self.together_rate:.0%}"]
+            return "freedoms off" + (f", {self.id_choice} subscription ids" if self.id_choice != "fresh" else "")
+        style = self.id_style if self.id_choice == "fresh" else self.id_choice
+        chosen = [f"{style} subscription ids", f"complete with the last item {self.together_rate:.0%}"]
         chosen += [text for on, text in ((self.after_cancel, "events after cancel"),
                                          (self.subscribe_cid, "the subscribe's correlation-id on events"),
                                          (self.chunk_writes, "chunked writes"),
