@@ -57,6 +57,9 @@ def parser(peer: PeerBinding | None = None) -> argparse.ArgumentParser:
     p.add_argument("--no-freedoms", action="store_true", help="one fixed habit instead of seeded freedoms")
     p.add_argument("--wide-ints", action="store_true",
                    help="write every integer element of the test publishers in its widest MessagePack form")
+    p.add_argument("--ids", metavar="HABIT",
+                   help="how the peer picks the ids it chooses, on every connection (the binding's choices; "
+                        "RS-IO: fresh, lowest, highest, mirror, random; default: the seeded freedoms decide)")
     p.add_argument("--port-file", type=Path, help="write the bound TCP/TLS port to this file")
     p.add_argument("--cert", type=Path, help="TLS certificate (PEM) for a tls:// or wss:// listener")
     p.add_argument("--key", type=Path, help="TLS private key (PEM) for a tls:// listener")
@@ -107,6 +110,7 @@ def config_from(args: argparse.Namespace, peer: PeerBinding | None = None) -> An
     options = {"args": args, "max_element": args.max_element, "max_frame": args.max_frame, "max_reassembly": args.max_reassembly,
                "max_subscriptions": args.max_subscriptions, "write_buffer": args.write_buffer,
                "freedoms": not args.no_freedoms, "seed": args.seed, "wide_ints": args.wide_ints,
+               "ids": args.ids,
                "faults": tuple(args.fault), "split_threshold": args.split_threshold}
     return peer.config(profile_from(args, peer), options)
 

@@ -51,7 +51,7 @@ from rsio_tck.bindings.ditto import PROFILE_NAMES
 
 from .config import PeerConfig
 from .faults import FAULTS, Fault
-from .freedoms import FORCEABLE
+from .freedoms import FORCEABLE, ID_CHOICES
 from .shell import serve_connection
 
 CAPABILITIES = Path(__file__).with_name("capabilities.json")
@@ -89,7 +89,10 @@ def make_config(args: argparse.Namespace) -> PeerConfig:
     unknown_freedoms = [name for name in forced if name not in FORCEABLE]
     if unknown_freedoms:
         raise ValueError(f"--freedom {unknown_freedoms[0]!r}: choose from {', '.join(FORCEABLE)}")
-    return PeerConfig(profile=profile, faults=faults, seed=getattr(args, "seed", 0) or 0,
+    ids = getattr(args, "ids", None)
+    if ids is not None and ids not in ID_CHOICES:
+        raise ValueError(f"--ids {ids!r}: the Ditto peer gives subscriptionIds {', '.join(ID_CHOICES)}")
+    return PeerConfig(profile=profile, faults=faults, seed=getattr(args, "seed", 0) or 0, ids=ids,
                       freedoms=not getattr(args, "no_freedoms", False), forced_freedoms=forced,
                       max_subscriptions=subscriptions,
                       limits=DittoLimits(max_message=max_line) if max_line else defaults.limits,

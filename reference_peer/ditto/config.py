@@ -18,6 +18,8 @@ class PeerConfig:
     # Freedoms switched on for every connection whatever the seed draws (``--freedom``; freedoms.FORCEABLE).
     forced_freedoms: tuple[str, ...] = ()
     faults: tuple[str, ...] = ()
+    # Which subscriptionIds every connection gives (freedoms.ID_CHOICES); None: fresh ones.
+    ids: str | None = None
     # Live subscriptions one connection may hold; one more gets created, then failed (429) on its first request.
     max_subscriptions: int = 256
     # Events one production round sends before the transport is drained and input read again.

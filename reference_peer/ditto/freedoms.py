@@ -25,6 +25,14 @@ connection number), so a run is reproducible with ``--seed``:
 Ditto's default order of search results, ``sort(+thingId)`` (string order), is not
 a freedom: the peer always applies it (``publishers.py``).
 
+Which ids are given is a choice of its own (``ID_CHOICES``; ``ids=NAME``, ``--ids NAME``,
+forces one for every connection, freedoms or not): ``fresh`` (the default: the style
+above, never an id announced before on the connection), ``lowest`` (the decimal
+counter from 0, reusing an id as soon as its subscription is no longer live: the
+pages forbid only a live one, DITTO-SUB-2), ``mirror`` (the subscribe's own
+``correlation-id``: the kit's strings, when not live), and ``random`` (12 random
+characters, repeats allowed once not live).
+
 ``enabled=False`` (``--no-freedoms``) is one fixed habit: counters from 0,
 ``complete`` with the last item, whole batches, nothing after ``cancel``, the
 request's correlation-id, no correlation-id on such a ``created``, full pages,
@@ -43,9 +51,15 @@ FORCEABLE = ("after-cancel", "late-after-cancel", "made-up-correlation-id", "sho
              "chunked-writes", "interleave")
 LATE_SECONDS = (0.06, 0.11)  # how long an event is held back: a little longer than the kit's silence window (50 ms)
 HOLD_LAST_RATE = 0.5  # share of demands whose last event a late connection holds back
+ID_CHOICES = ("fresh", "lowest", "mirror", "random")
+
 
 class Freedoms:
-    def __init__(self, enabled: bool, seed: int, connection: int, forced: tuple[str, ...] = ()) -> None:
+    def __init__(self, enabled: bool, seed: int, connection: int, forced: tuple[str, ...] = (), *,
+                 ids: str | None = None) -> None:
+        if ids is not None and ids not in ID_CHOICES:
+            raise ValueError(f"ids {ids!r}: choose one of {', '.join(ID_CHOICES)}")
+        self.id_choice = ids or "fresh"
         self.enabled = enabled
         self.rng = rng = random.Random(f"ditto-peer/{seed}/{connection}")
         self.id_style = "counter" if not enabled else rng.choice(("uuid", "prefixed", "token"))
@@ -67,8 +81,9 @@ class Freedoms:
 
     def describe(self) -> str:
         if not self.enabled:
-            return "freedoms off"
-        chosen = [f"{self.id_style} subscription ids", f"complete with the last item {self.together_rate:.0%}"]
+            return "freedoms off" + (f", {self.id_choice} subscription ids" if self.id_choice != "fresh" else "")
+        style = self.id_style if self.id_choice == "fresh" else self.id_choice
+        chosen = [f"{style} subscription ids", f"complete with the last item {self.together_rate:.0%}"]
         chosen += [text for on, text in ((self.after_cancel, "events after cancel"),
                                          (self.late_after_cancel, "late events after cancel"),
                                          (self.subscribe_cid, "the subscribe's correlation-id on events"),

@@ -94,7 +94,7 @@ class Policy:
     # -- subscriptions ----------------------------------------------------------------------
 
     def subscription_id(self, s: DittoSession, sub: Subscription) -> str:
-        return s.fresh_id()  # the freedoms' style, never one still live (DITTO-SUB-2)
+        return s.fresh_id(sub)  # the freedoms' choice, never one still live (DITTO-SUB-2)
 
     def created(self, s: DittoSession, sub: Subscription) -> None:
         """``created`` answers every subscribe, with its correlation-id (DITTO-SUB-1)."""

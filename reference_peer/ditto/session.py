@@ -205,7 +205,22 @@ class DittoSession:
 
     # -- output ------------------------------------------------------------------------------
 
-    def fresh_id(self) -> str:
+    def fresh_id(self, sub: Subscription | None = None) -> str:
+        """An id for ``sub``'s created, as the freedoms choose (``Freedoms.id_choice``); never a live one."""
+        choice = self.freedoms.id_choice
+        if choice == "mirror" and sub is not None and isinstance(sub.correlation_id, str) \
+                and sub.correlation_id and sub.correlation_id not in self.subscriptions:
+            return sub.correlation_id
+        if choice in ("lowest", "mirror"):
+            number = 0
+            while str(number) in self.subscriptions:
+                number += 1
+            return str(number)
+        if choice == "random":
+            while True:
+                sid = "".join(self.freedoms.rng.choice("abcdefghijklmnopqrstuvwxyz0123456789_-") for _ in range(12))
+                if sid not in self.subscriptions:
+                    return sid
         while True:
             sid = self.freedoms.subscription_id()
             if sid not in self.announced:  # never one announced before on this connection

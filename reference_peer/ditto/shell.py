@@ -31,7 +31,7 @@ class Connection:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, config: PeerConfig,
                  number: int = 0) -> None:
         self.reader, self.writer, self.config, self.number = reader, writer, config, number
-        self.freedoms = Freedoms(config.freedoms, config.seed, number, config.forced_freedoms)
+        self.freedoms = Freedoms(config.freedoms, config.seed, number, config.forced_freedoms, ids=config.ids)
         self.session = DittoSession(policy=build_policy(config.faults), freedoms=self.freedoms, limits=config.limits,
                                     max_subscriptions=config.max_subscriptions)
         self.wake = asyncio.Event()

@@ -109,6 +109,10 @@ class ScenarioResult:
         for finding in self.findings:
             if finding.side is not None and str(finding.side) == self.target_side:
                 lines.append(f"  monitor: {finding.message} ({finding.level.value}, frame #{finding.frame_index})")
+            elif finding.side is not None and self.verdict is Verdict.ERROR:
+                # An error names the kit's own violations: a kit bug is among them.
+                lines.append(f"  monitor, the kit's side: {finding.message} ({finding.level.value}, "
+                             f"frame #{finding.frame_index})")
         if self.transcript:
             lines.append("  transcript (>> kit to target, << target to kit):")
             lines.extend(f"    {line}" for line in self.transcript)

@@ -148,17 +148,40 @@ async def _answer_goodbye(session: KitSession) -> None:
         await session.send_frames(session.adapter.goodbye("goodbye acknowledged"))
 
 
-def _verdict(scenario: Scenario, result: ScenarioResult, config: RunConfig) -> None:
-    target_must = [f for f in result.findings if f.side is Side.SERVER and f.level is Level.MUST]
-    target_should = [f for f in result.findings if f.side is Side.SERVER and f.level is Level.SHOULD]
-    binding = get_binding(config.binding)
-    declared = set(scenario.kit_violations) | {binding.contract_rule(rule) for rule in scenario.kit_violations}
-    kit_bugs = [f for f in result.findings if f.side is Side.CLIENT and f.level is Level.MUST
-                and f.rule not in declared and f.rule not in _KIT_OBLIGATIONS]
-    if kit_bugs and not target_must and not result.failures:
-        result.verdict = Verdict.ERROR
-        result.reason = "the kit broke a rule the scenario does not declare: " + "; ".join(f.message for f in kit_bugs)
-        return
+def kit_bugs(scenario: Scenario, findings: list[Any], binding: str) -> list[Any]:
+    """The kit's own MUST violations the scenario does not declare (``kit_violations``): kit bugs.
+
+    The obligations the kit cannot meet once the target misbehaved first (``_KIT_OBLIGATIONS``) are
+    not among them."""
+    chosen = get_binding(binding)
+    declared = set(scenario.kit_violations) | {chosen.contract_rule(rule) for rule in scenario.kit_violations}
+    return [f for f in findings if f.side is Side.CLIENT and f.level is Level.MUST
+            and f.rule not in declared and f.rule not in _KIT_OBLIGATIONS]
+
+
+def _verdict(scenario: Scenario, result: ScenarioResult, config: RunConfig, failed_at: int | None = None) -> None:
+    """Pass, fail, warn or error from the step failures and the monitor's findings.
+
+    A kit bug makes the scenario an error, never a fail, when it came before whatever went wrong on
+    the target's side (its first MUST violation, and the step failure, which ``failed_at`` places: the
+    number of findings there were when the step failed): what the target did after the kit broke a rule
+    judges the kit's bug, not the target (SPEC.md Decision x).  A kit bug after the target had already
+    broken a MUST rule, or after a step had already failed, leaves the fail as it is.
+    """
+    findings = result.findings
+    target_must = [f for f in findings if f.side is Side.SERVER and f.level is Level.MUST]
+    target_should = [f for f in findings if f.side is Side.SERVER and f.level is Level.SHOULD]
+    bugs = kit_bugs(scenario, findings, config.binding)
+    if bugs:
+        position = {id(f): i for i, f in enumerate(findings)}
+        first_bug = position[id(bugs[0])]
+        target_first = position[id(target_must[0])] if target_must else len(findings)
+        step_first = failed_at if failed_at is not None and result.failures else len(findings)
+        if first_bug < target_first and first_bug < step_first:
+            result.verdict = Verdict.ERROR
+            result.reason = ("kit bug: the kit broke a rule the scenario does not declare, so nothing the target did "
+                             "afterwards is held against it: " + "; ".join(f.message for f in bugs))
+            return
     # A step failing a SHOULD rule, or any step of a SHOULD scenario, is optional-not-met.
     must_failures = [f for f in result.failures if scenario.level == "MUST" and f.rule in RULES
                      and RULES[f.rule].level is Level.MUST]
@@ -243,17 +266,21 @@ async def _run(scenario: Scenario, config: RunConfig, result: ScenarioResult) ->
     session.start()
     ctx = StepContext(session, rules[0], config.signal_timeout, config.silence_window,
                       target=config.target, codec=config.profile, options=config.options)
+    failed_at: int | None = None  # how many findings there were when a step failed
     try:
         await _until_verdict_certain(_script(ctx, scenario), session, ctx, result)
     except StepFailed as failed:
+        failed_at = len(session.monitor.findings)
         result.failures.append(Failure(binding.contract_rule(failed.rule), failed.expectation, failed.got, ctx.index))
         result.timed_out = failed.timed_out
     except StepSkipped as skipped:
         result.reason = str(skipped)
     except (OSError, RuntimeError) as exc:
+        failed_at = len(session.monitor.findings)
         result.failures.append(Failure(rules[0], "a working connection", f"{type(exc).__name__}: {exc}"))
     finally:
         if session.error and not result.failures:
+            failed_at = len(session.monitor.findings)
             result.failures.append(Failure(rules[0], "a target the kit can follow", session.error))
         await _answer_goodbye(session)
         await session.close("write")
@@ -285,7 +312,7 @@ async def _run(scenario: Scenario, config: RunConfig, result: ScenarioResult) ->
     if result.reason and not result.failures:
         result.verdict = Verdict.SKIP  # a step found the scenario cannot judge this target
         return result
-    _verdict(scenario, result, config)
+    _verdict(scenario, result, config, failed_at)
     return result
 
 

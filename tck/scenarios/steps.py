@@ -139,7 +139,12 @@ async def step_send(ctx: StepContext, step: dict[str, Any]) -> None:
     frames = []
     # ``times: N`` (``var: i`` = 0, 1, ...): the frames N times over, still in one write (a burst).
     times = int(resolve(step.get("times", 1), ctx.variables))
-    if not 0 < times <= MAX_BURST:
+    if times > MAX_BURST:
+        # The schema bounds a literal count, so this one comes from a value the target chose (a lease's
+        # number of requests, say): a legal choice the kit cannot follow with one burst, not a failure.
+        raise StepSkipped(f"the burst would repeat its frames {times} times, from a value the target chose; "
+                          f"the kit sends at most {MAX_BURST} in one write, so it cannot judge this target here")
+    if times < 1:
         raise StepFailed(ctx.default_rule, f"a burst of 1 to {MAX_BURST} times",
                          f"scenario error: times is {times} (from a value the target sent?)")
     for i in range(times):
@@ -411,6 +416,19 @@ async def step_retry(ctx: StepContext, step: dict[str, Any]) -> None:
                 raise
 
 
+def _condition(spec: dict[str, Any], variables: dict[str, Any]) -> bool:
+    """``{equal: [a, b]}`` or ``{differ: [a, b]}``, the values resolved (variables bound by earlier steps)."""
+    (test, pair), = spec.items()
+    left, right = (resolve(value, variables) for value in pair)
+    return bool(left == right) if test == "equal" else bool(left != right)
+
+
+async def step_when(ctx: StepContext, step: dict[str, Any]) -> None:
+    """Run ``steps`` if the condition holds, else ``otherwise`` (if given): for a choice the target makes
+    that the kit must adapt to, such as an Id the kit cannot use while its own subscription holds it."""
+    await run_steps(ctx, step["steps"] if _condition(step["when"], ctx.variables) else step.get("otherwise", ()))
+
+
 async def step_feed_parts(ctx: StepContext, step: dict[str, Any]) -> None:
     """Send parts of one split element on the target's Id until the target cancels it.
 
@@ -477,6 +495,7 @@ STEPS: dict[str, Callable[[StepContext, dict[str, Any]], Awaitable[None]]] = {
     "feed_parts": step_feed_parts,
     "repeat": step_repeat,
     "retry": step_retry,
+    "when": step_when,
     "liveness": step_liveness,
     "set": step_set,
     "skip_if_target_extensions": step_skip_if_target_extensions,

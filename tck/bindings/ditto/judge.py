@@ -252,7 +252,13 @@ class DittoJudge:
                        "subscribe (a second created, or one nobody asked for)")]
         model.pending.remove(sub)
         out = self._topic(sender, sub, msg)
-        if sid in model.live:
+        old = model.live.get(sid)
+        if old is not None and old.cancelled:
+            # The subscriber cancelled it: the publisher may have read that cancel before it gave the id
+            # again (SPEC.md decision DITTO-n); from here on the id names the new subscription.
+            del model.live[sid]
+            old.ended = True
+        elif old is not None:
             out.append(_v("DITTO-SUB-2", sender, f"created announces {sid!r}, the id of a subscription still live"))
             return out
         model.ended.pop(sid, None)  # an id of an ended subscription may be given again

@@ -21,7 +21,10 @@ subscription that ended or was cancelled skip the scenario (decision DITTO-e:
 Ditto's subscriber must not send them).  Ditto-specific scenarios also send
 ``subscribeForPersistedEvents`` (``thing``, ``from``, ``to``), ``searchSubscribe``
 (``filter``, ``options``, ``namespaces``, ``fields``), ``request``/``cancel`` with an
-explicit ``subscriptionId``, and ``json`` (one raw line, ``text``).
+explicit ``subscriptionId`` or with ``unknownSubscriptionId`` (an id no ``created`` on this
+connection announced: the given text, made unique against the target's ids at the time it is
+sent, since the target chooses its ids freely and could have chosen that very text), and ``json``
+(one raw line, ``text``).
 
 Receiving.  ``created`` is onSubscribe, ``next`` onNext (the element is the item's
 JSON, or the page's), ``complete`` onComplete, ``failed`` onError; each event also
@@ -127,6 +130,7 @@ class DittoScenarioAdapter:
         self._by_cid: dict[str, int] = {}
         self._by_sid: dict[str, int] = {}
         self._sid: dict[int, str] = {}
+        self._announced: set[str] = set()  # every subscriptionId a created named on this connection
         self._target: dict[int, Target | None] = {}  # None: a search subscription
         self._initial: dict[int, int] = {}  # demand to request as soon as created arrives
         self._deferred_cancel: set[int] = set()  # cancel to send as soon as created arrives
@@ -282,6 +286,8 @@ class DittoScenarioAdapter:
         if name == "request" and (not isinstance(demand, int) or isinstance(demand, bool)):
             raise ValueError(f"demand {demand!r} is not an integer")
         sid = values.get("subscriptionId")
+        if sid is None and "unknownSubscriptionId" in values:
+            sid = self.unknown_id(str(values["unknownSubscriptionId"]))
         target: Target | None = None
         if sid is None:
             handle = self._handle_of.get(values.get("subscriber"))
@@ -313,6 +319,17 @@ class DittoScenarioAdapter:
             target = self._target.get(handle) if handle is not None else (
                 Target(namespace="tck", entity_name="range") if self.profile == "streaming" else None)
         return self._message(name, sid, target, demand)
+
+    def unknown_id(self, text: str) -> str:
+        """``text``, or ``text-1``, ``text-2``, ...: the first that no created on this connection announced.
+
+        The kit picks it only once it knows the target's ids: a target may legally have named a live
+        subscription ``text`` itself, and the kit would then name that one (SPEC.md decision DITTO-n)."""
+        sid, n = text, 0
+        while sid in self._announced:
+            n += 1
+            sid = f"{text}-{n}"
+        return sid
 
     @staticmethod
     def _message(name: str, sid: str, target: Target | None, demand: int) -> Any:
@@ -357,6 +374,7 @@ class DittoScenarioAdapter:
         sid: str = getattr(frame, "subscription_id", "")
         fields: dict[str, Any] = {"subscriptionId": sid, "correlation_id": frame.correlation_id}
         if isinstance(frame, CREATED):
+            self._announced.add(sid)
             handle = self._by_cid.get(frame.correlation_id) if isinstance(frame.correlation_id, str) else None
             if handle is None and self._unnamed:
                 # The oldest subscribe sent without a correlation-id: its created carries none, or one the target

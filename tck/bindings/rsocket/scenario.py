@@ -14,7 +14,9 @@ nothing.  A logical subscriber k of a contract scenario gets the next unused odd
 stream id when it subscribes (so 1, 2, 3 subscribed in order are streams 1, 3,
 5: the ``2k-1`` of bindings.md), and a fresh one when it subscribes again after
 its stream ended: RSocket ids are never reused, so a contract scenario's Id reuse
-is a new stream for the same logical subscriber.  Wire scenarios name frames
+is a new stream for the same logical subscriber.  "Unused" counts the target's
+requests too: the draft lets the target pick odd ids, and the kit picks after it
+(SPEC.md decision RS-t).  Wire scenarios name frames
 (``REQUEST_STREAM``, ``REQUEST_N``, ``KEEPALIVE``, ``SETUP``...) with their
 dataclass fields; ``stream_id`` may be replaced by ``subscriber`` (the logical
 id), text is accepted where bytes belong, ``error_code`` may be a name
@@ -114,6 +116,7 @@ class RSocketScenarioAdapter:
         self._logical: dict[int, int] = {}  # stream id -> logical subscriber
         self._ended: set[int] = set()  # the kit's stream ids that ended (terminal received, cancel sent)
         self._next_id = 1
+        self._target_ids: set[int] = set()  # stream ids the target's requests named (the draft lets it pick odd ones)
         self._contract_opens: set[int] = set()  # streams opened by a contract ``subscribe``: onSubscribe implied
         self._replies: list[Any] = []
         self._closing = False
@@ -173,7 +176,9 @@ class RSocketScenarioAdapter:
         if sid is not None and sid not in self._ended:
             return sid  # a request on an in-use id: the scenario means it (the target must ignore it)
         sid = self._next_id
-        self._next_id += 2
+        while sid in self._target_ids:  # the kit picks after the target: never an id the target used (RS-t)
+            sid += 2
+        self._next_id = sid + 2
         self._stream_of[subscriber] = sid
         self._logical[sid] = subscriber
         return sid
@@ -341,6 +346,7 @@ class RSocketScenarioAdapter:
         subscriber = self._logical.get(sid, sid)
         fields["subscriber"] = subscriber
         if isinstance(frame, REQUESTS):
+            self._target_ids.add(sid)
             demand = {RequestResponse: 1, RequestFnf: 0}.get(type(frame), getattr(frame, "initial_request_n", 0))
             fields.update(publisher=_text(frame.data), initialDemand=demand)
             return [(SUBSCRIBES, Event("subscribe", fields, index, frame=name))]
