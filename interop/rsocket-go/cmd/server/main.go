@@ -116,6 +116,14 @@ func requestStream(request payload.Payload) flux.Flux {
 					return
 				}
 			}
+			select { // a CANCEL under a large credit: the loop above never waits, so look here too
+			case <-stop:
+				return
+			default:
+			}
+			if ctx.Err() != nil {
+				return
+			}
 			credit.Add(-1)
 			sink.Next(payload.New(pub.element(i), nil))
 		}
