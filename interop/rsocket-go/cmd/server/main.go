@@ -1,6 +1,5 @@
 // rsocket-go v0.8.16 serving the kit's RSocket test publishers (bindings.md section 2). server PORT (or RSIO_PORT=PORT).
-// Like every interop server: parse the name, one publisher per name, one handler per interaction. Request-stream is
-// flux.Create, as in rsocket-go's examples, each element made and handed to its sink for a credit (requestStream).
+// Parse the name, one publisher per name, one handler per interaction; request-stream is flux.Create (rsocket-go's examples).
 package main
 
 import (
@@ -28,7 +27,6 @@ var params = map[string][]string{
 	"tck/range": {"start", "count"}, "tck/infinite": {"start"}, "tck/error": {"after", "message"},
 	"tck/large": {"size", "count", "part"}, "tck/fnf": {"key"}, "tck/fnf-count": {"key"}, "tck/echo": {},
 }
-
 var fnfCounts sync.Map // key -> *atomic.Int64: fire-and-forget calls per key, for the whole server
 func fnfCount(key string) *atomic.Int64 {
 	count, _ := fnfCounts.LoadOrStore(key, new(atomic.Int64))
@@ -106,22 +104,20 @@ func requestStream(request payload.Payload) flux.Flux {
 		return flux.Error(err)
 	}
 	var credit, sent atomic.Int64 // requested and not yet made; passed on by the sink
-	wake, stop := make(chan struct{}, 1), make(chan struct{})
+	var cancelled atomic.Bool     // a CANCEL, or the connection's end
+	wake := make(chan struct{}, 1)
+	poke := func() { // a credit or the cancel: wake the generator if it waits
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
 	created := flux.Create(func(ctx context.Context, sink flux.Sink) {
 		for i := int64(0); pub.count < 0 || i < pub.count; i++ {
-			for credit.Load() <= 0 {
-				select {
-				case <-wake:
-				case <-stop: // a CANCEL, or the connection's end
-					return
-				}
+			for credit.Load() <= 0 && !cancelled.Load() {
+				<-wake
 			}
-			select { // a CANCEL under a large credit: the loop above never waits, so look here too
-			case <-stop:
-				return
-			default:
-			}
-			if ctx.Err() != nil {
+			if cancelled.Load() { // looked at before every element: under a large credit it never waits above
 				return
 			}
 			credit.Add(-1)
@@ -134,17 +130,14 @@ func requestStream(request payload.Payload) flux.Flux {
 		}
 	}).DoOnRequest(func(n int) {
 		credit.Add(int64(n))
-		select {
-		case wake <- struct{}{}:
-		default:
-		}
+		poke()
 	}).DoOnNext(func(payload.Payload) error {
 		if sent.Add(1) == pub.count {
 			return pub.failure // nil but for tck/error: its error, once its last element is on its way
 		}
 		return nil
 	})
-	return flux.Raw(created.Raw().DoOnCancel(sync.OnceFunc(func() { close(stop) })))
+	return flux.Raw(created.Raw().DoOnCancel(func() { cancelled.Store(true); poke() }))
 }
 
 func requestResponse(request payload.Payload) mono.Mono {
@@ -169,8 +162,7 @@ func fireAndForget(request payload.Payload) {
 	}
 }
 
-// requestChannel (tck/echo): the first inbound payload is the name, later ones come back; filtered and
-// mapped, the inbound Flux passes the requester's demand through; Clone keeps a payload past the pool.
+// requestChannel (tck/echo): the first payload is the name, later ones come back (demand passes through; Clone: past the pool).
 func requestChannel(requests flux.Flux) flux.Flux {
 	first := true
 	return requests.
