@@ -4,9 +4,11 @@ check, the whole suite only to explain a miss; and a fault that shows whatever t
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
+from rsio_tck import selfcheck
 from rsio_tck.embedded import EmbeddedPeer
 from rsio_tck.reference_peer.rsocket.freedoms import Freedoms
 from rsio_tck.scenarios import RunConfig, Verdict, load_directory, run_suite
@@ -26,6 +28,26 @@ def test_a_missed_fault_runs_the_whole_suite_to_show_what_it_disturbs() -> None:
     outcome = check_fault("dem-beyond-demand", "NO-SUCH-1", chosen)
     assert not outcome.caught
     assert outcome.failed and set(outcome.failed) <= {"DEM-001", "DEM-002", "STR-001"}
+
+
+def test_a_citing_scenario_that_catches_the_fault_in_the_whole_suite_run_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    # HS-2 sees hs-stream-before-hello's early frames only if they beat the kit's clientHello; a first run
+    # whose peer missed that window (as under load) is made here by returning no results from it.
+    real = selfcheck.run_against_peer
+    calls: list[bool] = []
+
+    def window_missed_first(scenarios: list[Any], codec: str | None = None, faults: tuple[str, ...] = (),
+                            jobs: int = 8, **kwargs: Any) -> list[Any]:
+        calls.append(kwargs.get("stop_when") is not None)
+        if kwargs.get("stop_when") is not None:
+            return []
+        return real(scenarios, codec, faults, jobs, binding=kwargs.get("binding", "rsio"))
+
+    monkeypatch.setattr(selfcheck, "run_against_peer", window_missed_first)
+    chosen = [s for s in load_directory() if s.id in ("HS-001", "HS-002")]
+    outcome = check_fault("hs-stream-before-hello", "HS-2", chosen, "msgpack")
+    assert calls == [True, False]
+    assert outcome.caught and outcome.caught_by == ("HS-001",)
 
 
 def test_stop_when_cancels_the_scenarios_still_running() -> None:
