@@ -249,6 +249,17 @@ class ScenarioAdapter(Protocol):
         """The frames the kit sends every ``keepalive_every`` seconds (RSocket's client KEEPALIVE)."""
         ...
 
+    def barrier(self, token: bytes) -> list[Any]:
+        """Frames the target answers only after it has read what the kit sent before them, carrying
+        ``token`` (RSocket: KEEPALIVE with R, whose answer echoes its data); [] for a binding that has
+        none.  ``barrier_answered(token)`` says when the answer came.  Steps prove absence with it:
+        what the target wrote before reading the barrier arrives before the answer."""
+        ...
+
+    def barrier_answered(self, token: bytes) -> bool:
+        """True once the target answered the ``barrier(token)`` the kit sent (each token answers once)."""
+        ...
+
     def key(self, name: str, fields: dict[str, Any]) -> ScenarioKey:
         """The inbox an expectation of ``name`` with ``fields`` (resolved) waits on."""
         ...

@@ -556,6 +556,19 @@ class KitSession:
                 if self.goodbye is not None and key != CONN and not self.inbox.get(key):
                     return None
 
+    async def arrival(self, timeout: float) -> bool:
+        """Wait until the next read from the target is sorted (or the connection ends); False when
+        ``timeout`` seconds passed with nothing.  The caller looks at the inboxes first: nothing can
+        arrive between its look and this wait, since both run without yielding in between."""
+        if self.eof:
+            return False
+        self._arrival.clear()
+        try:
+            await asyncio.wait_for(self._arrival.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
     def peek(self, key: Key) -> Event | None:
         queue = self.inbox.get(key)
         return queue[0] if queue else None

@@ -298,6 +298,13 @@ async def step_expect_close(ctx: StepContext, step: dict[str, Any]) -> None:
 
 
 async def step_drain(ctx: StepContext, step: dict[str, Any]) -> None:
+    """Take the elements still arriving on a subscription (after a cancel) until delivery has stopped.
+
+    Stopped is proven, where the binding has one, with a barrier: the kit sends ``adapter.barrier``
+    and takes elements until its answer; a round from one answer to the next with no element shows
+    that the target had nothing more to write (an answer that overtakes queued elements only adds a
+    round).  Without a barrier, stopped is a quiet spell of the silence window.  Either way the step
+    fails when more than ``max`` elements arrive, or when delivery goes on past ``within`` seconds."""
     spec = step["drain"]
     rule = step.get("rule", "STR-6")
     sid = resolve(spec["subscriber"], ctx.variables)
@@ -306,32 +313,65 @@ async def step_drain(ctx: StepContext, step: dict[str, Any]) -> None:
     # within: how long delivery may take to stop; a flood under an unbounded grant has a socket send buffer
     # of small frames in flight (megabytes), more than the default bound drains on a loaded machine.
     deadline = loop.time() + float(spec.get("within", 5 * ctx.signal_timeout))
-    drained = 0
-    # until_terminal: the target owes a terminal signal, so wait for it (each gap up to the
-    # signal timeout) instead of taking a quiet spell as the end; a large element can take
-    # longer than the silence window to arrive.
-    gap = ctx.signal_timeout if spec.get("until_terminal") else ctx.silence_window
     session = ctx.session
     key = session.adapter.kit_key(sid)
-    while True:
-        # Take what is already buffered in bulk: a flood in flight after cancel can be
-        # hundreds of thousands of elements, and one await per element would dominate.
-        drained += session.take_elements(key)
-        queue = session.inbox.get(key)
-        if drained > limit or loop.time() > deadline:
+    until_terminal = bool(spec.get("until_terminal"))
+    counted = {"drained": 0}
+
+    def take() -> bool:
+        """Take what is buffered in bulk (a flood in flight after a cancel can be hundreds of thousands
+        of elements, and one await per element would dominate); True when a terminal signal or another
+        event is next, left for the next step."""
+        counted["drained"] += session.take_elements(key)
+        if counted["drained"] > limit or loop.time() > deadline:
             raise StepFailed(rule, f"delivery on subscriber {sid} to stop (at most {limit} more elements)",
-                             f"{drained} elements and still sending")
-        if queue:
-            break  # a terminal signal: left for the next step
-        event = await session.next_event(key, gap)
-        if event is None:
-            break
-        if event.kind != "onNext":
-            session.put_back(key, event)
-            break
-        drained += 1
+                             f"{counted['drained']} elements and still sending")
+        return bool(session.inbox.get(key))
+
+    barrier_frames = [] if until_terminal else session.adapter.barrier(b"rsio-tck drain 1")
+    if barrier_frames:
+        await _drain_with_barrier(ctx, barrier_frames, take, counted)
+    else:
+        # until_terminal: the target owes a terminal signal, so wait for it (each gap up to the
+        # signal timeout) instead of taking a quiet spell as the end; a large element can take
+        # longer than the silence window to arrive.
+        gap = ctx.signal_timeout if until_terminal else ctx.silence_window
+        while not take():
+            event = await session.next_event(key, gap)
+            if event is None:
+                break
+            if event.kind != "onNext":
+                session.put_back(key, event)
+                break
+            counted["drained"] += 1
     if "bind" in spec:
-        ctx.variables[spec["bind"]] = drained
+        ctx.variables[spec["bind"]] = counted["drained"]
+
+
+async def _drain_with_barrier(ctx: StepContext, frames: list[Any], take: Callable[[], bool],
+                             counted: dict[str, int]) -> None:
+    """Barrier rounds until one brings no element.  A wait for the answer measures silence: the
+    signal timeout with nothing at all from the target ends the drain (it has stopped; an unanswered
+    barrier is the monitor's business, RS-KEEPALIVE-3), and bytes that keep coming restart it."""
+    session = ctx.session
+    rounds = 1
+    token = b"rsio-tck drain 1"
+    await session.send_frames(frames)
+    before = counted["drained"]
+    while not take():
+        if session.adapter.barrier_answered(token):
+            if counted["drained"] == before:
+                return  # a whole round with nothing: the target had nothing left to write
+            rounds += 1
+            token = f"rsio-tck drain {rounds}".encode("ascii")
+            frames = session.adapter.barrier(token)
+            if not frames:
+                return  # the kit is closing: no more barriers
+            before = counted["drained"]
+            await session.send_frames(frames)
+            continue
+        if session.eof or not await session.arrival(ctx.signal_timeout):
+            return
 
 
 async def step_consume(ctx: StepContext, step: dict[str, Any]) -> None:

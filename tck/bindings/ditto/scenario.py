@@ -154,6 +154,12 @@ class DittoScenarioAdapter:
     def keepalive(self) -> list[Any]:
         return []
 
+    def barrier(self, token: bytes) -> list[Any]:
+        return []  # no frame whose answer orders what came before it (subscriptions answer apart)
+
+    def barrier_answered(self, token: bytes) -> bool:
+        return False
+
     def kit_closing(self, model: Any) -> bool:
         return False
 

@@ -120,6 +120,7 @@ class RSocketScenarioAdapter:
         self._contract_opens: set[int] = set()  # streams opened by a contract ``subscribe``: onSubscribe implied
         self._replies: list[Any] = []
         self._closing = False
+        self._barriers: dict[bytes, bool] = {}  # the kit's barrier tokens -> answered yet
 
     # -- opening and closing -----------------------------------------------------------------
 
@@ -140,6 +141,21 @@ class RSocketScenarioAdapter:
     def keepalive(self) -> list[Any]:
         """The kit's periodic KEEPALIVE: R set in 1.0 (the draft has no R; its server answers every one)."""
         return [] if self._closing else [Keepalive(respond=not self.draft)]
+
+    def barrier(self, token: bytes) -> list[Any]:
+        """KEEPALIVE with R (draft: every client KEEPALIVE is answered, RS-o), its data the token.  Its
+        answer echoes the data (RS-KEEPALIVE-3); a target that writes its frames in the order it reads
+        and produces them sends what it had before the answer."""
+        if self._closing:
+            return []
+        self._barriers[token] = False
+        return [Keepalive(respond=not self.draft, data=token)]
+
+    def barrier_answered(self, token: bytes) -> bool:
+        if not self._barriers.get(token, False):
+            return False
+        del self._barriers[token]  # answered once: the kit's tokens never repeat
+        return True
 
     def check_opening(self, event: Any) -> tuple[str, str] | None:
         return None  # RSocket answers SETUP with nothing (an ERROR[*_SETUP] refuses it)
@@ -337,6 +353,8 @@ class RSocketScenarioAdapter:
         if isinstance(frame, Keepalive):
             if frame.respond and not self._closing:
                 self._replies.append(Keepalive(respond=False, data=frame.data))
+            elif not frame.respond and frame.data in self._barriers:
+                self._barriers[frame.data] = True
             return [(KEEPALIVES, Event(name, fields, index))]
         if sid == 0:
             if isinstance(frame, Error):
