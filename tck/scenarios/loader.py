@@ -105,7 +105,7 @@ def load_file(path: Path) -> list[Scenario]:
         loader = SAFE_LOADER(text)
         try:
             root = loader.get_single_node()
-            data = loader.construct_document(root) if root is not None else None
+            data: Any = loader.construct_document(root) if root is not None else None
         finally:
             loader.dispose()
     except yaml.YAMLError as exc:
