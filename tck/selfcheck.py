@@ -42,6 +42,7 @@ CLIENT_PROGRAMS: dict[str, str] = {"rsocket": "rsio_tck.reference_peer.rsocket.t
                                    "ditto": "rsio_tck.reference_peer.ditto.testcases"}
 CLIENT_FAULT_PREFIX = "client-"
 FAULT_WORKERS = 4  # faults checked at once (each against a peer process of its own)
+WINDOW_TRIES = 3  # more runs of a time-window fault's citing scenarios, one at a time, before it counts as missed
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +178,14 @@ def check_fault(fault: str, rule: str, scenarios: list[Scenario], codec: str | N
         caught = tuple(r.id for r in bad if rule in r.rules)
         if caught:
             return FaultOutcome(fault, rule, caught, tuple(failed))
+        if citing and getattr(_peer(binding).faults.get(fault), "window", False):
+            # A fault that shows only within a time window (Fault.window) was missed twice, by a starved
+            # peer: its citing scenarios run again one at a time, the peer's only load, up to WINDOW_TRIES.
+            for _ in range(WINDOW_TRIES):
+                results = run_against_peer(citing, profiles[0], (fault,), jobs=1, binding=binding)
+                caught = tuple(r.id for r in failing(results) if rule in r.rules)
+                if caught:
+                    return FaultOutcome(fault, rule, caught, tuple(failed))
     return FaultOutcome(fault, rule, (), tuple(failed))
 
 

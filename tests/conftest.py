@@ -29,6 +29,13 @@ settings.load_profile("rsio-tck")
 
 SPARK_MODULES = frozenset({"test_pipeline_grid", "test_pipeline_publish", "test_pipeline_realrun",
                            "test_pipeline_tables", "test_pipeline_targets"})
+# pytest-timeout's bound for a test of the Spark modules without one of its own.  It is a hang guard, not a
+# speed check, and it must never fire in the middle of a Spark call: the timeout interrupts py4j while it
+# reads an answer, the shared session's connection is left out of step, and every later test of the worker
+# fails on garbage ("SparkSession does not exist in the JVM", "'m'").  In a loaded run (two busy loops, four
+# workers, more beside) the first test that started the JVM and ran a job took over 120 s, and 15 tests failed
+# after it.  The modules take about 350 s together under that load; no single test comes near 900 s.
+SPARK_TEST_TIMEOUT = 900
 
 
 # Units by their measured time, longest first (seconds beside two busy loops, four workers); the rest follow
@@ -55,6 +62,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The longest units first; a stable sort, so each module's own tests keep their order."""
     rank = {scope: position for position, scope in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(scope_of(item.nodeid), len(rank)))
+    for item in items:
+        if scope_of(item.nodeid) == "spark" and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(SPARK_TEST_TIMEOUT))
 
 
 @pytest.hookimpl(optionalhook=True)

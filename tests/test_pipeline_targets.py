@@ -36,7 +36,6 @@ def _invoke(*args: str) -> str:
     return result.output
 
 
-@pytest.mark.timeout(300)  # four runs and a Spark job: well under a minute on an idle machine
 def test_unnamed_targets_stay_apart_and_marks_count_only_what_the_target_did(tmp_path: Path) -> None:
     reports, site = tmp_path / "reports", tmp_path / "site"
     common = ("--report-dir", str(reports), "--quiet", "--jobs", "4", "-k", SLICE)
