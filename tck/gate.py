@@ -45,7 +45,8 @@ class ExitCode(IntEnum):
     UNRUNNABLE = 3  # the kit could not run the target (unreachable, stopped answering, or every scenario errored)
 
 
-# The table of ``--help`` and the README.  "\b" keeps click's formatter from rewrapping the lines.
+# The table of ``--help`` and of the documentation (docs/guide/exit-codes.md).  "\b" keeps click's formatter
+# from rewrapping the lines.
 EXIT_CODES_HELP = (
     "\b\nExit codes:\n"
     "  0  everything that ran passed, and something ran\n"

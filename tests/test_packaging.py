@@ -3,7 +3,7 @@
 The wheel is built from a copy of the source tree (so the checkout gets no build/ or egg-info),
 without build isolation when the installed setuptools can build wheels itself (``wheel`` is in
 the dev extra), so no network is needed.  Installing it into a fresh virtual environment needs the package index and takes minutes;
-that was done by hand (see the README's install section) and is not repeated here.
+that was done by hand (see docs/install.md) and is not repeated here.
 """
 
 from __future__ import annotations

@@ -487,14 +487,14 @@ def test_without_tcp_reassembly_frames_cut_by_a_segment_end_the_decoding_quietly
 
 
 def test_on_rsios_default_port_rsocket_is_decoded_once_rsios_port_preference_is_off(tmp_path: Path) -> None:
-    """RS-IO's dissector claims port 7878 before any heuristic; the README's workaround gives it back."""
+    """RS-IO's dissector claims port 7878 before any heuristic; the documented workaround (docs/wireshark.md) gives it back."""
     capture = tmp_path / "7878.pcap"
     write_capture(capture, [records_of(V1, "whole")], server_port=7878)
     kit = kit_view(capture, V1)
     decoded = decode_rsocket(capture, also_load=["rsio"], prefs={"rsio.tcp_port": "0"})
     assert decoded.lua_errors() == [] and decoded.anomalies() == []
     assert_same(kit, tshark_view(decoded))
-    assert decode_rsocket(capture, also_load=["rsio"]).frames == []  # what the README warns of
+    assert decode_rsocket(capture, also_load=["rsio"]).frames == []  # what the documentation warns of
 
 
 # -- malformed frames --------------------------------------------------------------------------

@@ -3,8 +3,8 @@
 ``build(run_dir)`` rebuilds ``<run_dir>/report/`` (index.html, one page per
 scenario, badge.svg, report.json) from the run's files alone, writing the pcap
 of every trace that lacks one first.  ``RunRecorder`` writes a run directory
-while a run goes on.  The layout is described in the README's "Reports"
-section; the schemas are in ``tck/report/schemas``.
+while a run goes on.  The layout is described in the documentation's Reports page
+(docs/reports.md); the schemas are in ``tck/report/schemas``.
 """
 
 from __future__ import annotations
