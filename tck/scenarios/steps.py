@@ -3,15 +3,20 @@
 A step that does not see what it expects raises ``StepFailed`` with the rule it
 checks, the expectation and what arrived instead.  Waiting is always bounded:
 ``signal_timeout`` for what must arrive, ``silence_window`` for what must not.
+The signal timeout measures silence: bytes that keep arriving stretch a wait,
+within the scenario's budget (``clock``); the failure text says which ran out.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import clock
+from .clock import Nothing
 from .session import CONN, Event, Key, KitSession
 from .values import ELEMENT, ELEMENT_VALUE, matches, resolve, show
 
@@ -86,9 +91,13 @@ def describe_pattern(name: str, fields: dict[str, Any]) -> str:
     return f"{name}({inner})"
 
 
-def describe_event(event: Event | None, timeout: float) -> str:
+def describe_event(event: Event | None, why: Nothing | float | None) -> str:
+    """What a step got: ``event``, or, for None, why the wait came back empty (the session's
+    ``nothing``; a number is a plain timeout)."""
     if event is None:
-        return f"nothing within {timeout:g} s"
+        if isinstance(why, Nothing):
+            return why.describe()
+        return f"nothing within {why:g} s" if why is not None else "nothing"
     if event.kind == "close":
         return "the target closed the connection"
     inner = ", ".join(f"{k}={show(v)}" for k, v in event.fields.items())
@@ -117,7 +126,7 @@ async def _expect_one(ctx: StepContext, spec: dict[str, Any], rule: str, timeout
     key = _key(ctx.session, name, fields, ctx.variables)
     event = await ctx.session.next_event(key, timeout)
     if event is None or not _event_matches(name, fields, event, ctx.variables):
-        raise StepFailed(rule, describe_pattern(name, fields), describe_event(event, timeout))
+        raise StepFailed(rule, describe_pattern(name, fields), describe_event(event, ctx.session.nothing))
     return event
 
 
@@ -159,7 +168,7 @@ async def step_expect_set(ctx: StepContext, step: dict[str, Any]) -> None:
         event = await ctx.session.next_event(_key(ctx.session, name, fields or {}, ctx.variables), ctx.signal_timeout)
         if event is None:
             raise StepFailed(rule, "all of " + "; ".join(describe_pattern(*next(iter(s.items()))) for s in pending),
-                             describe_event(None, ctx.signal_timeout))
+                             describe_event(None, ctx.session.nothing))
         for candidate in pending:
             (cname, cfields), = candidate.items()
             if _event_matches(cname, cfields or {}, event, ctx.variables):
@@ -167,7 +176,7 @@ async def step_expect_set(ctx: StepContext, step: dict[str, Any]) -> None:
                 break
         else:
             raise StepFailed(rule, "one of " + "; ".join(describe_pattern(*next(iter(s.items()))) for s in pending),
-                             describe_event(event, ctx.signal_timeout))
+                             describe_event(event, ctx.session.nothing))
 
 
 async def step_expect_elements(ctx: StepContext, step: dict[str, Any]) -> None:
@@ -181,10 +190,10 @@ async def step_expect_elements(ctx: StepContext, step: dict[str, Any]) -> None:
         event = await ctx.session.next_event(key, ctx.signal_timeout)
         if event is None or event.kind != "onNext":
             raise StepFailed(rule, f"element {position + 1} of {count} on subscriber {sid}",
-                             describe_event(event, ctx.signal_timeout))
+                             describe_event(event, ctx.session.nothing))
         if patterns is not None and not matches(patterns[position], event.fields["element"], ctx.variables):
             raise StepFailed(rule, f"element {position + 1} matching {patterns[position]!r}",
-                             describe_event(event, ctx.signal_timeout))
+                             describe_event(event, ctx.session.nothing))
     then = spec.get("then")
     if then in ("onComplete", "onError"):
         fields: dict[str, Any] = {"subscriber": sid}
@@ -201,14 +210,14 @@ async def step_expect_silence(ctx: StepContext, step: dict[str, Any]) -> None:
     rule = step.get("rule", ctx.default_rule)
     if "subscriber" in spec:
         sid = resolve(spec["subscriber"], ctx.variables)
-        event = await ctx.session.next_event(ctx.session.adapter.kit_key(sid), window)
+        event = await ctx.session.next_event(ctx.session.adapter.kit_key(sid), window, total=True)
         if event is not None:
             raise StepFailed(rule, f"nothing on subscriber {sid} for {window:g} s", describe_event(event, window))
         return
     session = ctx.session
     before = session.signals
     open_before = not session.eof
-    await session.next_event(("silence", None), window)  # a key nothing is sorted into: waits the window
+    await session.next_event(("silence", None), window, total=True)  # a key nothing is sorted into: the window
     # allow_close: the target may end the connection in the window (a close is not a frame it sent).
     closed = 1 if spec.get("allow_close") and open_before and session.eof else 0
     if session.signals - closed != before:
@@ -234,7 +243,7 @@ async def step_send_credited(ctx: StepContext, step: dict[str, Any]) -> None:
         while ctx.variables.get(credit_name, 0) < elements:
             event = await session.next_event(key, ctx.signal_timeout)
             if event is None or event.kind != "request":
-                raise StepFailed(rule, f"a credit (REQUEST_N) for stream {sid}", describe_event(event, ctx.signal_timeout))
+                raise StepFailed(rule, f"a credit (REQUEST_N) for stream {sid}", describe_event(event, ctx.session.nothing))
             ctx.variables[credit_name] = ctx.variables.get(credit_name, 0) + int(event.fields["demand"])
         ctx.variables[credit_name] = ctx.variables.get(credit_name, 0) - elements
         await session.send_frames(frames)
@@ -244,31 +253,31 @@ async def step_expect_goodbye(ctx: StepContext, step: dict[str, Any]) -> None:
     rule = step.get("rule", "ERR-1")
     fields = step["expect_goodbye"] or {}
     goodbyes = ctx.session.adapter.goodbye_kinds
+    since = time.monotonic()  # a quiet event (a hello) does not restart the clock
     while True:
-        event = await ctx.session.next_event(CONN, ctx.signal_timeout)
+        event = await ctx.session.next_event(CONN, ctx.signal_timeout, since=since)
         if event is not None and event.kind in ctx.session.adapter.quiet_kinds:
             continue  # a loose handshake may put the hello first
         if event is not None and event.kind in goodbyes and not _event_matches(event.kind, fields, event, ctx.variables):
             # The goodbye came; only its reason is wrong, which is ERR-2's business, not the
             # obligation to say goodbye at all (the step's rule).
-            raise StepFailed("ERR-2", describe_pattern("goodbye", fields), describe_event(event, ctx.signal_timeout))
+            raise StepFailed("ERR-2", describe_pattern("goodbye", fields), describe_event(event, ctx.session.nothing))
         if event is None or event.kind not in goodbyes or not _event_matches(event.kind, fields, event, ctx.variables):
-            raise StepFailed(rule, describe_pattern("goodbye", fields), describe_event(event, ctx.signal_timeout))
+            raise StepFailed(rule, describe_pattern("goodbye", fields), describe_event(event, ctx.session.nothing))
         return
 
 
 async def step_expect_close(ctx: StepContext, step: dict[str, Any]) -> None:
     rule = step.get("rule", "ERR-1")
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + ctx.signal_timeout
+    since = time.monotonic()  # a goodbye or a quiet event on the way does not restart the clock; bytes do
     while True:
-        event = await ctx.session.next_event(CONN, max(deadline - loop.time(), 0.0))
+        event = await ctx.session.next_event(CONN, ctx.signal_timeout, since=since)
         if event is None:
-            raise StepFailed(rule, "the target to close the connection", describe_event(None, ctx.signal_timeout))
+            raise StepFailed(rule, "the target to close the connection", describe_event(None, ctx.session.nothing))
         if event.kind == "close":
             return
         if event.kind not in ctx.session.adapter.goodbye_kinds and event.kind not in ctx.session.adapter.quiet_kinds:
-            raise StepFailed(rule, "the target to close the connection", describe_event(event, ctx.signal_timeout))
+            raise StepFailed(rule, "the target to close the connection", describe_event(event, ctx.session.nothing))
 
 
 async def step_drain(ctx: StepContext, step: dict[str, Any]) -> None:
@@ -276,29 +285,36 @@ async def step_drain(ctx: StepContext, step: dict[str, Any]) -> None:
     rule = step.get("rule", "STR-6")
     sid = resolve(spec["subscriber"], ctx.variables)
     limit = int(spec.get("max", MAX_DRAIN))
-    loop = asyncio.get_running_loop()
-    # within: how long delivery may take to stop; a flood under an unbounded grant has a socket send buffer
-    # of small frames in flight (megabytes), more than the default bound drains on a loaded machine.
-    deadline = loop.time() + float(spec.get("within", 5 * ctx.signal_timeout))
+    # within: how long delivery may take to stop, a total bound by design (bytes still arriving at it
+    # are the failure); a flood under an unbounded grant has a socket send buffer of small frames in
+    # flight (megabytes), more than the default bound drains on a loaded machine.
+    deadline = time.monotonic() + float(spec.get("within", 5 * ctx.signal_timeout))
     drained = 0
     # until_terminal: the target owes a terminal signal, so wait for it (each gap up to the
     # signal timeout) instead of taking a quiet spell as the end; a large element can take
-    # longer than the silence window to arrive.
+    # longer than the silence window to arrive.  Either gap is silence: bytes of an element
+    # still arriving are not a quiet spell.
     gap = ctx.signal_timeout if spec.get("until_terminal") else ctx.silence_window
     session = ctx.session
+
+    def still_sending() -> StepFailed:
+        return StepFailed(rule, f"delivery on subscriber {sid} to stop (at most {limit} more elements)",
+                          f"{drained} elements and still sending")
+
     key = session.adapter.kit_key(sid)
     while True:
         # Take what is already buffered in bulk: a flood in flight after cancel can be
         # hundreds of thousands of elements, and one await per element would dominate.
         drained += session.take_elements(key)
         queue = session.inbox.get(key)
-        if drained > limit or loop.time() > deadline:
-            raise StepFailed(rule, f"delivery on subscriber {sid} to stop (at most {limit} more elements)",
-                             f"{drained} elements and still sending")
+        if drained > limit or time.monotonic() > deadline:
+            raise still_sending()
         if queue:
             break  # a terminal signal: left for the next step
-        event = await session.next_event(key, gap)
+        event = await session.next_event(key, gap, until=deadline)
         if event is None:
+            if session.nothing is not None and session.nothing.why in (clock.DEADLINE, clock.BUDGET):
+                raise still_sending()  # bytes were arriving when the bound came
             break
         if event.kind != "onNext":
             session.put_back(key, event)
@@ -320,7 +336,7 @@ async def step_consume(ctx: StepContext, step: dict[str, Any]) -> None:
         event = await session.next_event(key, ctx.signal_timeout)
         if event is None or event.kind != "onNext":
             raise StepFailed(rule, f"element {position + 1} of {count} on subscriber {sid}",
-                             describe_event(event, ctx.signal_timeout))
+                             describe_event(event, ctx.session.nothing))
         if each and position + 1 < count:
             await session.send_signal("request", {"subscriber": sid, "demand": int(each)})
     if spec.get("cancel_after"):
@@ -338,7 +354,8 @@ async def step_liveness(ctx: StepContext, step: dict[str, Any]) -> None:
     except TargetError as exc:
         raise StepFailed(rule, "a fresh connection to keep working", str(exc)) from None
     session = ctx.session
-    probe = KitSession(reader, writer, ctx.codec, binding=session.binding, options=ctx.options)
+    probe = KitSession(reader, writer, ctx.codec, binding=session.binding, options=ctx.options,
+                       budget=session.budget)
     probe.start()
     adapter = probe.adapter
     try:
@@ -347,19 +364,19 @@ async def step_liveness(ctx: StepContext, step: dict[str, Any]) -> None:
             event = await probe.next_event(CONN, ctx.signal_timeout)
             if adapter.check_opening(event) is not None:
                 raise StepFailed(rule, "the opening answered on a fresh connection",
-                                 describe_event(event, ctx.signal_timeout))
+                                 describe_event(event, probe.nothing))
         await probe.send_signal("subscribe", {"publisher": "tck/range?count=3", "subscriber": 1, "initialDemand": 3})
         for want in ("onSubscribe", "onNext", "onNext", "onNext", "onComplete"):
             event = await probe.next_event(adapter.kit_key(1), ctx.signal_timeout)
             if event is None or event.kind != want:
-                raise StepFailed(rule, f"{want} on a fresh connection", describe_event(event, ctx.signal_timeout))
+                raise StepFailed(rule, f"{want} on a fresh connection", describe_event(event, probe.nothing))
         farewell = adapter.goodbye("liveness checked")
         if farewell:
             await probe.send_frames(farewell)
         if adapter.reply_awaited:
             event = await probe.next_event(CONN, ctx.signal_timeout)
             if event is None or event.kind not in adapter.goodbye_kinds:
-                raise StepFailed(rule, "goodbye on a fresh connection", describe_event(event, ctx.signal_timeout))
+                raise StepFailed(rule, "goodbye on a fresh connection", describe_event(event, probe.nothing))
     finally:
         await probe.close("write")
         await probe.shutdown()
