@@ -72,9 +72,10 @@ def freedom_only(result: ScenarioResult, binding: str = DEFAULT_BINDING) -> bool
 
 
 def run_against_peer(scenarios: list[Scenario], codec: str | None = None, faults: tuple[str, ...] = (),
-                     jobs: int = 8, *, binding: str = DEFAULT_BINDING) -> list[ScenarioResult]:
+                     jobs: int = 8, *, binding: str = DEFAULT_BINDING, extra: tuple[str, ...] = ()) -> list[ScenarioResult]:
+    """The suite against the embedded peer; ``extra``: more of the peer's flags (``--tiny-writes 7``)."""
     profile = codec or get_binding(binding).profiles[0]
-    with EmbeddedPeer(binding=binding, profile=profile, faults=faults) as url:
+    with EmbeddedPeer(binding=binding, profile=profile, faults=faults, extra=extra) as url:
         return asyncio.run(run_suite(scenarios, RunConfig(target=url, codec=profile, binding=binding), jobs=jobs))
 
 

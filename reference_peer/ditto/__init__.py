@@ -44,6 +44,7 @@ from pathlib import Path
 
 from rsio_tck.bindings.ditto import PROFILE_NAMES
 
+from ..tiny_writes import checked as checked_tiny_writes
 from .config import PeerConfig
 from .faults import FAULTS, Fault
 from .shell import serve_connection
@@ -79,6 +80,7 @@ def make_config(args: argparse.Namespace) -> PeerConfig:
     write_buffer = getattr(args, "write_buffer", None) or defaults.write_high
     return PeerConfig(profile=profile, faults=faults, seed=getattr(args, "seed", 0) or 0,
                       freedoms=not getattr(args, "no_freedoms", False), max_subscriptions=subscriptions,
+                      tiny_writes=checked_tiny_writes(getattr(args, "tiny_writes", 0) or 0),
                       limits=DittoLimits(max_message=max_line) if max_line else defaults.limits,
                       write_high=max(4096, write_buffer))
 
