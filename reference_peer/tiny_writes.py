@@ -85,7 +85,13 @@ class TinyWritesProtocol(asyncio.Protocol):
         self.inner.data_received(data)  # type: ignore[attr-defined]
 
     def eof_received(self) -> bool | None:
-        return self.inner.eof_received()  # type: ignore[attr-defined, no-any-return]
+        keep_open = self.inner.eof_received()  # type: ignore[attr-defined]
+        if not keep_open and self.transport is not None and self.transport.chunks:
+            # asyncio would close the socket's transport now, dropping the bytes still held here (a
+            # goodbye answering the remote's last bytes): close once they are out instead.
+            self.transport.close()
+            return True
+        return bool(keep_open)
 
     def pause_writing(self) -> None:
         if self.transport is not None:

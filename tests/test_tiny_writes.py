@@ -45,6 +45,10 @@ class _Socket:
         self.events.append("eof")
         self.ended.set()
 
+    def close(self) -> None:
+        self.events.append("close")
+        self.ended.set()
+
 
 class _Session(asyncio.Protocol):
     def __init__(self) -> None:
@@ -53,6 +57,9 @@ class _Session(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+
+    def eof_received(self) -> bool:
+        return False  # close: asyncio closes the transport at once
 
     def pause_writing(self) -> None:
         self.flow.append("pause")
@@ -96,6 +103,24 @@ def test_the_session_bytes_leave_in_order_in_tiny_pieces_then_the_half_close() -
         offset += len(piece)
     assert max(head) <= pieces.cap and sum(head) >= TINY_HEAD
     assert session.flow == ["pause", "resume"]  # the session's own flow control still works
+
+
+def test_at_the_remote_end_of_stream_bytes_held_still_leave_before_the_close() -> None:
+    # Seen in ERR-001: the peer's goodbye answering a truncated frame and the kit's half-close was dropped
+    # when asyncio closed the socket's transport at the end of stream.
+    async def scenario() -> tuple[_Socket, bool | None]:
+        socket, session = _Socket(), _Session()
+        wrapper = TinyWritesProtocol(session, Pieces(TINY, seeded=False, seed=0, connection=1))
+        wrapper.connection_made(socket)  # type: ignore[arg-type]
+        assert session.transport is not None
+        session.transport.write(b"goodbye, and why")
+        keep_open = wrapper.eof_received()
+        await asyncio.wait_for(socket.ended.wait(), 30)
+        return socket, keep_open
+
+    socket, keep_open = asyncio.run(scenario())
+    assert keep_open is True  # the wrapper closes, once the bytes are out
+    assert b"".join(socket.pieces) == b"goodbye, and why" and socket.events[-1] == "close"
 
 
 @pytest.mark.parametrize("binding", ["rsio", "rsocket", "ditto"])
