@@ -124,3 +124,5 @@ def test_each_way_of_getting_nothing_reads_differently() -> None:
     assert len(set(texts.values())) == len(texts)
     assert "budget ran out" in texts[clock.BUDGET] and "17 bytes in the last 2 s" in texts[clock.BUDGET]
     assert "silent for 2 s" in texts[clock.SILENCE]
+    paused = Nothing(clock.SILENCE, 2.0, waited=2.0, paused=True).describe()
+    assert "kit had paused reading" in paused and "silent" not in paused

@@ -85,9 +85,13 @@ class Nothing:
     silent_for: float = 0.0
     budget: float = 0.0
     recent: int = 0  # bytes that arrived in the last ``timeout`` seconds
+    paused: bool = False  # the kit had stopped reading (its inbox full): the silence may be its own
 
     def describe(self) -> str:
         t = f"{self.timeout:g} s"
+        if self.why == SILENCE and self.paused:
+            return (f"nothing within {t} (no bytes read for {t}, but the kit had paused reading: its inbox was "
+                    "full of signals no step took, so the target may have been sending)")
         if self.why == SILENCE:
             if self.waited - self.timeout < BUCKET:
                 return f"nothing within {t} (the target was silent for {t})"
@@ -125,7 +129,8 @@ def wait_end(start: float, timeout: float, last: float, budget: Budget, *, total
     return end, why
 
 
-def nothing(why: str, start: float, timeout: float, now: float, progress: Progress, budget: Budget) -> Nothing:
-    """The ``Nothing`` of a wait that ended at ``now`` for ``why``."""
+def nothing(why: str, start: float, timeout: float, now: float, progress: Progress, budget: Budget,
+            paused: bool = False) -> Nothing:
+    """The ``Nothing`` of a wait that ended at ``now`` for ``why`` (``paused``: the kit was not reading)."""
     return Nothing(why, timeout, waited=now - start, silent_for=now - max(start, progress.last),
-                   budget=budget.seconds, recent=progress.bytes_since(now - timeout))
+                   budget=budget.seconds, recent=progress.bytes_since(now - timeout), paused=paused)

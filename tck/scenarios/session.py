@@ -531,14 +531,15 @@ class KitSession:
                 # After the target's goodbye nothing new will come for this key: a short wait for what is in flight.
                 end, why = now + GOODBYE_GRACE, clock.GOODBYE
             if self.eof or now >= end:
-                self.nothing = clock.nothing(why, start, timeout, now, self.progress, budget)
+                self.nothing = clock.nothing(why, start, timeout, now, self.progress, budget, not self._room.is_set())
                 return None
             self._arrival.clear()
             try:
                 await asyncio.wait_for(self._arrival.wait(), end - now)
             except TimeoutError:
                 if why == clock.GOODBYE and not self.inbox.get(key):
-                    self.nothing = clock.nothing(why, start, timeout, time.monotonic(), self.progress, budget)
+                    self.nothing = clock.nothing(why, start, timeout, time.monotonic(), self.progress, budget,
+                                                 not self._room.is_set())
                     return None
             # Otherwise ask again: bytes may have arrived that complete nothing yet, which moves the end.
 
