@@ -1,8 +1,11 @@
 # rsio-tck: `make run` tests the embedded reference peer; `make test` runs the kit's own tests.
+# Test modules run on TEST_WORKERS pytest-xdist workers: most of a test's time is the kit waiting on a
+# peer (a silence window, a process starting), so four overlap well on two cores.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+TEST_WORKERS ?= 4
 # The Spark pipeline (tck/pipeline) runs in local mode on loopback with the venv's Python.
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYSPARK_PYTHON := $(abspath $(PY))
@@ -46,7 +49,7 @@ report: $(STAMP)
 test: $(STAMP)
 	$(PY) -m ruff check tck reference_peer tests benchmarks mutation interop
 	$(MAKE) --no-print-directory typecheck
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS)
 
 bench: $(STAMP)
 	$(PY) -m benchmarks

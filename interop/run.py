@@ -134,8 +134,9 @@ def merge_run(into: Path, part: Path) -> None:
     counts: dict[str, int] = {}
     for line in lines:
         counts[line["verdict"]] = counts.get(line["verdict"], 0) + 1
-    meta.update(counts=counts, scenarios=len(lines),
-                finished=json.loads((part / "run.json").read_text(encoding="utf-8")).get("finished", meta["finished"]))
+    # A part whose kit was stopped by its time-out has results but no run.json: its end is unknown.
+    part_meta = json.loads((part / "run.json").read_text(encoding="utf-8")) if (part / "run.json").is_file() else {}
+    meta.update(counts=counts, scenarios=len(lines), finished=part_meta.get("finished", meta["finished"]))
     (into / "run.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
 
 

@@ -25,6 +25,7 @@ import itertools
 import logging
 import ssl
 from collections import deque
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Protocol
 
@@ -66,6 +67,24 @@ class PeerSession(Protocol):
     def abort(self, reason: str) -> None: ...
 
 
+def _watch_bytes(session: Any, marker: bytes, action: Callable[[], None]) -> None:
+    """Wrap ``session.data_received`` so ``action`` runs once ``marker`` has arrived (across reads too).
+    Over WebSocket the session's bytes are the messages' payloads, unmasked, as for any transport."""
+    received = session.data_received
+    keep = len(marker) - 1
+    tail = b""
+
+    def data_received(data: bytes) -> None:
+        nonlocal tail
+        seen = tail + bytes(data)
+        if marker in seen:
+            action()
+        tail = seen[-keep:] if keep else b""
+        received(data)
+
+    session.data_received = data_received
+
+
 class Peer:
     """A reference peer: its publishers, listeners and connections.  Both roles, every transport.
 
@@ -84,6 +103,7 @@ class Peer:
         self.sessions: set[PeerSession] = set()
         self.servers: list[Server] = []
         self._numbers = itertools.count(1)
+        self._watched: tuple[bytes, Callable[[], None]] | None = None
 
     # -- publishers ------------------------------------------------------------------------
 
@@ -100,7 +120,17 @@ class Peer:
     # -- connections -----------------------------------------------------------------------
 
     def _session(self, role: Side, label: str = "") -> Any:  # an asyncio.Protocol and a PeerSession
-        return self.binding.session(role, self, next(self._numbers), label)
+        session = self.binding.session(role, self, next(self._numbers), label)
+        if self._watched is not None:
+            _watch_bytes(session, *self._watched)
+        return session
+
+    def watch_for(self, marker: bytes, action: Callable[[], None]) -> None:
+        """Call ``action`` as soon as ``marker`` arrives on any connection made from now on (before the
+        session reads the bytes that complete it); ``rsio-peer --stop-on`` stops answering with it."""
+        if not marker:
+            raise ValueError("the marker to watch for is empty")
+        self._watched = (marker, action)
 
     async def listen(self, url: str, *, ssl_context: ssl.SSLContext | None = None) -> Server:
         server = await listen(url, lambda: self._session(Side.SERVER), ssl_context=ssl_context,

@@ -39,6 +39,9 @@ class PeerConfig:
     wide_ints: bool = False
     # Write at most this many bytes a write, each once the last left (0: off; tiny_writes.py, --tiny-writes).
     tiny_writes: int = 0
+    # How tck/subscribe picks its inner subscriptions' Ids (freedoms.ID_CHOICES), for every connection;
+    # None: the seeded freedoms choose per connection (fresh ones with freedoms off).
+    ids: str | None = None
     faults: tuple[str, ...] = ()
     # Seconds: a client must say hello within ``handshake_timeout``; an initiated goodbye
     # waits ``goodbye_timeout`` for its acknowledgement; after the last goodbye the peer

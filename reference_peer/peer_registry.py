@@ -19,7 +19,7 @@ RSocket's, ``rsio_tck.reference_peer.rsocket``, follows the same shape)::
     PEER.config(profile: str, options: Mapping[str, Any]) -> config
         # The binding's peer settings from the shell's command-line options (keys:
         # max_element, max_frame, max_reassembly, max_subscriptions, write_buffer,
-        # freedoms, seed, wide_ints, tiny_writes, faults, split_threshold; take what applies).
+        # freedoms, seed, wide_ints, ids, tiny_writes, faults, split_threshold; take what applies).
         # ValueError (one line) for a bad value or an unknown fault.  The config
         # object must have .faults (tuple[str, ...]), .goodbye_timeout and .linger
         # (seconds), and .profile or .codec (the wire profile, for the log).

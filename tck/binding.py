@@ -24,7 +24,10 @@ A binding provides, per wire *profile* (RS-IO: ``msgpack``/``varint``; RSocket:
   becomes frames, and how a received frame becomes the contract events scenarios wait on;
 - its rule catalogue (IDs in ``rsio_tck.rules.RULES``) and the translation of contract
   rule IDs (the stream table's) into its own;
-- how a frame is described in transcripts and reports.
+- how a frame is described in transcripts and reports;
+- its liveness probe (``LivenessProbe``): the cheapest exchange a target must answer, which the
+  kit tries on a fresh connection after a scenario ended on a time-out, to tell a target that
+  stopped answering altogether from one that missed one signal.
 
 All of this is sans-IO: bytes in, events out; no sockets, no clocks.
 """
@@ -113,6 +116,30 @@ class Binding(Protocol):
         """The binding's ID for a contract rule of the stream table (itself when the binding keeps it)."""
         ...
 
+    def liveness_probe(self, profile: str) -> LivenessProbe:
+        """A fresh probe of whether the target still answers (after a scenario ended on a time-out)."""
+        ...
+
+
+class LivenessProbe(Protocol):
+    """The cheapest exchange a target must answer on a fresh connection; sans-IO, one per probe.
+
+    The kit opens a connection, sends ``opening()``, and feeds ``answered`` every frame the target
+    sends until one returns True (the target still answers) or a bounded time passes (it stopped):
+    RS-IO's clientHello (serverHello), RSocket's SETUP then KEEPALIVE with R (KEEPALIVE), Ditto's
+    subscribe (created).  ``asks`` names the exchange in messages ("SETUP, then KEEPALIVE with R").
+    """
+
+    asks: str
+
+    def opening(self) -> list[Any]:
+        """The frames the probe sends on its fresh connection."""
+        ...
+
+    def answered(self, frame: Any) -> bool:
+        """Whether ``frame``, received from the target, answers the probe (any answer: a refusal too)."""
+        ...
+
 
 def get_binding(name: str) -> Binding:
     """The binding called ``name``; ValueError (one line, naming the choices) for an unknown one."""
@@ -169,6 +196,10 @@ class ScenarioAdapter(Protocol):
     contract name (``onSubscribe``, ``onNext``...) or a wire name (``serverHello``,
     ``KEEPALIVE``...), ``frame`` the wire name of the frame that carried it, ``fields`` the
     names scenarios match on.
+
+    Optional: ``in_flight(key, event) -> bool``, for a binding whose cancel lets events already sent
+    arrive however late (Ditto: SPEC.md decision DITTO-g): ``expect_silence`` lets such events of a
+    subscription the kit cancelled pass, and the binding's judge bounds them by the demand granted.
     """
 
     binding: Binding
@@ -216,6 +247,17 @@ class ScenarioAdapter(Protocol):
 
     def keepalive(self) -> list[Any]:
         """The frames the kit sends every ``keepalive_every`` seconds (RSocket's client KEEPALIVE)."""
+        ...
+
+    def barrier(self, token: bytes) -> list[Any]:
+        """Frames the target answers only after it has read what the kit sent before them, carrying
+        ``token`` (RSocket: KEEPALIVE with R, whose answer echoes its data); [] for a binding that has
+        none.  ``barrier_answered(token)`` says when the answer came.  Steps prove absence with it:
+        what the target wrote before reading the barrier arrives before the answer."""
+        ...
+
+    def barrier_answered(self, token: bytes) -> bool:
+        """True once the target answered the ``barrier(token)`` the kit sent (each token answers once)."""
         ...
 
     def key(self, name: str, fields: dict[str, Any]) -> ScenarioKey:

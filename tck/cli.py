@@ -162,6 +162,7 @@ def _run_suite(inputs: _RunInputs, target: str | None, wire: tuple[str, str], st
     from .report import RunRecorder
     from .report import build as build_report
     from .scenarios import ScenarioResult, Verdict, run_suite
+    from .scenarios.liveness import probe_timeout
 
     binding, profile = wire
     chosen = inputs.chosen
@@ -182,8 +183,8 @@ def _run_suite(inputs: _RunInputs, target: str | None, wire: tuple[str, str], st
         raise GateError(f"--report-dir {report_dir}: {gate.one_line(exc)}") from None
     config = gate.run_config(binding, profile, target=target, capabilities=inputs.capabilities, strict=strict,
                              signal_timeout=signal_timeout, scenario_budget=scenario_budget,
-                             silence_window=silence_window,
-                             baseline=inputs.baseline, keep_trace=True)
+                             silence_window=silence_window, baseline=inputs.baseline, keep_trace=True,
+                             probe_timeout=probe_timeout(signal_timeout))
     started = time.time()
     recorder = RunRecorder(directory, target=target, codec=profile, binding=binding, started=started,
                            capabilities=inputs.capabilities,
@@ -208,10 +209,13 @@ def _run_suite(inputs: _RunInputs, target: str | None, wire: tuple[str, str], st
     index = build_report(directory)
     summary(results)
     outcome = gate.suite_outcome(results, min_run)
-    if outcome.code is ExitCode.UNRUNNABLE:
+    stopped = gate.target_stopped(results)
+    if outcome.code is ExitCode.UNRUNNABLE and stopped is None:
         console.print(f"error: {outcome.message}", markup=False, highlight=False)
     else:
-        failed = [r for r in results if r.verdict in (Verdict.FAIL, Verdict.ERROR, Verdict.XPASS)]
+        # Once the target stopped answering, the scenarios after it are errors of one cause, said once below.
+        failed = [r for r in results if r.verdict in (Verdict.FAIL, Verdict.ERROR, Verdict.XPASS)
+                  and (r.stopped is None or r.stopped.during == r.id)]
         gate.show_failures(console, failed, directory / "results.jsonl")
         if outcome.message:
             console.print(f"{'error' if outcome.code else 'warning'}: {outcome.message}", markup=False,

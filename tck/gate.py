@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from .capabilities import Capabilities
     from .scenarios import Scenario, ScenarioResult
+    from .scenarios.result import TargetStop
     from .transport import Target
 
 
@@ -41,7 +42,7 @@ class ExitCode(IntEnum):
     OK = 0  # everything that ran passed, and something ran
     FAILED = 1  # conformance failures (violations, findings)
     USAGE = 2  # usage or input errors: flags, files, capabilities, baseline, scenarios
-    UNRUNNABLE = 3  # the kit could not run the target (unreachable, or every scenario errored)
+    UNRUNNABLE = 3  # the kit could not run the target (unreachable, stopped answering, or every scenario errored)
 
 
 # The table of ``--help`` and the README.  "\b" keeps click's formatter from rewrapping the lines.
@@ -50,7 +51,8 @@ EXIT_CODES_HELP = (
     "  0  everything that ran passed, and something ran\n"
     "  1  conformance failures (violations, fuzz findings)\n"
     "  2  usage or input errors (flags, files, capabilities, baseline, scenarios)\n"
-    "  3  the kit could not run the target (unreachable, or every scenario errored)"
+    "  3  the kit could not run the target (unreachable, stopped answering during the run, or every\n"
+    "     scenario errored)"
 )
 
 
@@ -356,12 +358,32 @@ class SuiteOutcome:
     message: str | None  # what to say loudly, if anything
 
 
+def target_stopped(results: Sequence[ScenarioResult]) -> str | None:
+    """The one line saying the target stopped answering during the run (``scenarios.liveness``), or None."""
+    stop = next((r.stopped for r in results if r.stopped is not None), None)
+    if stop is None:
+        return None
+    return stop_line(stop, sum(1 for r in results if r.stopped is not None and r.id != stop.during))
+
+
+def stop_line(stop: TargetStop, after: int) -> str:
+    """What the kit says, once, when the target stopped answering; ``after``: the scenarios not judged since."""
+    running = f" (with {len(stop.running)} other scenario(s) running: {', '.join(stop.running[:10])})" \
+        if stop.running else ""
+    return (f"the target stopped answering during {stop.during}{running}: after its time-out, {stop.why}; "
+            f"{after} scenario(s) after it not judged (error)")
+
+
 def suite_outcome(results: Sequence[ScenarioResult], min_run: int) -> SuiteOutcome:
-    """The exit code of a suite run: 3 if every scenario that ran errored, 1 on failures, 2 if too few ran."""
+    """The exit code of a suite run: 3 if the target stopped answering or every scenario that ran errored,
+    1 on failures, 2 if too few ran."""
     from .scenarios import Verdict
 
     ran = [r for r in results if r.verdict is not Verdict.SKIP]
     skipped = len(results) - len(ran)
+    stopped = target_stopped(results)
+    if stopped is not None:
+        return SuiteOutcome(ExitCode.UNRUNNABLE, len(ran), skipped, stopped)
     errored = [r for r in ran if r.verdict is Verdict.ERROR]
     if ran and len(errored) == len(ran):
         why = Counter(r.reason or "; ".join(f.render() for f in r.failures) for r in errored).most_common()

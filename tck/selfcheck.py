@@ -20,7 +20,9 @@ fault's rule must fail.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +41,7 @@ NOT_FORCEABLE: dict[str, str] = {
 CLIENT_PROGRAMS: dict[str, str] = {"rsocket": "rsio_tck.reference_peer.rsocket.testcases",
                                    "ditto": "rsio_tck.reference_peer.ditto.testcases"}
 CLIENT_FAULT_PREFIX = "client-"
+FAULT_WORKERS = 4  # faults checked at once (each against a peer process of its own)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,24 +75,55 @@ def freedom_only(result: ScenarioResult, binding: str = DEFAULT_BINDING) -> bool
 
 
 def run_against_peer(scenarios: list[Scenario], codec: str | None = None, faults: tuple[str, ...] = (),
-                     jobs: int = 8, *, binding: str = DEFAULT_BINDING, extra: tuple[str, ...] = ()) -> list[ScenarioResult]:
-    """The suite against the embedded peer; ``extra``: more of the peer's flags (``--tiny-writes 7``)."""
+                     jobs: int = 8, *, binding: str = DEFAULT_BINDING, extra: tuple[str, ...] = (),
+                     stop_when: Callable[[ScenarioResult], bool] | None = None) -> list[ScenarioResult]:
+    """The scenarios against the binding's embedded peer.  ``extra``: more of the peer's flags
+    (``--tiny-writes 7``).  ``stop_when``: once a result satisfies it, the scenarios still running are
+    cancelled, and only the finished ones are returned."""
     profile = codec or get_binding(binding).profiles[0]
     with EmbeddedPeer(binding=binding, profile=profile, faults=faults, extra=extra) as url:
-        return asyncio.run(run_suite(scenarios, RunConfig(target=url, codec=profile, binding=binding), jobs=jobs))
+        config = RunConfig(target=url, codec=profile, binding=binding)
+        if stop_when is None:
+            return asyncio.run(run_suite(scenarios, config, jobs=jobs))
+        return asyncio.run(_until(scenarios, config, jobs, stop_when))
 
 
-def run_client_faults(faults: tuple[str, ...], profile: str, *, binding: str) -> list[ScenarioResult]:
-    """Listen mode against the peer's client program with ``faults`` on: every client test case."""
+async def _until(scenarios: list[Scenario], config: RunConfig, jobs: int,
+                 stop_when: Callable[[ScenarioResult], bool]) -> list[ScenarioResult]:
+    finished: list[ScenarioResult] = []
+    enough = asyncio.Event()
+
+    def note(result: ScenarioResult) -> None:
+        finished.append(result)
+        if stop_when(result):
+            enough.set()
+
+    suite = asyncio.ensure_future(run_suite(scenarios, config, jobs=jobs, on_result=note))
+    waiter = asyncio.ensure_future(enough.wait())
+    await asyncio.wait({suite, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    waiter.cancel()
+    if not suite.done():
+        suite.cancel()  # each scenario's connection closes as its task unwinds
+        with contextlib.suppress(asyncio.CancelledError):
+            await suite
+    return finished
+
+
+def run_client_faults(faults: tuple[str, ...], profile: str, *, binding: str,
+                      rule: str | None = None) -> list[ScenarioResult]:
+    """Listen mode against the peer's client program with ``faults`` on: every client test case, or
+    only those citing ``rule`` when one does (the others cannot catch a fault of that rule)."""
     import sys
 
     from .listen.cases import client_tests
     from .listen.cli import serving_peer_factory
     from .listen.runner import run_client_tests
 
+    cases = list(client_tests(binding))
+    cases = [case for case in cases if rule in case.rules] or cases
     command = f"{sys.executable} -m {CLIENT_PROGRAMS[binding]} --profile {profile}"
     command += "".join(f" --fault {name}" for name in faults)
-    return asyncio.run(run_client_tests(client_tests(binding), command, "tcp://127.0.0.1:0", get_binding(binding),
+    return asyncio.run(run_client_tests(cases, command, "tcp://127.0.0.1:0", get_binding(binding),
                                         profile, serving_peer_factory(binding, profile), timeout=20.0))
 
 
@@ -103,19 +137,45 @@ def check_fault(fault: str, rule: str, scenarios: list[Scenario], codec: str | N
     of the binding in turn until the fault is caught.
 
     Only the scenarios (client test cases, for a client fault) that cite the fault's rule can catch
-    it (``caught_by``); the others are run too, so ``failed`` shows every one the fault disturbs.
+    it (``caught_by``), so only they are run: the rest of the suite could not change the outcome, and
+    running it for each of some 150 faults was most of ``make test``.  For a fault they miss, the whole
+    suite runs once more on the first profile, so ``failed`` shows every scenario the fault disturbs.
     ``profiles``: the only profiles the fault shows on (empty: every profile)."""
     profiles = (codec,) if codec else profiles or tuple(get_binding(binding).profiles)
+    # A result cites the binding's own IDs of its scenario's rules (RSocket says RS-ERROR-4 for a contract rule).
+    cited = get_binding(binding).contract_rule
+    citing = [scenario for scenario in scenarios if rule in {cited(r) for r in scenario.rules}]
     failed: list[str] = []
+
+    def failing(results: list[ScenarioResult]) -> list[ScenarioResult]:
+        # A warning the peer's own freedoms cause (wide integers) is no sign of the fault.
+        return [r for r in results if r.verdict in (Verdict.FAIL, Verdict.WARN) and not freedom_only(r, binding)]
+
     for profile in profiles:
         if is_client_fault(fault, binding):
-            results = run_client_faults((fault,), profile, binding=binding)
+            results = run_client_faults((fault,), profile, binding=binding, rule=rule)
+        elif citing:
+            # The first citing scenario that fails decides: the rest (a flood that never stops may take
+            # a minute to be called "still sending") cannot change the outcome.
+            results = run_against_peer(citing, profile, (fault,), jobs=8, binding=binding,
+                                       stop_when=lambda r: bool(failing([r])) and rule in r.rules)
         else:
-            results = run_against_peer(scenarios, profile, (fault,), jobs=8, binding=binding)
-        # A warning the peer's own freedoms cause (wide integers) is no sign of the fault.
-        failing = [r for r in results if r.verdict in (Verdict.FAIL, Verdict.WARN) and not freedom_only(r, binding)]
-        failed += [r.id for r in failing if r.id not in failed]
-        caught = tuple(r.id for r in failing if rule in r.rules)
+            continue  # no scenario cites the rule: nothing can catch the fault
+        bad = failing(results)
+        failed += [r.id for r in bad if r.id not in failed]
+        caught = tuple(r.id for r in bad if rule in r.rules)
+        if caught:
+            return FaultOutcome(fault, rule, caught, tuple(failed))
+    if not is_client_fault(fault, binding):
+        # Missed: which scenarios the fault disturbs at all is what a reader needs to find out why.
+        results = run_against_peer(scenarios, profiles[0], (fault,), jobs=8, binding=binding)
+        bad = failing(results)
+        failed += [r.id for r in bad if r.id not in failed]
+        # A citing scenario that fails here catches the fault too.  Some faults show only within a time
+        # window (hs-stream-before-hello: HS-2 sees the early frames only if they arrive before the kit's
+        # clientHello), and under load, with other faults checked beside it, the peer can miss the window
+        # in the first run; this is a second run of the same scenarios, not a looser judgement.
+        caught = tuple(r.id for r in bad if rule in r.rules)
         if caught:
             return FaultOutcome(fault, rule, caught, tuple(failed))
     return FaultOutcome(fault, rule, (), tuple(failed))
@@ -129,16 +189,24 @@ def mutation_score(outcomes: list[FaultOutcome]) -> float:
 
 def check_all_faults(scenarios: list[Scenario] | None = None, codec: str | None = None,
                      on_outcome: Callable[[FaultOutcome], None] | None = None, *,
-                     binding: str = DEFAULT_BINDING) -> list[FaultOutcome]:
+                     binding: str = DEFAULT_BINDING, workers: int = FAULT_WORKERS) -> list[FaultOutcome]:
+    """Every fault of the binding's peer, ``workers`` at a time: each has a peer process of its own, and
+    most of a check is the kit waiting on a silence window, so checks overlap well even on two cores.
+    ``on_outcome`` sees the outcomes in the faults' order."""
     faults = _peer(binding).faults
     chosen = scenarios if scenarios is not None else load_directory(binding=binding)
+
+    def check(item: tuple[str, Any]) -> FaultOutcome:
+        name, fault = item
+        return check_fault(name, fault.rule, chosen, codec, binding=binding,
+                           profiles=tuple(getattr(fault, "profiles", ())))
+
     outcomes = []
-    for name, fault in sorted(faults.items()):
-        outcome = check_fault(name, fault.rule, chosen, codec, binding=binding,
-                              profiles=tuple(getattr(fault, "profiles", ())))
-        outcomes.append(outcome)
-        if on_outcome is not None:
-            on_outcome(outcome)
+    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="selfcheck") as pool:
+        for outcome in pool.map(check, sorted(faults.items())):
+            outcomes.append(outcome)
+            if on_outcome is not None:
+                on_outcome(outcome)
     return outcomes
 
 

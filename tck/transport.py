@@ -19,7 +19,12 @@ from urllib.parse import parse_qs, urlsplit
 
 
 class TargetError(Exception):
-    """The target could not be reached or its URL is not understood."""
+    """The target could not be reached or its URL is not understood; ``timed_out``: reaching it took too long
+    (a connection or, over WebSocket, an opening handshake nobody answered), not a refusal."""
+
+    def __init__(self, message: str, *, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,4 +191,5 @@ async def open_target(target: Target | str, timeout: float = 5.0, *, binding: An
         assert process.stdout is not None
         return process.stdout, _ProcessWriter(process)
     except (TimeoutError, OSError, ssl.SSLError) as exc:
-        raise TargetError(f"cannot reach {target.url}: {str(exc) or type(exc).__name__}") from None
+        raise TargetError(f"cannot reach {target.url}: {str(exc) or type(exc).__name__}",
+                          timed_out=isinstance(exc, TimeoutError)) from None

@@ -86,3 +86,100 @@ def test_a_long_unsent_batch_names_its_first_frames_and_counts_the_rest() -> Non
     named = ", ".join(session._describe(frame) for frame in cancels[:3])
     assert session.transcript[-1].text == f"(not sent: {named} and 2 more frame(s); the connection is gone)"
     assert not session.trace
+
+
+class _YieldingWriter:
+    """A writer whose every drain lets other tasks run, as a slow socket does between a chunked send's pieces."""
+
+    def __init__(self) -> None:
+        self.wire = bytearray()
+
+    def is_closing(self) -> bool:
+        return False
+
+    def write(self, data: bytes) -> None:
+        self.wire += data
+
+    async def drain(self) -> None:
+        import asyncio
+
+        await asyncio.sleep(0)
+
+
+def test_a_send_while_a_chunked_send_is_under_way_goes_after_it_whole() -> None:
+    # Seen under load on the draft profile: the kit's periodic KEEPALIVE, written while RSUNX-011 sent its
+    # REQUEST_Ns a byte a write, landed inside a frame; the target refused the garbled frame (CONNECTION_ERROR).
+    import asyncio
+
+    from rsio_tck.bindings.rsocket.frames import Keepalive, RequestN, RequestStream
+
+    writer = _YieldingWriter()
+    session = KitSession(reader=None, writer=writer, binding="rsocket")  # type: ignore[arg-type]
+    chunked = [RequestStream(stream_id=1, initial_request_n=1, data=b"tck/range?count=3"),
+               RequestN(stream_id=1, request_n=1)]
+    keepalive = Keepalive(respond=True)
+
+    async def both() -> None:
+        await asyncio.gather(session.send_frames(chunked, chunk=1), session.send_frames([keepalive]),
+                             session.send_bytes(b""))
+
+    asyncio.run(both())
+    expected = b"".join(session.encoder.encode(frame) for frame in [*chunked, keepalive])
+    assert bytes(writer.wire) == expected
+    sent = [line.text for line in session.transcript if not isinstance(line.text, str)]
+    assert sent == [*chunked, keepalive]  # the transcript in wire order
+
+
+class _StalledWriter(_YieldingWriter):
+    """A writer whose drain waits until ``release`` is set: a target that does not read for a while."""
+
+    def __init__(self) -> None:
+        import asyncio
+
+        super().__init__()
+        self.release = asyncio.Event()
+
+    async def drain(self) -> None:
+        await self.release.wait()
+
+    def close(self) -> None:
+        pass
+
+    async def wait_closed(self) -> None:
+        pass
+
+
+def test_reading_goes_on_while_a_send_waits_and_the_automatic_answer_follows_it() -> None:
+    # The automatic answer to the target's KEEPALIVE with R waits for the send lock; if the read loop waited
+    # with it, the kit would stop reading while its own send waits for the target to read.
+    import asyncio
+
+    from rsio_tck.bindings.rsocket.frames import Keepalive, Payload, RequestStream
+
+    async def scenario() -> None:
+        reader = asyncio.StreamReader()
+        writer = _StalledWriter()
+        session = KitSession(reader=reader, writer=writer, binding="rsocket")
+        session.start()
+        request = RequestStream(stream_id=1, initial_request_n=5, data=b"tck/range?count=5")
+        sending = asyncio.ensure_future(session.send_frames([request]))
+        await asyncio.sleep(0)  # the send is now waiting in drain, holding the send lock
+        ping, element = Keepalive(respond=True, data=b"p"), Payload(stream_id=1, next=True, data=b"0")
+        reader.feed_data(session.encoder.encode(ping))
+        for _ in range(20):  # the read loop takes the KEEPALIVE and queues its answer behind the waiting send
+            await asyncio.sleep(0)
+        reader.feed_data(session.encoder.encode(element))  # a later read
+        event = await session.next_event(session.adapter.kit_key(1), 2.0)
+        assert event is not None and event.kind == "onNext"  # read and sorted while the send still waits
+        assert not sending.done()
+        writer.release.set()
+        await asyncio.wait_for(sending, 2.0)
+        for _ in range(100):  # the answer's task runs once the lock is free
+            if len(writer.wire) > len(session.encoder.encode(request)):
+                break
+            await asyncio.sleep(0)
+        assert bytes(writer.wire) == session.encoder.encode(request) + session.encoder.encode(
+            Keepalive(respond=False, data=b"p"))
+        await session.shutdown()
+
+    asyncio.run(asyncio.wait_for(scenario(), 10.0))

@@ -238,7 +238,7 @@ def test_a_text_message_to_the_rsocket_kit_is_one_line_with_close_1003() -> None
     (b"\x8f\x00", 1002, "invalid opcode"),
     (Frame(Opcode.BINARY, b"xy").serialize(mask=True), 1002, "incorrect masking"),
     (b"\x82\x7f" + (2**40).to_bytes(8, "big"), 1009, "frame with 1099511627776 bytes"),
-])
+], ids=["reserved-bits", "invalid-opcode", "masked-by-the-server", "2^40-bytes"])  # a random mask: no bytes in ids
 def test_a_malformed_frame_to_the_kit_is_one_line_with_its_close_code(raw: bytes, code: int, words: str) -> None:
     error = run(_kit_error(lambda: _Raw(raw), binding="rsio"))
     assert error.startswith("WebSocket: a malformed WebSocket frame from the server")

@@ -248,12 +248,26 @@ late_setup_error = fault("error-setup-code-after-accept", "RS-ERROR-4",
                          "after its first response, sends ERROR[REJECTED_SETUP] on stream 0 and closes")
 
 
+def _reject_late(p: Policy, s: Session) -> None:
+    if first_on_connection(p, "late-setup-error"):
+        s.send_unchecked(Error(stream_id=0, error_code=REJECTED_SETUP, data=b"changed my mind"))
+        s.close("fault error-setup-code-after-accept")
+
+
+# The first response ends either with its last element (PAYLOAD N|C) or with a PAYLOAD C of its own, a
+# seeded freedom per connection: the fault follows both, or whether it shows at all would depend on the seed.
 @late_setup_error.on("emit")
 def _late_setup_error(p: Policy, base: Base, s: Session, flow: Flow, data: bytes, complete: bool) -> None:
     base(s, flow, data, complete)
-    if complete and first_on_connection(p, "late-setup-error"):
-        s.send_unchecked(Error(stream_id=0, error_code=REJECTED_SETUP, data=b"changed my mind"))
-        s.close("fault error-setup-code-after-accept")
+    if complete:
+        _reject_late(p, s)
+
+
+@late_setup_error.on("finish")
+def _late_setup_error_after_complete(p: Policy, base: Base, s: Session, flow: Flow, end: End) -> None:
+    base(s, flow, end)
+    if end.error is None:
+        _reject_late(p, s)
 
 
 def _answer_unexpected(parent: Callable[..., None]) -> Callable[..., None]:

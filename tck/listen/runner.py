@@ -79,7 +79,10 @@ def _verdict(case: ClientTest, code: int | None, output: str, connected: bool, f
     if mine:
         return Verdict.ERROR, [], f"the kit's own server broke {mine[0].rule} (a kit bug): {mine[0].message}"
     failures: list[Failure] = []  # the client's own rule breaks are findings, reported as such
-    primary = case.rules[0]
+    # A client that broke a MUST on the wire and then failed its case failed because of it (the kit refuses
+    # an undecodable frame): the exit is charged to that rule, not to the case's first rule, which the client
+    # may not have broken (FINDINGS.md F26: a METADATA_PUSH on stream 0 without M is no RS-PUSH-1).
+    primary = next((f.rule for f in theirs if f.level is Level.MUST), case.rules[0])
     if code is None:
         failures.append(Failure(rule=primary, expectation=f"the client to finish within {timeout:g} s",
                                 got="it did not; the kit killed it"))

@@ -85,6 +85,17 @@ def badge(counts: Counter[str], total: int, label: str) -> dict[str, str]:
     return {"label": label, "message": message, "color": COLORS[outcome], "outcome": outcome}
 
 
+def target_stopped(results: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Where the target stopped answering (a result's ``target_stopped``) and how many scenarios after it
+    were not judged; None if it never stopped."""
+    stop = next((r["target_stopped"] for r in results if r.get("target_stopped")), None)
+    if stop is None:
+        return None
+    after = sum(1 for r in results if r.get("target_stopped") and r["id"] != stop["during"])
+    return {"during": stop["during"], "why": stop["why"], "running": list(stop.get("running", [])),
+            "not_judged": after}
+
+
 def report_data(files: RunFiles) -> dict[str, Any]:
     """The whole report, as plain JSON data (validated by ``schemas/report.schema.json``)."""
     totals: Counter[str] = Counter({v: 0 for v in VERDICTS})
@@ -118,6 +129,7 @@ def report_data(files: RunFiles) -> dict[str, Any]:
         "generated_by": f"rsio-tck {__version__}",
         "run": files.run,
         "counts": dict(totals),
+        "stopped": target_stopped(files.results),
         "total": len(files.results),
         "badge": badge(totals, len(files.results), protocol_title(files.run)),
         "outcomes": list(OUTCOMES),

@@ -114,6 +114,7 @@ class RunRecorder:
     target_version: str | None = None
     counts: Counter[str] = field(default_factory=Counter)
     hello: dict[str, Any] | None = None
+    stopped: dict[str, Any] | None = None  # where the target stopped answering (``TargetStop.to_json``), if it did
     problems: list[str] = field(default_factory=list)
     _results: IO[str] | None = None
     _written: int = 0
@@ -133,6 +134,9 @@ class RunRecorder:
         self._results.flush()
         self.counts[result.verdict.value] += 1
         self._written += 1
+        stop = getattr(result, "stopped", None)
+        if stop is not None and self.stopped is None:
+            self.stopped = stop.to_json()
         stem = file_stem(result.id)
         if result.transcript or result.trace:
             (self.run_dir / "transcripts" / f"{stem}.txt").write_text(result.explain() + "\n", encoding="utf-8")
@@ -187,6 +191,7 @@ class RunRecorder:
             "capabilities": tokens, "implementation": implementation, "scenarios": scenarios,
             "target_name": self.target_name, "target_version": self.target_version,
             "counts": dict(self.counts),
+            "target_stopped": self.stopped,
             "fingerprint": {"hello": self.hello, "capabilities": {
                 "implementation": implementation, "version": getattr(caps, "version", ""), "tokens": tokens}},
         }

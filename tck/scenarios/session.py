@@ -160,6 +160,8 @@ class KitSession:
         self.kit_closed = False
         self.kit_aborted = False
         self.write_failed = False  # a write failed (reset, stall): nothing later reaches the target
+        self._sending = asyncio.Lock()  # held for the whole of one send, so no other send's bytes cut into it
+        self._replying: set[asyncio.Task[None]] = set()  # automatic answers not yet sent
 
     # -- time, records ----------------------------------------------------------------
 
@@ -228,29 +230,38 @@ class KitSession:
         return named + (f" and {rest} more frame(s)" if rest > 0 else "")
 
     async def send_frames(self, frames: list[Frame], chunk: int = 0) -> None:
-        if self._not_sent(self._frames_named(frames)):
-            return
-        out: list[bytes] = []
-        index = self.monitor.frame_count
-        for frame in frames:
-            data = self.encoder.encode(frame)
-            self._line("kit->target", frame, data, index + len(out))
-            out.append(data)
-        # What the kit's frames imply for its inboxes (RSocket: a request opens the stream, so
-        # its onSubscribe is the kit's own), recorded before the target can answer.
-        for key, event in self.adapter.sent(frames, index):
-            self._push(key, event)
-        await self.send_bytes(b"".join(out), chunk, record_line=False)
+        # One send at a time, whole: a chunked send (a byte a write) awaits between its pieces, and the kit's
+        # keepalive or automatic answer written then would land inside its frame (seen on a loaded machine:
+        # the draft's 1 s KEEPALIVE cut RSUNX-011's chunked REQUEST_N, and the target rightly refused it).
+        async with self._sending:
+            if self._not_sent(self._frames_named(frames)):
+                return
+            out: list[bytes] = []
+            index = self.monitor.frame_count
+            for frame in frames:
+                data = self.encoder.encode(frame)
+                self._line("kit->target", frame, data, index + len(out))
+                out.append(data)
+            # What the kit's frames imply for its inboxes (RSocket: a request opens the stream, so
+            # its onSubscribe is the kit's own), recorded before the target can answer.
+            for key, event in self.adapter.sent(frames, index):
+                self._push(key, event)
+            await self._write(b"".join(out), chunk)
 
     async def send_signal(self, name: str, fields: dict[str, Any], chunk: int = 0) -> None:
         """Send one contract signal or binding frame by name (fields resolved): ``adapter.frames``."""
         await self.send_frames(self.adapter.frames(name, fields), chunk)
 
-    async def send_bytes(self, data: bytes, chunk: int = 0, record_line: bool = True) -> None:
-        if record_line:
+    async def send_bytes(self, data: bytes, chunk: int = 0) -> None:
+        """Raw bytes (a ``send_hex`` step), whole before any other send starts."""
+        async with self._sending:
             if self._not_sent(f"raw bytes ({len(data)})"):
                 return
             self._line("kit->target", f"raw bytes ({len(data)})", data, None)
+            await self._write(data, chunk)
+
+    async def _write(self, data: bytes, chunk: int) -> None:
+        """Write ``data`` in pieces of ``chunk`` bytes (0: at once); the caller holds ``_sending``."""
         pieces = [data] if chunk <= 0 else [data[i : i + chunk] for i in range(0, len(data), chunk)]
         for piece in pieces:
             # The monitor judges the bytes on the wire: once a write failed, the rest of a chunked send and
@@ -287,7 +298,16 @@ class KitSession:
         except (OSError, RuntimeError):
             pass
 
+    def _reply(self, frames: list[Frame]) -> None:
+        """Send the binding's automatic answers from a task of their own, in order (the send lock is fair):
+        reading never waits behind a step's send, whose drain may need the target to be read first."""
+        task = asyncio.get_running_loop().create_task(self.send_frames(frames))
+        self._replying.add(task)
+        task.add_done_callback(self._replying.discard)
+
     async def shutdown(self) -> None:
+        for task in list(self._replying):
+            task.cancel()
         if self._keepalive_task is not None:
             self._keepalive_task.cancel()
         if self._reader_task is not None:
@@ -353,7 +373,7 @@ class KitSession:
                     self.progress.saw(len(data), arrived)  # bytes of what is coming, even a partial frame
                 replies = self.adapter.replies()
                 if replies and not self.kit_closed:
-                    await self.send_frames(replies)  # the binding's automatic answers (RSocket keepalive)
+                    self._reply(replies)  # the binding's automatic answers (RSocket keepalive)
                 if bad is not None:
                     finding = self.monitor.observe_error(TARGET, bad, t)
                     message = finding.message if finding is not None else f"{bad} (maybe declared: Decision f)"
@@ -542,6 +562,32 @@ class KitSession:
                                                  not self._room.is_set())
                     return None
             # Otherwise ask again: bytes may have arrived that complete nothing yet, which moves the end.
+
+    async def arrival(self, timeout: float, *, since: float | None = None, until: float | None = None) -> bool:
+        """Wait until the next read from the target is sorted (or the connection ends); False when none
+        came before the wait's end, which is ``next_event``'s: the target silent for ``timeout`` seconds
+        counted from ``since`` (default: now) or from its last bytes, within the scenario's budget and
+        ``until`` (``self.nothing`` says which ended it).  The caller looks at the inboxes first: nothing
+        can arrive between its look and this wait, since both run without yielding in between."""
+        start = time.monotonic() if since is None else since
+        budget = self.budget
+        assert budget is not None
+        self.nothing = None
+        now = time.monotonic()
+        end, why = clock.wait_end(start, timeout, self.progress.last, budget, until=until)
+        if self.eof or now >= end:
+            self.nothing = clock.nothing(clock.EOF if self.eof else why, start, timeout, now, self.progress, budget,
+                                         not self._room.is_set())
+            return False
+        self._arrival.clear()
+        try:
+            await asyncio.wait_for(self._arrival.wait(), end - now)
+        except TimeoutError:
+            # No read at all since ``now``: the end computed then stands.
+            self.nothing = clock.nothing(why, start, timeout, time.monotonic(), self.progress, budget,
+                                         not self._room.is_set())
+            return False
+        return True
 
     def peek(self, key: Key) -> Event | None:
         queue = self.inbox.get(key)

@@ -26,10 +26,20 @@ MAX_DRAIN = 10_000_000
 FEED_MAX = 128 * 1024 * 1024
 
 
+# What a step got when the target sent nothing in time (``describe_event(None, timeout)``): a failure that
+# says this ended on a time-out, after which the runner may ask whether the target still answers at all.
+NOTHING_WITHIN = "nothing within"
+
+
 class StepFailed(Exception):
     def __init__(self, rule: str, expectation: str, got: str) -> None:
         super().__init__(f"[{rule}] expected {expectation}; got {got}")
         self.rule, self.expectation, self.got = rule, expectation, got
+
+    @property
+    def timed_out(self) -> bool:
+        """The step waited for the target in vain: nothing arrived within its timeout."""
+        return self.got.startswith(NOTHING_WITHIN)
 
 
 class StepSkipped(Exception):
@@ -97,7 +107,7 @@ def describe_event(event: Event | None, why: Nothing | float | None) -> str:
     if event is None:
         if isinstance(why, Nothing):
             return why.describe()
-        return f"nothing within {why:g} s" if why is not None else "nothing"
+        return f"{NOTHING_WITHIN} {why:g} s" if why is not None else "nothing"
     if event.kind == "close":
         return "the target closed the connection"
     inner = ", ".join(f"{k}={show(v)}" for k, v in event.fields.items())
@@ -138,7 +148,12 @@ async def step_send(ctx: StepContext, step: dict[str, Any]) -> None:
     frames = []
     # ``times: N`` (``var: i`` = 0, 1, ...): the frames N times over, still in one write (a burst).
     times = int(resolve(step.get("times", 1), ctx.variables))
-    if not 0 < times <= MAX_BURST:
+    if times > MAX_BURST:
+        # The schema bounds a literal count, so this one comes from a value the target chose (a lease's
+        # number of requests, say): a legal choice the kit cannot follow with one burst, not a failure.
+        raise StepSkipped(f"the burst would repeat its frames {times} times, from a value the target chose; "
+                          f"the kit sends at most {MAX_BURST} in one write, so it cannot judge this target here")
+    if times < 1:
         raise StepFailed(ctx.default_rule, f"a burst of 1 to {MAX_BURST} times",
                          f"scenario error: times is {times} (from a value the target sent?)")
     for i in range(times):
@@ -208,19 +223,30 @@ async def step_expect_silence(ctx: StepContext, step: dict[str, Any]) -> None:
     spec = step["expect_silence"]
     window = float(spec.get("window", ctx.silence_window))
     rule = step.get("rule", ctx.default_rule)
+    session = ctx.session
+    # A binding whose cancel lets events already in flight arrive at any time (Ditto: the judge counts them
+    # against the demand granted before the cancel) names them; silence is not broken by them.
+    in_flight = getattr(session.adapter, "in_flight", None)
     if "subscriber" in spec:
         sid = resolve(spec["subscriber"], ctx.variables)
-        event = await ctx.session.next_event(ctx.session.adapter.kit_key(sid), window, total=True)
-        if event is not None:
-            raise StepFailed(rule, f"nothing on subscriber {sid} for {window:g} s", describe_event(event, window))
-        return
-    session = ctx.session
+        key = session.adapter.kit_key(sid)
+        started = time.monotonic()
+        while True:
+            # One window from the step's start (total: a silence window is not stretched by arriving bytes).
+            event = await session.next_event(key, window, total=True, since=started)
+            if event is None:
+                return
+            if in_flight is None or not in_flight(key, event):
+                raise StepFailed(rule, f"nothing on subscriber {sid} for {window:g} s", describe_event(event, window))
     before = session.signals
+    first = session.monitor.frame_count
     open_before = not session.eof
     await session.next_event(("silence", None), window, total=True)  # a key nothing is sorted into: the window
     # allow_close: the target may end the connection in the window (a close is not a frame it sent).
     closed = 1 if spec.get("allow_close") and open_before and session.eof else 0
-    if session.signals - closed != before:
+    late = 0 if in_flight is None else sum(1 for k, q in session.inbox.items() for e in q
+                                           if e.index >= first and in_flight(k, e))
+    if session.signals - closed - late != before:
         quiet = session.adapter.quiet_kinds
         arrived = [e for q in session.inbox.values() for e in q if e.kind not in quiet]
         got = describe_event(arrived[-1], window) if arrived else "a signal"
@@ -281,6 +307,13 @@ async def step_expect_close(ctx: StepContext, step: dict[str, Any]) -> None:
 
 
 async def step_drain(ctx: StepContext, step: dict[str, Any]) -> None:
+    """Take the elements still arriving on a subscription (after a cancel) until delivery has stopped.
+
+    Stopped is proven, where the binding has one, with a barrier: the kit sends ``adapter.barrier``
+    and takes elements until its answer; a round from one answer to the next with no element shows
+    that the target had nothing more to write (an answer that overtakes queued elements only adds a
+    round).  Without a barrier, stopped is a quiet spell of the silence window.  Either way the step
+    fails when more than ``max`` elements arrive, or when delivery goes on past ``within`` seconds."""
     spec = step["drain"]
     rule = step.get("rule", "STR-6")
     sid = resolve(spec["subscriber"], ctx.variables)
@@ -289,39 +322,91 @@ async def step_drain(ctx: StepContext, step: dict[str, Any]) -> None:
     # are the failure); a flood under an unbounded grant has a socket send buffer of small frames in
     # flight (megabytes), more than the default bound drains on a loaded machine.
     deadline = time.monotonic() + float(spec.get("within", 5 * ctx.signal_timeout))
-    drained = 0
-    # until_terminal: the target owes a terminal signal, so wait for it (each gap up to the
-    # signal timeout) instead of taking a quiet spell as the end; a large element can take
-    # longer than the silence window to arrive.  Either gap is silence: bytes of an element
-    # still arriving are not a quiet spell.
-    gap = ctx.signal_timeout if spec.get("until_terminal") else ctx.silence_window
     session = ctx.session
+    key = session.adapter.kit_key(sid)
+    until_terminal = bool(spec.get("until_terminal"))
+    counted = {"drained": 0}
 
     def still_sending() -> StepFailed:
         return StepFailed(rule, f"delivery on subscriber {sid} to stop (at most {limit} more elements)",
-                          f"{drained} elements and still sending")
+                          f"{counted['drained']} elements and still sending")
 
-    key = session.adapter.kit_key(sid)
-    while True:
-        # Take what is already buffered in bulk: a flood in flight after cancel can be
-        # hundreds of thousands of elements, and one await per element would dominate.
-        drained += session.take_elements(key)
-        queue = session.inbox.get(key)
-        if drained > limit or time.monotonic() > deadline:
+    def take() -> bool:
+        """Take what is buffered in bulk (a flood in flight after a cancel can be hundreds of thousands
+        of elements, and one await per element would dominate); True when a terminal signal or another
+        event is next, left for the next step."""
+        counted["drained"] += session.take_elements(key)
+        if counted["drained"] > limit or time.monotonic() > deadline:
             raise still_sending()
-        if queue:
-            break  # a terminal signal: left for the next step
-        event = await session.next_event(key, gap, until=deadline)
-        if event is None:
-            if session.nothing is not None and session.nothing.why in (clock.DEADLINE, clock.BUDGET):
-                raise still_sending()  # bytes were arriving when the bound came
-            break
-        if event.kind != "onNext":
-            session.put_back(key, event)
-            break
-        drained += 1
+        return bool(session.inbox.get(key))
+
+    def ended(nothing: Nothing | None) -> None:
+        """A wait of the drain came back empty: delivery stopped, unless a bound came while bytes were
+        still arriving (``within``: still sending; the scenario's budget: said as such)."""
+        if nothing is None or nothing.why in (clock.SILENCE, clock.EOF, clock.GOODBYE):
+            return
+        if nothing.why == clock.DEADLINE:
+            if nothing.recent:
+                raise still_sending()
+            return  # quiet when the bound came, if for less than a whole timeout: nothing still coming
+        raise StepFailed(rule, f"delivery on subscriber {sid} to stop (at most {limit} more elements)",
+                         f"{counted['drained']} elements, then {nothing.describe()}")
+
+    barrier_frames = [] if until_terminal else session.adapter.barrier(b"rsio-tck drain 1")
+    if barrier_frames:
+        ended(await _drain_with_barrier(ctx, barrier_frames, take, counted, deadline))
+    else:
+        # until_terminal: the target owes a terminal signal, so wait for it (each gap up to the
+        # signal timeout) instead of taking a quiet spell as the end; a large element can take
+        # longer than the silence window to arrive.  Either gap is silence of bytes, not of whole
+        # elements: every read from the target restarts it (a partial element, tiny writes), so an
+        # element still arriving is never taken for a quiet spell.
+        gap = ctx.signal_timeout if until_terminal else ctx.silence_window
+        while not take():
+            event = await session.next_event(key, gap, until=deadline)
+            if event is None:
+                ended(session.nothing)
+                break
+            if event.kind != "onNext":
+                session.put_back(key, event)
+                break
+            counted["drained"] += 1
     if "bind" in spec:
-        ctx.variables[spec["bind"]] = drained
+        ctx.variables[spec["bind"]] = counted["drained"]
+
+
+async def _drain_with_barrier(ctx: StepContext, frames: list[Any], take: Callable[[], bool],
+                             counted: dict[str, int], deadline: float) -> Nothing | None:
+    """Barrier rounds until one brings no element; returns None then, or why a wait for an answer came
+    back empty (the caller judges it).  A wait for the answer measures silence as every wait does
+    (``clock``): it ends when nothing came from the target for the signal timeout since the barrier
+    went or since its last bytes (it has stopped; an unanswered barrier is the monitor's business,
+    RS-KEEPALIVE-3); bytes that keep coming restart it, within the scenario's budget and ``deadline``
+    (``within``).  The target's own quiet frames (its keepalives) wake the wait but do not restart it."""
+    session = ctx.session
+    rounds = 1
+    token = b"rsio-tck drain 1"
+    await session.send_frames(frames)
+    before = counted["drained"]
+    sent = time.monotonic()  # the round's silence is counted from its barrier
+    while not take():
+        if session.adapter.barrier_answered(token):
+            if counted["drained"] == before:
+                return None  # a whole round with nothing: the target had nothing left to write
+            rounds += 1
+            token = f"rsio-tck drain {rounds}".encode("ascii")
+            frames = session.adapter.barrier(token)
+            if not frames:
+                return None  # the kit is closing: no more barriers
+            before = counted["drained"]
+            await session.send_frames(frames)
+            sent = time.monotonic()
+            continue
+        if session.eof:
+            return None
+        if not await session.arrival(ctx.signal_timeout, since=sent, until=deadline):
+            return session.nothing
+    return None
 
 
 async def step_consume(ctx: StepContext, step: dict[str, Any]) -> None:
@@ -407,6 +492,19 @@ async def step_retry(ctx: StepContext, step: dict[str, Any]) -> None:
                 raise
 
 
+def _condition(spec: dict[str, Any], variables: dict[str, Any]) -> bool:
+    """``{equal: [a, b]}`` or ``{differ: [a, b]}``, the values resolved (variables bound by earlier steps)."""
+    (test, pair), = spec.items()
+    left, right = (resolve(value, variables) for value in pair)
+    return bool(left == right) if test == "equal" else bool(left != right)
+
+
+async def step_when(ctx: StepContext, step: dict[str, Any]) -> None:
+    """Run ``steps`` if the condition holds, else ``otherwise`` (if given): for a choice the target makes
+    that the kit must adapt to, such as an Id the kit cannot use while its own subscription holds it."""
+    await run_steps(ctx, step["steps"] if _condition(step["when"], ctx.variables) else step.get("otherwise", ()))
+
+
 async def step_feed_parts(ctx: StepContext, step: dict[str, Any]) -> None:
     """Send parts of one split element on the target's Id until the target cancels it.
 
@@ -473,6 +571,7 @@ STEPS: dict[str, Callable[[StepContext, dict[str, Any]], Awaitable[None]]] = {
     "feed_parts": step_feed_parts,
     "repeat": step_repeat,
     "retry": step_retry,
+    "when": step_when,
     "liveness": step_liveness,
     "set": step_set,
     "skip_if_target_extensions": step_skip_if_target_extensions,

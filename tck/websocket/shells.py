@@ -215,7 +215,8 @@ async def open_websocket(target: Any, framing: Framing, timeout: float) -> tuple
     except (TimeoutError, OSError, ssl.SSLError, WebSocketError) as exc:
         if transport is not None:
             transport.abort()
-        raise TargetError(f"cannot reach {target.url}: {str(exc) or type(exc).__name__}") from None
+        raise TargetError(f"cannot reach {target.url}: {str(exc) or type(exc).__name__}",
+                          timed_out=isinstance(exc, TimeoutError)) from None
     return reader, WebSocketWriter(protocol, transport)
 
 

@@ -97,5 +97,21 @@ class RsioBinding:
     def rules(self) -> list[str]:
         return [rule for rule in RULES if rule.startswith(self.rule_prefixes)]
 
+    def liveness_probe(self, profile: str) -> Any:
+        """The handshake: clientHello, answered by serverHello (a goodbye refusing it is an answer too)."""
+        return _HelloProbe()
+
+
+class _HelloProbe:
+    asks = "clientHello"
+
+    def opening(self) -> list[Any]:
+        from .wire.frames import ClientHello
+
+        return [ClientHello(version=0, extensions=())]
+
+    def answered(self, frame: Any) -> bool:
+        return True  # a server's first frame is its answer to the hello: serverHello, or a goodbye
+
 
 BINDING = RsioBinding()

@@ -110,6 +110,29 @@ class RSocketBinding:
     def rules(self) -> list[str]:
         return [rule for rule in RULES if rule.startswith(self.rule_prefixes)]
 
+    def liveness_probe(self, profile: str) -> Any:
+        """SETUP, then KEEPALIVE with R (the draft has no R: its server answers every KEEPALIVE), answered by
+        KEEPALIVE; an ERROR on stream 0 (SETUP refused) is an answer too."""
+        from .scenario import RSocketScenarioAdapter
+
+        if profile not in PROFILES:
+            raise ValueError(f"unknown RSocket profile {profile!r}; choose one of {', '.join(PROFILES)}")
+        return _KeepaliveProbe(RSocketScenarioAdapter(self, profile))
+
+
+class _KeepaliveProbe:
+    def __init__(self, adapter: Any) -> None:
+        self._adapter = adapter
+        self.asks = "SETUP, then KEEPALIVE" + ("" if adapter.draft else " with R")
+
+    def opening(self) -> list[Any]:
+        return [*self._adapter.opening(), *self._adapter.keepalive()]
+
+    def answered(self, frame: Any) -> bool:
+        from .frames import Error, Keepalive
+
+        return isinstance(frame, Keepalive) or isinstance(frame, Error) and frame.stream_id == 0
+
 
 class _NoBystander:
     async def open(self) -> bool:
