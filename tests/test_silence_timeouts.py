@@ -8,6 +8,10 @@ synchronise only on what ``next_event`` returns.
 from __future__ import annotations
 
 import asyncio
+import base64
+import contextlib
+import hashlib
+import re
 import time
 
 from rsio_tck.bindings.rsio.wire.frames import OnNext
@@ -15,6 +19,7 @@ from rsio_tck.scenarios import clock
 from rsio_tck.scenarios.clock import Budget, Nothing, Progress, wait_end
 from rsio_tck.scenarios.session import KitSession
 from rsio_tck.scenarios.steps import describe_event
+from rsio_tck.transport import open_target
 
 TIMEOUT = 0.2  # the signal timeout of these tests
 BUDGET = 1.0  # and the scenario budget
@@ -126,3 +131,55 @@ def test_each_way_of_getting_nothing_reads_differently() -> None:
     assert "silent for 2 s" in texts[clock.SILENCE]
     paused = Nothing(clock.SILENCE, 2.0, waited=2.0, paused=True).describe()
     assert "kit had paused reading" in paused and "silent" not in paused
+
+
+async def _websocket_wait(message: bytes, cut: int | None = None) -> tuple[object, Nothing | None, float]:
+    """One ``next_event`` for subscriber 1 over ws:// while a fake server trickles one binary WebSocket message
+    carrying ``message`` (RS-IO's byte stream), a byte every ``PACE`` seconds; ``cut``: only that many bytes of
+    the WebSocket frame, then silence."""
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        request = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+        found = re.search(rb"(?i)sec-websocket-key: *(\S+)", request)
+        assert found is not None
+        accept = base64.b64encode(hashlib.sha1(found.group(1) + b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest())
+        writer.write(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                     b"Sec-WebSocket-Accept: " + accept + b"\r\n\r\n")
+        assert len(message) < 126
+        frame = bytes([0x82, len(message)]) + message  # FIN, binary, unmasked (server to client)
+        for byte in frame[:cut]:
+            await asyncio.sleep(PACE)  # the target's pace
+            writer.write(bytes([byte]))
+        with contextlib.suppress(TimeoutError):  # then holds the connection open, silent, until the kit is done
+            await asyncio.wait_for(done.wait(), 10 * BUDGET)
+        writer.close()
+
+    done = asyncio.Event()
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    async with server:
+        port = server.sockets[0].getsockname()[1]
+        reader, writer = await open_target(f"ws://127.0.0.1:{port}/tck", 5.0)
+        session = KitSession(reader, writer, budget=Budget.starting(BUDGET, time.monotonic()))
+        session.start()
+        started = time.monotonic()
+        try:
+            event = await session.next_event(session.adapter.kit_key(1), TIMEOUT)
+            return event, session.nothing, time.monotonic() - started
+        finally:
+            done.set()
+            await session.shutdown()
+
+
+def test_over_websocket_a_message_that_trickles_in_for_longer_than_the_timeout_arrives() -> None:
+    # The shell hands the stream on a whole message at a time; the bytes of one still arriving count as progress.
+    data = _frame(b"0123")
+    assert (len(data) + 2) * PACE > 2 * TIMEOUT
+    event, nothing, took = asyncio.run(_websocket_wait(data))
+    assert event is not None and event.kind == "onNext" and event.fields["element"] == b"0123", nothing
+    assert took > TIMEOUT
+
+
+def test_over_websocket_a_message_cut_midway_fails_for_silence() -> None:
+    event, nothing, took = asyncio.run(_websocket_wait(_frame(b"0123456789"), cut=6))
+    assert event is None and nothing is not None and nothing.why == clock.SILENCE, nothing
+    assert took < BUDGET
+    assert "after" in describe_event(None, nothing)  # stretched by the partial message, then silence

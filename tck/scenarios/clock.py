@@ -130,7 +130,9 @@ def wait_end(start: float, timeout: float, last: float, budget: Budget, *, total
 
 
 def nothing(why: str, start: float, timeout: float, now: float, progress: Progress, budget: Budget,
-            paused: bool = False) -> Nothing:
-    """The ``Nothing`` of a wait that ended at ``now`` for ``why`` (``paused``: the kit was not reading)."""
-    return Nothing(why, timeout, waited=now - start, silent_for=now - max(start, progress.last),
+            paused: bool = False, last: float | None = None) -> Nothing:
+    """The ``Nothing`` of a wait that ended at ``now`` for ``why`` (``paused``: the kit was not reading;
+    ``last``: when bytes last came, if later than ``progress`` knows: bytes the transport still holds)."""
+    last = progress.last if last is None else max(last, progress.last)
+    return Nothing(why, timeout, waited=now - start, silent_for=now - max(start, last),
                    budget=budget.seconds, recent=progress.bytes_since(now - timeout), paused=paused)

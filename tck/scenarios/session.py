@@ -522,6 +522,17 @@ class KitSession:
 
     # -- waiting --------------------------------------------------------------------------
 
+    def _last_bytes(self) -> float:
+        """When bytes last came from the target (``clock``): the read loop's ``progress``, or later bytes the
+        transport holds back as part of a message not yet whole (WebSocket: the shell hands the stream on
+        message by message, and notes its partial reads as ``partial_at``)."""
+        return max(self.progress.last, getattr(self.writer, "partial_at", 0.0))
+
+    def _nothing(self, why: str, start: float, timeout: float, now: float) -> None:
+        assert self.budget is not None
+        self.nothing = clock.nothing(why, start, timeout, now, self.progress, self.budget, not self._room.is_set(),
+                                     last=self._last_bytes())
+
     async def next_event(self, key: Key, timeout: float, *, total: bool = False, since: float | None = None,
                          until: float | None = None) -> Event | None:
         """The next event for ``key``, else None once the target was silent for ``timeout`` seconds.
@@ -544,22 +555,21 @@ class KitSession:
                 self._taken(event)
                 return event
             now = time.monotonic()
-            end, why = clock.wait_end(start, timeout, self.progress.last, budget, total=total, until=until)
+            end, why = clock.wait_end(start, timeout, self._last_bytes(), budget, total=total, until=until)
             if self.eof:
                 why = clock.EOF
             elif self.goodbye is not None and key[0] != "conn" and now + GOODBYE_GRACE < end:
                 # After the target's goodbye nothing new will come for this key: a short wait for what is in flight.
                 end, why = now + GOODBYE_GRACE, clock.GOODBYE
             if self.eof or now >= end:
-                self.nothing = clock.nothing(why, start, timeout, now, self.progress, budget, not self._room.is_set())
+                self._nothing(why, start, timeout, now)
                 return None
             self._arrival.clear()
             try:
                 await asyncio.wait_for(self._arrival.wait(), end - now)
             except TimeoutError:
                 if why == clock.GOODBYE and not self.inbox.get(key):
-                    self.nothing = clock.nothing(why, start, timeout, time.monotonic(), self.progress, budget,
-                                                 not self._room.is_set())
+                    self._nothing(why, start, timeout, time.monotonic())
                     return None
             # Otherwise ask again: bytes may have arrived that complete nothing yet, which moves the end.
 
@@ -573,21 +583,18 @@ class KitSession:
         budget = self.budget
         assert budget is not None
         self.nothing = None
-        now = time.monotonic()
-        end, why = clock.wait_end(start, timeout, self.progress.last, budget, until=until)
-        if self.eof or now >= end:
-            self.nothing = clock.nothing(clock.EOF if self.eof else why, start, timeout, now, self.progress, budget,
-                                         not self._room.is_set())
-            return False
-        self._arrival.clear()
-        try:
-            await asyncio.wait_for(self._arrival.wait(), end - now)
-        except TimeoutError:
-            # No read at all since ``now``: the end computed then stands.
-            self.nothing = clock.nothing(why, start, timeout, time.monotonic(), self.progress, budget,
-                                         not self._room.is_set())
-            return False
-        return True
+        while True:
+            now = time.monotonic()
+            end, why = clock.wait_end(start, timeout, self._last_bytes(), budget, until=until)
+            if self.eof or now >= end:
+                self._nothing(clock.EOF if self.eof else why, start, timeout, now)
+                return False
+            self._arrival.clear()
+            try:
+                await asyncio.wait_for(self._arrival.wait(), end - now)
+            except TimeoutError:
+                continue  # bytes the transport holds back (a partial WebSocket message) may have moved the end
+            return True
 
     def peek(self, key: Key) -> Event | None:
         queue = self.inbox.get(key)
