@@ -14,9 +14,11 @@ import hashlib
 import re
 import time
 
-from rsio_tck.bindings.rsio.wire.frames import OnNext
+from rsio_tck.bindings.rsio.wire import get_codec
+from rsio_tck.bindings.rsio.wire.frames import Goodbye, OnNext
 from rsio_tck.scenarios import clock
 from rsio_tck.scenarios.clock import Budget, Nothing, Progress, wait_end
+from rsio_tck.scenarios.liveness import probe
 from rsio_tck.scenarios.session import KitSession
 from rsio_tck.scenarios.steps import describe_event
 from rsio_tck.transport import open_target
@@ -183,3 +185,48 @@ def test_over_websocket_a_message_cut_midway_fails_for_silence() -> None:
     assert event is None and nothing is not None and nothing.why == clock.SILENCE, nothing
     assert took < BUDGET
     assert "after" in describe_event(None, nothing)  # stretched by the partial message, then silence
+
+
+PROBE_TIMEOUT = 0.3  # the liveness probe's timeout in these tests (its budget is BUDGET)
+PROBE_PACE = 0.1  # seconds between the bytes of its answer
+
+
+async def _probe_trickling(answer: bytes) -> tuple[str | None, float]:
+    """The liveness probe (RS-IO: a clientHello; any first frame answers it) against a target that trickles
+    ``answer`` a byte every ``PROBE_PACE`` seconds, then stays silent."""
+    done = asyncio.Event()
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await asyncio.wait_for(reader.read(64), 10)  # the probe's clientHello
+        for byte in answer:
+            if done.is_set():
+                break
+            await asyncio.sleep(PROBE_PACE)  # the target's pace
+            writer.write(bytes([byte]))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(done.wait(), 10 * BUDGET)
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    async with server:
+        url = f"tcp://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+        started = time.monotonic()
+        try:
+            return await probe(url, "rsio", "msgpack", PROBE_TIMEOUT, BUDGET), time.monotonic() - started
+        finally:
+            done.set()
+
+
+def test_the_liveness_probe_waits_for_an_answer_as_long_as_its_bytes_come() -> None:
+    answer = get_codec("msgpack").encoder(None).encode(Goodbye(reason="busy"))
+    assert len(answer) * PROBE_PACE > 2 * PROBE_TIMEOUT  # the whole answer takes longer than the timeout
+    why, took = asyncio.run(_probe_trickling(answer))
+    assert why is None and took > PROBE_TIMEOUT
+
+
+def test_the_liveness_probe_bounds_an_endless_trickle_by_the_budget_and_says_so() -> None:
+    endless = get_codec("msgpack").encoder(None).encode(Goodbye(reason="x" * 1000))
+    why, took = asyncio.run(_probe_trickling(endless))
+    assert why is not None and why.startswith("a fresh connection got no answer to clientHello within the probe's "
+                                              "1 s budget ("), why
+    assert BUDGET - 0.1 <= took < BUDGET + 3 * PROBE_TIMEOUT
