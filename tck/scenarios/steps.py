@@ -312,8 +312,10 @@ async def step_drain(ctx: StepContext, step: dict[str, Any]) -> None:
     Stopped is proven, where the binding has one, with a barrier: the kit sends ``adapter.barrier``
     and takes elements until its answer; a round from one answer to the next with no element shows
     that the target had nothing more to write (an answer that overtakes queued elements only adds a
-    round).  Without a barrier, stopped is a quiet spell of the silence window.  Either way the step
-    fails when more than ``max`` elements arrive, or when delivery goes on past ``within`` seconds."""
+    round).  Without a barrier, stopped is a quiet spell of the silence window: no bytes at all from the
+    target for that long (a partial element restarts it; ``clock``).  Either way the step fails when more
+    than ``max`` elements arrive, when delivery goes on past ``within`` seconds, or when the scenario's
+    budget runs out while bytes still arrive (said as such)."""
     spec = step["drain"]
     rule = step.get("rule", "STR-6")
     sid = resolve(spec["subscriber"], ctx.variables)
