@@ -57,6 +57,9 @@ def parser(peer: PeerBinding | None = None) -> argparse.ArgumentParser:
     p.add_argument("--no-freedoms", action="store_true", help="one fixed habit instead of seeded freedoms")
     p.add_argument("--wide-ints", action="store_true",
                    help="write every integer element of the test publishers in its widest MessagePack form")
+    p.add_argument("--tiny-writes", type=int, default=0, metavar="N",
+                   help="write at most N bytes a write, each after the last left (a freedom TCP allows; seeded: "
+                        "at most 1..N a connection; tiny for the first 4 KiB of each write, then up to 64 KiB)")
     p.add_argument("--ids", metavar="HABIT",
                    help="how the peer picks the ids it chooses, on every connection (the binding's choices; "
                         "RS-IO: fresh, lowest, highest, mirror, random; default: the seeded freedoms decide)")
@@ -110,6 +113,7 @@ def config_from(args: argparse.Namespace, peer: PeerBinding | None = None) -> An
     options = {"args": args, "max_element": args.max_element, "max_frame": args.max_frame, "max_reassembly": args.max_reassembly,
                "max_subscriptions": args.max_subscriptions, "write_buffer": args.write_buffer,
                "freedoms": not args.no_freedoms, "seed": args.seed, "wide_ints": args.wide_ints,
+               "tiny_writes": args.tiny_writes,
                "ids": args.ids,
                "faults": tuple(args.fault), "split_threshold": args.split_threshold}
     return peer.config(profile_from(args, peer), options)
@@ -143,6 +147,8 @@ async def run(args: argparse.Namespace, config: Any) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     habit = "freedoms off" if not config.freedoms else f"freedoms on, seed {config.seed}"
+    if getattr(config, "tiny_writes", 0):
+        habit += f", tiny writes of at most {config.tiny_writes} bytes"
     faults = f", faults: {', '.join(config.faults)}" if config.faults else ""
     if args.stdio:
         served = asyncio.ensure_future(peer.serve_stdio())

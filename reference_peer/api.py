@@ -32,7 +32,8 @@ from typing import Any, Protocol
 from rsio_tck.errors import Side
 
 from .peer_registry import DEFAULT_PEER, get_peer_binding, peer_profile
-from .transports import Target, connect, connect_stdio, listen
+from .tiny_writes import wrapper as tiny_writes
+from .transports import Target, Wrap, connect, connect_stdio, listen
 
 log = logging.getLogger("reference_peer")
 
@@ -95,6 +96,10 @@ class Peer:
         self.binding = get_peer_binding(binding)
         self.config = config if config is not None else self.binding.config(peer_profile(self.binding, profile), {})
         self.registry = self.binding.publishers(test_publishers=test_publishers)
+        # The tiny-writes habit (every binding's config has ``tiny_writes``: 0 = off), right above each socket.
+        most = int(getattr(self.config, "tiny_writes", 0) or 0)
+        self._wrap: Wrap | None = tiny_writes(most, seeded=bool(getattr(self.config, "freedoms", True)),
+                                              seed=int(getattr(self.config, "seed", 0))) if most else None
         self.sessions: set[PeerSession] = set()
         self.servers: list[Server] = []
         self._numbers = itertools.count(1)
@@ -129,7 +134,7 @@ class Peer:
 
     async def listen(self, url: str, *, ssl_context: ssl.SSLContext | None = None) -> Server:
         server = await listen(url, lambda: self._session(Side.SERVER), ssl_context=ssl_context,
-                              framing=self._framing if Target.parse(url).websocket else None)
+                              framing=self._framing if Target.parse(url).websocket else None, wrap=self._wrap)
         handle = Server(self, url, server)
         self.servers.append(handle)
         return handle
@@ -145,7 +150,8 @@ class Peer:
                       timeout: float = 10.0) -> PeerConnection:
         label = url if Target.parse(url).scheme == "exec" else ""
         session: Any = await connect(url, lambda: self._session(Side.CLIENT, label), ssl_context=ssl_context,
-                                     timeout=timeout, framing=self._framing if Target.parse(url).websocket else None)
+                                     timeout=timeout, framing=self._framing if Target.parse(url).websocket else None,
+                                     wrap=self._wrap)
         return PeerConnection(session)
 
     async def serve_stdio(self) -> str:

@@ -23,6 +23,7 @@ from .faults import FAULTS, build_policy
 from .freedoms import DELIBERATE_WARNINGS, ID_CHOICES
 from .registry import Registry
 from .session import PeerSession
+from .tiny_writes import checked as tiny_writes
 
 
 class RsioPeer:
@@ -49,6 +50,7 @@ class RsioPeer:
                             write_high=write, write_low=write // 4,
                             freedoms=option("freedoms", base.freedoms), seed=option("seed", base.seed),
                             wide_ints=option("wide_ints", base.wide_ints), ids=option("ids", base.ids),
+                            tiny_writes=tiny_writes(option("tiny_writes", base.tiny_writes)),
                             faults=tuple(option("faults", ())),
                             split_threshold=option("split_threshold", base.split_threshold))
         build_policy(config.faults)  # ValueError names an unknown fault

@@ -70,7 +70,12 @@ def run(
     scenarios_paths: list[Path] = typer.Option([], "--scenarios", metavar="PATH",
                                                help="scenario file or directory (*.yaml, *.yml; repeatable); "
                                                     "default: the kit's own suite"),
-    signal_timeout: float = typer.Option(2.0, min=0.001, metavar="SECONDS", help="seconds a signal may take"),
+    signal_timeout: float = typer.Option(2.0, min=0.001, metavar="SECONDS",
+                                         help="seconds of silence (no bytes from the target) before a signal "
+                                              "counts as missing"),
+    scenario_budget: float = typer.Option(30.0, min=0.001, metavar="SECONDS",
+                                          help="seconds of a scenario within which bytes still arriving may "
+                                               "stretch a wait past the signal timeout"),
     silence_window: float = typer.Option(0.05, min=0.0, metavar="SECONDS",
                                          help="seconds of silence that prove nothing arrives"),
     fault: list[str] = typer.Option([], metavar="NAME",
@@ -110,8 +115,8 @@ def run(
         inputs = _run_inputs(target, wire, capabilities, name, strict, baseline, keyword, scenarios_paths, fault)
         if inputs.target is not None:
             gate.reach_target(inputs.target, wait_for_target)
-        code = _run_suite(inputs, target, wire, strict, report_dir, jobs, signal_timeout, silence_window,
-                          min_run, quiet)
+        code = _run_suite(inputs, target, wire, strict, report_dir, jobs, (signal_timeout, scenario_budget),
+                          silence_window, min_run, quiet)
     raise typer.Exit(int(code))
 
 
@@ -149,7 +154,10 @@ def _run_inputs(target: str | None, wire: tuple[str, str], capabilities: Path | 
 
 
 def _run_suite(inputs: _RunInputs, target: str | None, wire: tuple[str, str], strict: bool, report_dir: Path,
-               jobs: int, signal_timeout: float, silence_window: float, min_run: int, quiet: bool) -> ExitCode:
+               jobs: int, timeouts: tuple[float, float], silence_window: float, min_run: int,
+               quiet: bool) -> ExitCode:
+    """``timeouts``: the signal timeout and the scenario budget (scenarios.clock)."""
+    signal_timeout, scenario_budget = timeouts
     from .embedded import EmbeddedPeer, EmbeddedPeerError
     from .report import RunRecorder
     from .report import build as build_report
@@ -174,8 +182,9 @@ def _run_suite(inputs: _RunInputs, target: str | None, wire: tuple[str, str], st
             peer.stop()
         raise GateError(f"--report-dir {report_dir}: {gate.one_line(exc)}") from None
     config = gate.run_config(binding, profile, target=target, capabilities=inputs.capabilities, strict=strict,
-                             signal_timeout=signal_timeout, silence_window=silence_window,
-                             baseline=inputs.baseline, keep_trace=True, probe_timeout=probe_timeout(signal_timeout))
+                             signal_timeout=signal_timeout, scenario_budget=scenario_budget,
+                             silence_window=silence_window, baseline=inputs.baseline, keep_trace=True,
+                             probe_timeout=probe_timeout(signal_timeout))
     started = time.time()
     recorder = RunRecorder(directory, target=target, codec=profile, binding=binding, started=started,
                            capabilities=inputs.capabilities,

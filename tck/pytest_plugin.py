@@ -31,7 +31,10 @@ _OPTIONS = (
                                  "(default: its URL)", None),
     ("--rsio-baseline", "rsio_baseline", "file of scenario ids the target is known to fail (reported as xfail)", None),
     ("--rsio-scenarios", "rsio_scenarios", "scenario file or directory (*.yaml, *.yml; default: the kit's own)", None),
-    ("--rsio-signal-timeout", "rsio_signal_timeout", "seconds a signal may take to arrive (default 2)", "2.0"),
+    ("--rsio-signal-timeout", "rsio_signal_timeout", "seconds of silence before a signal counts as missing "
+                                                     "(default 2)", "2.0"),
+    ("--rsio-scenario-budget", "rsio_scenario_budget", "seconds of a scenario within which bytes still arriving "
+                                                       "may stretch a wait (default 30)", "30.0"),
     ("--rsio-silence-window", "rsio_silence_window", "seconds of silence that prove nothing arrives (default 0.05)",
      "0.05"),
 )
@@ -193,6 +196,7 @@ class _State:
                 capabilities=Capabilities.load(Path(caps_file), binding) if caps_file else Capabilities.everything(binding),
                 strict=bool(_get(self.config, "rsio_strict")),
                 signal_timeout=signal_timeout,
+                scenario_budget=float(_get(self.config, "rsio_scenario_budget", "30.0")),
                 silence_window=float(_get(self.config, "rsio_silence_window", "0.05")),
                 baseline=self.baseline(),
                 probe_timeout=probe_timeout(signal_timeout),

@@ -76,12 +76,13 @@ def freedom_only(result: ScenarioResult, binding: str = DEFAULT_BINDING) -> bool
 
 
 def run_against_peer(scenarios: list[Scenario], codec: str | None = None, faults: tuple[str, ...] = (),
-                     jobs: int = 8, *, binding: str = DEFAULT_BINDING,
+                     jobs: int = 8, *, binding: str = DEFAULT_BINDING, extra: tuple[str, ...] = (),
                      stop_when: Callable[[ScenarioResult], bool] | None = None) -> list[ScenarioResult]:
-    """The scenarios against the binding's embedded peer.  ``stop_when``: once a result satisfies it, the
-    scenarios still running are cancelled, and only the finished ones are returned."""
+    """The scenarios against the binding's embedded peer.  ``extra``: more of the peer's flags
+    (``--tiny-writes 7``).  ``stop_when``: once a result satisfies it, the scenarios still running are
+    cancelled, and only the finished ones are returned."""
     profile = codec or get_binding(binding).profiles[0]
-    with EmbeddedPeer(binding=binding, profile=profile, faults=faults) as url:
+    with EmbeddedPeer(binding=binding, profile=profile, faults=faults, extra=extra) as url:
         config = RunConfig(target=url, codec=profile, binding=binding)
         if stop_when is None:
             return asyncio.run(run_suite(scenarios, config, jobs=jobs))

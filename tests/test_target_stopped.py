@@ -181,7 +181,7 @@ def test_a_time_out_on_a_live_target_stays_a_fail(tmp_path: Path) -> None:
         missed, after = asyncio.run(run_suite(scenarios, config, jobs=1, watch=watch))
     assert watch.probes == 1 and watch.stop is None  # the time-out was followed by a probe, which was answered
     assert missed.verdict is Verdict.FAIL and missed.stopped is None and missed.timed_out
-    assert [f.got for f in missed.failures] == ["nothing within 1 s"]
+    assert [f.got for f in missed.failures] == ["nothing within 1 s (the target was silent for 1 s)"]
     assert after.verdict is Verdict.PASS and after.stopped is None
     assert target_stopped([missed, after]) is None
     assert suite_outcome([missed, after], 1).code is ExitCode.FAILED

@@ -49,6 +49,7 @@ from pathlib import Path
 
 from rsio_tck.bindings.ditto import PROFILE_NAMES
 
+from ..tiny_writes import checked as checked_tiny_writes
 from .config import PeerConfig
 from .faults import FAULTS, Fault
 from .freedoms import FORCEABLE, ID_CHOICES
@@ -95,6 +96,7 @@ def make_config(args: argparse.Namespace) -> PeerConfig:
     return PeerConfig(profile=profile, faults=faults, seed=getattr(args, "seed", 0) or 0, ids=ids,
                       freedoms=not getattr(args, "no_freedoms", False), forced_freedoms=forced,
                       max_subscriptions=subscriptions,
+                      tiny_writes=checked_tiny_writes(getattr(args, "tiny_writes", 0) or 0),
                       limits=DittoLimits(max_message=max_line) if max_line else defaults.limits,
                       write_high=max(4096, write_buffer))
 

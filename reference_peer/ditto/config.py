@@ -15,6 +15,8 @@ class PeerConfig:
     # Freedoms the protocol leaves to a publisher, drawn reproducibly from ``seed`` (freedoms.py).
     freedoms: bool = True
     seed: int = 0
+    # Write at most this many bytes a write, each once the last left (0: off; reference_peer/tiny_writes.py).
+    tiny_writes: int = 0
     # Freedoms switched on for every connection whatever the seed draws (``--freedom``; freedoms.FORCEABLE).
     forced_freedoms: tuple[str, ...] = ()
     faults: tuple[str, ...] = ()

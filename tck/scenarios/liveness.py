@@ -6,7 +6,8 @@ event loop blocked for good (rsocket-js 0.0.27 emitting synchronously inside ``r
 with unbounded demand) would otherwise fail every later scenario on its time-out, each citing
 its own rule.  So after a time-out the run's ``TargetWatch`` opens a fresh connection and tries
 the binding's liveness probe (``Binding.liveness_probe``: the cheapest exchange the target must
-answer), bounded by ``timeout`` seconds, connecting included:
+answer): connecting takes at most ``timeout`` seconds, and the answer is awaited until the target
+was silent for ``timeout`` seconds (its bytes restart that, within the scenario budget: ``clock``):
 
 - answered: the target is alive, the time-out was a real miss, and the verdict stands;
 - not answered (no answer in time, closed without one, or no connection): the target stopped
@@ -26,11 +27,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from typing import Any
 
 from ..binding import Binding, get_binding
 from ..errors import ProtocolViolation
 from ..transport import TargetError, open_target
+from . import clock
+from .clock import DEFAULT_BUDGET, Budget, Progress
 from .result import ScenarioResult, TargetStop, Verdict
 
 PROBE_READ = 64 * 1024  # bytes per read while waiting for the answer
@@ -42,26 +46,35 @@ def probe_timeout(signal_timeout: float) -> float:
     return max(PROBE_TIMEOUT_MIN, 2 * signal_timeout)
 
 
-async def probe(target: str, binding: Binding | str, profile: str, timeout: float) -> str | None:
-    """None if the target answers the binding's liveness probe on a fresh connection within ``timeout``
-    seconds (connecting included); else why not, as one line."""
+async def probe(target: str, binding: Binding | str, profile: str, timeout: float,
+                budget: float = DEFAULT_BUDGET) -> str | None:
+    """None if the target answers the binding's liveness probe on a fresh connection; else why not, as one
+    line.  Connecting and writing the probe take at most ``timeout`` seconds; the wait for the answer
+    measures silence as a scenario's waits do (``clock``): it fails when nothing came for ``timeout``
+    seconds, bytes that keep coming (a target writing in tiny pieces) restart it, and the probe's own
+    ``budget`` (the scenario budget: the probe is a scenario of one exchange) bounds the restarts."""
     chosen = get_binding(binding) if isinstance(binding, str) else binding
     liveness = chosen.liveness_probe(profile)
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
+    started = time.monotonic()
+    deadline = started + timeout
     try:
         reader, writer = await open_target(target, timeout, binding=chosen, profile=profile)
     except TargetError as exc:
         return f"a fresh connection could not be opened ({exc})"
     no_answer = f"a fresh connection got no answer to {liveness.asks} within {timeout:g} s"
+    progress = Progress(last=started)  # this probe's only reader is the loop below
+    bound = Budget.starting(budget, started)
+    why = clock.SILENCE
     try:
         encoder, decoder = chosen.encoder(profile), chosen.decoder(profile)
         writer.write(b"".join(encoder.encode(frame) for frame in liveness.opening()))
-        await asyncio.wait_for(writer.drain(), max(deadline - loop.time(), 0.001))
+        await asyncio.wait_for(writer.drain(), max(deadline - time.monotonic(), 0.001))
         while True:
-            data = await asyncio.wait_for(reader.read(PROBE_READ), max(deadline - loop.time(), 0.001))
+            end, why = clock.wait_end(started, timeout, progress.last, bound)
+            data = await asyncio.wait_for(reader.read(PROBE_READ), max(end - time.monotonic(), 0.001))
             if not data:
                 return f"a fresh connection was closed with no answer to {liveness.asks}"
+            progress.saw(len(data), time.monotonic())  # any bytes restart the silence, a partial frame's too
             try:
                 frames = decoder.feed(data)
             except (ProtocolViolation, ValueError):
@@ -69,6 +82,9 @@ async def probe(target: str, binding: Binding | str, profile: str, timeout: floa
             if any(liveness.answered(frame) for frame in frames):
                 return None
     except TimeoutError:
+        if why == clock.BUDGET:
+            return (f"a fresh connection got no answer to {liveness.asks} within the probe's {budget:g} s budget "
+                    f"({progress.total} bytes arrived, the last {time.monotonic() - progress.last:.1f} s ago)")
         return no_answer
     except (OSError, RuntimeError) as exc:
         return f"a fresh connection failed before an answer to {liveness.asks} ({type(exc).__name__}: {exc})"
@@ -82,8 +98,10 @@ class TargetWatch:
     """One run's watch on the target (see the module's docstring): probes after time-outs, one at a time,
     and decides once whether, and during which scenario, the target stopped answering."""
 
-    def __init__(self, target: str, binding: str, profile: str, timeout: float) -> None:
+    def __init__(self, target: str, binding: str, profile: str, timeout: float,
+                 budget: float = DEFAULT_BUDGET) -> None:
         self.target, self.binding, self.profile, self.timeout = target, binding, profile, timeout
+        self.budget = budget  # each probe's bound on how long arriving bytes may stretch its wait
         self.stop: TargetStop | None = None
         self.probes = 0  # probes made, whatever their answer
         self.running: set[str] = set()  # scenarios started and not yet settled
@@ -137,7 +155,7 @@ class TargetWatch:
 
     async def _run(self, scenario_id: str) -> None:
         self.probes += 1
-        why = await probe(self.target, self.binding, self.profile, self.timeout)
+        why = await probe(self.target, self.binding, self.profile, self.timeout, self.budget)
         if why is not None and self.stop is None:
             self.stop = TargetStop(scenario_id, why, tuple(sorted(self.running - {scenario_id})))
 
@@ -147,4 +165,5 @@ def watch_of(config: Any) -> TargetWatch | None:
     timeout = getattr(config, "probe_timeout", None)
     if timeout is None:
         return None
-    return TargetWatch(config.target, config.binding, config.profile, timeout)
+    return TargetWatch(config.target, config.binding, config.profile, timeout,
+                       getattr(config, "scenario_budget", DEFAULT_BUDGET))

@@ -33,6 +33,7 @@ from ..errors import Side
 from ..monitor.monitor import MAX_FINDINGS, MAX_FINDINGS_PER_RULE
 from ..rules import RULES, Level
 from ..transport import TargetError, open_target
+from .clock import DEFAULT_BUDGET, Budget
 from .liveness import TargetWatch, watch_of
 from .loader import Scenario, applies_to
 from .result import Failure, ScenarioResult, Verdict, apply_baseline
@@ -50,8 +51,10 @@ class RunConfig:
     codec: str | None = "msgpack"  # the binding's wire profile (RS-IO: the codec); None: the binding's default
     capabilities: Capabilities = field(default_factory=Capabilities.everything)
     strict: bool = False
-    signal_timeout: float = 2.0
+    signal_timeout: float = 2.0  # seconds of silence before "nothing within" (arriving bytes restart it)
     silence_window: float = 0.05
+    # Seconds of a scenario within which arriving bytes may stretch a wait past its signal timeout (clock.py).
+    scenario_budget: float = DEFAULT_BUDGET
     baseline: frozenset[str] = frozenset()
     limits: Any = None
     keep_trace: bool = False
@@ -108,7 +111,7 @@ async def _handshake(ctx: StepContext) -> None:
     event = await ctx.session.next_event(CONN, ctx.signal_timeout)
     wrong = adapter.check_opening(event)
     if wrong is not None:
-        raise StepFailed(wrong[0], wrong[1], describe_event(event, ctx.signal_timeout))
+        raise StepFailed(wrong[0], wrong[1], describe_event(event, ctx.session.nothing))
 
 
 async def _goodbye(ctx: StepContext) -> None:
@@ -122,13 +125,13 @@ async def _goodbye(ctx: StepContext) -> None:
         if farewell:
             await session.send_frames(farewell)
         if adapter.reply_awaited:
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + ctx.signal_timeout
-            while session.goodbye is None and not session.eof and loop.time() < deadline:
-                await session.next_event(CONN, max(deadline - loop.time(), 0.0))
+            since = time.monotonic()  # the silence is counted from here: events on the way do not restart it
+            while session.goodbye is None and not session.eof:
+                if await session.next_event(CONN, ctx.signal_timeout, since=since) is None:
+                    break
             if session.goodbye is None:
                 raise StepFailed("BYE-2", "goodbye acknowledging the kit's goodbye",
-                                 "the target closed" if session.eof else describe_event(None, ctx.signal_timeout))
+                                 "the target closed" if session.eof else describe_event(None, session.nothing))
     elif not closing and adapter.reply_awaited:
         await session.send_frames(adapter.goodbye("goodbye acknowledged"))
     await session.close("write")
@@ -262,7 +265,7 @@ async def _run(scenario: Scenario, config: RunConfig, result: ScenarioResult) ->
         result.verdict, result.reason, result.timed_out = Verdict.ERROR, str(exc), exc.timed_out
         return result
     session = KitSession(reader, writer, config.profile, config.limits, end_when_certain=True, binding=binding,
-                         options=config.options)
+                         options=config.options, budget=Budget.starting(config.scenario_budget, started))
     session.start()
     ctx = StepContext(session, rules[0], config.signal_timeout, config.silence_window,
                       target=config.target, codec=config.profile, options=config.options)
@@ -291,7 +294,7 @@ async def _run(scenario: Scenario, config: RunConfig, result: ScenarioResult) ->
             if session.verdict_certain.is_set():
                 await asyncio.wait_for(session.reading_done.wait(), config.silence_window)
             else:
-                await session.next_event(("eof", None), config.silence_window if not session.eof else 0)
+                await session.next_event(("eof", None), config.silence_window if not session.eof else 0, total=True)
         await session.shutdown()
     result.duration = time.monotonic() - started
     result.findings = list(session.monitor.findings)

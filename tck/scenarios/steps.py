@@ -3,15 +3,20 @@
 A step that does not see what it expects raises ``StepFailed`` with the rule it
 checks, the expectation and what arrived instead.  Waiting is always bounded:
 ``signal_timeout`` for what must arrive, ``silence_window`` for what must not.
+The signal timeout measures silence: bytes that keep arriving stretch a wait,
+within the scenario's budget (``clock``); the failure text says which ran out.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import clock
+from .clock import Nothing
 from .session import CONN, Event, Key, KitSession
 from .values import ELEMENT, ELEMENT_VALUE, matches, resolve, show
 
@@ -96,9 +101,13 @@ def describe_pattern(name: str, fields: dict[str, Any]) -> str:
     return f"{name}({inner})"
 
 
-def describe_event(event: Event | None, timeout: float) -> str:
+def describe_event(event: Event | None, why: Nothing | float | None) -> str:
+    """What a step got: ``event``, or, for None, why the wait came back empty (the session's
+    ``nothing``; a number is a plain timeout)."""
     if event is None:
-        return f"{NOTHING_WITHIN} {timeout:g} s"
+        if isinstance(why, Nothing):
+            return why.describe()
+        return f"{NOTHING_WITHIN} {why:g} s" if why is not None else "nothing"
     if event.kind == "close":
         return "the target closed the connection"
     inner = ", ".join(f"{k}={show(v)}" for k, v in event.fields.items())
@@ -127,7 +136,7 @@ async def _expect_one(ctx: StepContext, spec: dict[str, Any], rule: str, timeout
     key = _key(ctx.session, name, fields, ctx.variables)
     event = await ctx.session.next_event(key, timeout)
     if event is None or not _event_matches(name, fields, event, ctx.variables):
-        raise StepFailed(rule, describe_pattern(name, fields), describe_event(event, timeout))
+        raise StepFailed(rule, describe_pattern(name, fields), describe_event(event, ctx.session.nothing))
     return event
 
 
@@ -174,7 +183,7 @@ async def step_expect_set(ctx: StepContext, step: dict[str, Any]) -> None:
         event = await ctx.session.next_event(_key(ctx.session, name, fields or {}, ctx.variables), ctx.signal_timeout)
         if event is None:
             raise StepFailed(rule, "all of " + "; ".join(describe_pattern(*next(iter(s.items()))) for s in pending),
-                             describe_event(None, ctx.signal_timeout))
+                             describe_event(None, ctx.session.nothing))
         for candidate in pending:
             (cname, cfields), = candidate.items()
             if _event_matches(cname, cfields or {}, event, ctx.variables):
@@ -182,7 +191,7 @@ async def step_expect_set(ctx: StepContext, step: dict[str, Any]) -> None:
                 break
         else:
             raise StepFailed(rule, "one of " + "; ".join(describe_pattern(*next(iter(s.items()))) for s in pending),
-                             describe_event(event, ctx.signal_timeout))
+                             describe_event(event, ctx.session.nothing))
 
 
 async def step_expect_elements(ctx: StepContext, step: dict[str, Any]) -> None:
@@ -196,10 +205,10 @@ async def step_expect_elements(ctx: StepContext, step: dict[str, Any]) -> None:
         event = await ctx.session.next_event(key, ctx.signal_timeout)
         if event is None or event.kind != "onNext":
             raise StepFailed(rule, f"element {position + 1} of {count} on subscriber {sid}",
-                             describe_event(event, ctx.signal_timeout))
+                             describe_event(event, ctx.session.nothing))
         if patterns is not None and not matches(patterns[position], event.fields["element"], ctx.variables):
             raise StepFailed(rule, f"element {position + 1} matching {patterns[position]!r}",
-                             describe_event(event, ctx.signal_timeout))
+                             describe_event(event, ctx.session.nothing))
     then = spec.get("then")
     if then in ("onComplete", "onError"):
         fields: dict[str, Any] = {"subscriber": sid}
@@ -221,10 +230,10 @@ async def step_expect_silence(ctx: StepContext, step: dict[str, Any]) -> None:
     if "subscriber" in spec:
         sid = resolve(spec["subscriber"], ctx.variables)
         key = session.adapter.kit_key(sid)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + window
+        started = time.monotonic()
         while True:
-            event = await session.next_event(key, max(deadline - loop.time(), 0.0))
+            # One window from the step's start (total: a silence window is not stretched by arriving bytes).
+            event = await session.next_event(key, window, total=True, since=started)
             if event is None:
                 return
             if in_flight is None or not in_flight(key, event):
@@ -232,7 +241,7 @@ async def step_expect_silence(ctx: StepContext, step: dict[str, Any]) -> None:
     before = session.signals
     first = session.monitor.frame_count
     open_before = not session.eof
-    await session.next_event(("silence", None), window)  # a key nothing is sorted into: waits the window
+    await session.next_event(("silence", None), window, total=True)  # a key nothing is sorted into: the window
     # allow_close: the target may end the connection in the window (a close is not a frame it sent).
     closed = 1 if spec.get("allow_close") and open_before and session.eof else 0
     late = 0 if in_flight is None else sum(1 for k, q in session.inbox.items() for e in q
@@ -260,7 +269,7 @@ async def step_send_credited(ctx: StepContext, step: dict[str, Any]) -> None:
         while ctx.variables.get(credit_name, 0) < elements:
             event = await session.next_event(key, ctx.signal_timeout)
             if event is None or event.kind != "request":
-                raise StepFailed(rule, f"a credit (REQUEST_N) for stream {sid}", describe_event(event, ctx.signal_timeout))
+                raise StepFailed(rule, f"a credit (REQUEST_N) for stream {sid}", describe_event(event, ctx.session.nothing))
             ctx.variables[credit_name] = ctx.variables.get(credit_name, 0) + int(event.fields["demand"])
         ctx.variables[credit_name] = ctx.variables.get(credit_name, 0) - elements
         await session.send_frames(frames)
@@ -270,31 +279,31 @@ async def step_expect_goodbye(ctx: StepContext, step: dict[str, Any]) -> None:
     rule = step.get("rule", "ERR-1")
     fields = step["expect_goodbye"] or {}
     goodbyes = ctx.session.adapter.goodbye_kinds
+    since = time.monotonic()  # a quiet event (a hello) does not restart the clock
     while True:
-        event = await ctx.session.next_event(CONN, ctx.signal_timeout)
+        event = await ctx.session.next_event(CONN, ctx.signal_timeout, since=since)
         if event is not None and event.kind in ctx.session.adapter.quiet_kinds:
             continue  # a loose handshake may put the hello first
         if event is not None and event.kind in goodbyes and not _event_matches(event.kind, fields, event, ctx.variables):
             # The goodbye came; only its reason is wrong, which is ERR-2's business, not the
             # obligation to say goodbye at all (the step's rule).
-            raise StepFailed("ERR-2", describe_pattern("goodbye", fields), describe_event(event, ctx.signal_timeout))
+            raise StepFailed("ERR-2", describe_pattern("goodbye", fields), describe_event(event, ctx.session.nothing))
         if event is None or event.kind not in goodbyes or not _event_matches(event.kind, fields, event, ctx.variables):
-            raise StepFailed(rule, describe_pattern("goodbye", fields), describe_event(event, ctx.signal_timeout))
+            raise StepFailed(rule, describe_pattern("goodbye", fields), describe_event(event, ctx.session.nothing))
         return
 
 
 async def step_expect_close(ctx: StepContext, step: dict[str, Any]) -> None:
     rule = step.get("rule", "ERR-1")
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + ctx.signal_timeout
+    since = time.monotonic()  # a goodbye or a quiet event on the way does not restart the clock; bytes do
     while True:
-        event = await ctx.session.next_event(CONN, max(deadline - loop.time(), 0.0))
+        event = await ctx.session.next_event(CONN, ctx.signal_timeout, since=since)
         if event is None:
-            raise StepFailed(rule, "the target to close the connection", describe_event(None, ctx.signal_timeout))
+            raise StepFailed(rule, "the target to close the connection", describe_event(None, ctx.session.nothing))
         if event.kind == "close":
             return
         if event.kind not in ctx.session.adapter.goodbye_kinds and event.kind not in ctx.session.adapter.quiet_kinds:
-            raise StepFailed(rule, "the target to close the connection", describe_event(event, ctx.signal_timeout))
+            raise StepFailed(rule, "the target to close the connection", describe_event(event, ctx.session.nothing))
 
 
 async def step_drain(ctx: StepContext, step: dict[str, Any]) -> None:
@@ -303,42 +312,62 @@ async def step_drain(ctx: StepContext, step: dict[str, Any]) -> None:
     Stopped is proven, where the binding has one, with a barrier: the kit sends ``adapter.barrier``
     and takes elements until its answer; a round from one answer to the next with no element shows
     that the target had nothing more to write (an answer that overtakes queued elements only adds a
-    round).  Without a barrier, stopped is a quiet spell of the silence window.  Either way the step
-    fails when more than ``max`` elements arrive, or when delivery goes on past ``within`` seconds."""
+    round).  Without a barrier, stopped is a quiet spell of the silence window: no bytes at all from the
+    target for that long (a partial element restarts it; ``clock``).  Either way the step fails when more
+    than ``max`` elements arrive, when delivery goes on past ``within`` seconds, or when the scenario's
+    budget runs out while bytes still arrive (said as such)."""
     spec = step["drain"]
     rule = step.get("rule", "STR-6")
     sid = resolve(spec["subscriber"], ctx.variables)
     limit = int(spec.get("max", MAX_DRAIN))
-    loop = asyncio.get_running_loop()
-    # within: how long delivery may take to stop; a flood under an unbounded grant has a socket send buffer
-    # of small frames in flight (megabytes), more than the default bound drains on a loaded machine.
-    deadline = loop.time() + float(spec.get("within", 5 * ctx.signal_timeout))
+    # within: how long delivery may take to stop, a total bound by design (bytes still arriving at it
+    # are the failure); a flood under an unbounded grant has a socket send buffer of small frames in
+    # flight (megabytes), more than the default bound drains on a loaded machine.
+    deadline = time.monotonic() + float(spec.get("within", 5 * ctx.signal_timeout))
     session = ctx.session
     key = session.adapter.kit_key(sid)
     until_terminal = bool(spec.get("until_terminal"))
     counted = {"drained": 0}
+
+    def still_sending() -> StepFailed:
+        return StepFailed(rule, f"delivery on subscriber {sid} to stop (at most {limit} more elements)",
+                          f"{counted['drained']} elements and still sending")
 
     def take() -> bool:
         """Take what is buffered in bulk (a flood in flight after a cancel can be hundreds of thousands
         of elements, and one await per element would dominate); True when a terminal signal or another
         event is next, left for the next step."""
         counted["drained"] += session.take_elements(key)
-        if counted["drained"] > limit or loop.time() > deadline:
-            raise StepFailed(rule, f"delivery on subscriber {sid} to stop (at most {limit} more elements)",
-                             f"{counted['drained']} elements and still sending")
+        if counted["drained"] > limit or time.monotonic() > deadline:
+            raise still_sending()
         return bool(session.inbox.get(key))
+
+    def ended(nothing: Nothing | None) -> None:
+        """A wait of the drain came back empty: delivery stopped, unless a bound came while bytes were
+        still arriving (``within``: still sending; the scenario's budget: said as such)."""
+        if nothing is None or nothing.why in (clock.SILENCE, clock.EOF, clock.GOODBYE):
+            return
+        if nothing.why == clock.DEADLINE:
+            if nothing.recent:
+                raise still_sending()
+            return  # quiet when the bound came, if for less than a whole timeout: nothing still coming
+        raise StepFailed(rule, f"delivery on subscriber {sid} to stop (at most {limit} more elements)",
+                         f"{counted['drained']} elements, then {nothing.describe()}")
 
     barrier_frames = [] if until_terminal else session.adapter.barrier(b"rsio-tck drain 1")
     if barrier_frames:
-        await _drain_with_barrier(ctx, barrier_frames, take, counted)
+        ended(await _drain_with_barrier(ctx, barrier_frames, take, counted, deadline))
     else:
         # until_terminal: the target owes a terminal signal, so wait for it (each gap up to the
         # signal timeout) instead of taking a quiet spell as the end; a large element can take
-        # longer than the silence window to arrive.
+        # longer than the silence window to arrive.  Either gap is silence of bytes, not of whole
+        # elements: every read from the target restarts it (a partial element, tiny writes), so an
+        # element still arriving is never taken for a quiet spell.
         gap = ctx.signal_timeout if until_terminal else ctx.silence_window
         while not take():
-            event = await session.next_event(key, gap)
+            event = await session.next_event(key, gap, until=deadline)
             if event is None:
+                ended(session.nothing)
                 break
             if event.kind != "onNext":
                 session.put_back(key, event)
@@ -349,29 +378,37 @@ async def step_drain(ctx: StepContext, step: dict[str, Any]) -> None:
 
 
 async def _drain_with_barrier(ctx: StepContext, frames: list[Any], take: Callable[[], bool],
-                             counted: dict[str, int]) -> None:
-    """Barrier rounds until one brings no element.  A wait for the answer measures silence: the
-    signal timeout with nothing at all from the target ends the drain (it has stopped; an unanswered
-    barrier is the monitor's business, RS-KEEPALIVE-3), and bytes that keep coming restart it."""
+                             counted: dict[str, int], deadline: float) -> Nothing | None:
+    """Barrier rounds until one brings no element; returns None then, or why a wait for an answer came
+    back empty (the caller judges it).  A wait for the answer measures silence as every wait does
+    (``clock``): it ends when nothing came from the target for the signal timeout since the barrier
+    went or since its last bytes (it has stopped; an unanswered barrier is the monitor's business,
+    RS-KEEPALIVE-3); bytes that keep coming restart it, within the scenario's budget and ``deadline``
+    (``within``).  The target's own quiet frames (its keepalives) wake the wait but do not restart it."""
     session = ctx.session
     rounds = 1
     token = b"rsio-tck drain 1"
     await session.send_frames(frames)
     before = counted["drained"]
+    sent = time.monotonic()  # the round's silence is counted from its barrier
     while not take():
         if session.adapter.barrier_answered(token):
             if counted["drained"] == before:
-                return  # a whole round with nothing: the target had nothing left to write
+                return None  # a whole round with nothing: the target had nothing left to write
             rounds += 1
             token = f"rsio-tck drain {rounds}".encode("ascii")
             frames = session.adapter.barrier(token)
             if not frames:
-                return  # the kit is closing: no more barriers
+                return None  # the kit is closing: no more barriers
             before = counted["drained"]
             await session.send_frames(frames)
+            sent = time.monotonic()
             continue
-        if session.eof or not await session.arrival(ctx.signal_timeout):
-            return
+        if session.eof:
+            return None
+        if not await session.arrival(ctx.signal_timeout, since=sent, until=deadline):
+            return session.nothing
+    return None
 
 
 async def step_consume(ctx: StepContext, step: dict[str, Any]) -> None:
@@ -386,7 +423,7 @@ async def step_consume(ctx: StepContext, step: dict[str, Any]) -> None:
         event = await session.next_event(key, ctx.signal_timeout)
         if event is None or event.kind != "onNext":
             raise StepFailed(rule, f"element {position + 1} of {count} on subscriber {sid}",
-                             describe_event(event, ctx.signal_timeout))
+                             describe_event(event, ctx.session.nothing))
         if each and position + 1 < count:
             await session.send_signal("request", {"subscriber": sid, "demand": int(each)})
     if spec.get("cancel_after"):
@@ -404,7 +441,8 @@ async def step_liveness(ctx: StepContext, step: dict[str, Any]) -> None:
     except TargetError as exc:
         raise StepFailed(rule, "a fresh connection to keep working", str(exc)) from None
     session = ctx.session
-    probe = KitSession(reader, writer, ctx.codec, binding=session.binding, options=ctx.options)
+    probe = KitSession(reader, writer, ctx.codec, binding=session.binding, options=ctx.options,
+                       budget=session.budget)
     probe.start()
     adapter = probe.adapter
     try:
@@ -413,19 +451,19 @@ async def step_liveness(ctx: StepContext, step: dict[str, Any]) -> None:
             event = await probe.next_event(CONN, ctx.signal_timeout)
             if adapter.check_opening(event) is not None:
                 raise StepFailed(rule, "the opening answered on a fresh connection",
-                                 describe_event(event, ctx.signal_timeout))
+                                 describe_event(event, probe.nothing))
         await probe.send_signal("subscribe", {"publisher": "tck/range?count=3", "subscriber": 1, "initialDemand": 3})
         for want in ("onSubscribe", "onNext", "onNext", "onNext", "onComplete"):
             event = await probe.next_event(adapter.kit_key(1), ctx.signal_timeout)
             if event is None or event.kind != want:
-                raise StepFailed(rule, f"{want} on a fresh connection", describe_event(event, ctx.signal_timeout))
+                raise StepFailed(rule, f"{want} on a fresh connection", describe_event(event, probe.nothing))
         farewell = adapter.goodbye("liveness checked")
         if farewell:
             await probe.send_frames(farewell)
         if adapter.reply_awaited:
             event = await probe.next_event(CONN, ctx.signal_timeout)
             if event is None or event.kind not in adapter.goodbye_kinds:
-                raise StepFailed(rule, "goodbye on a fresh connection", describe_event(event, ctx.signal_timeout))
+                raise StepFailed(rule, "goodbye on a fresh connection", describe_event(event, probe.nothing))
     finally:
         await probe.close("write")
         await probe.shutdown()
