@@ -16,7 +16,8 @@ a large one), then at most ``LARGE_PIECE`` bytes.
 Seeded, like the other freedoms: with freedoms on, a connection's cap is drawn from 1..N and each
 tiny piece from 1..cap (``random.Random`` of seed and connection number); with freedoms off every
 tiny piece is N bytes.  The session sees the wrapper's buffer as the transport's, so its flow
-control (``set_write_buffer_limits``, ``pause_writing``/``resume_writing``, ``drain``) is unchanged.
+control (``set_write_buffer_limits``, ``pause_writing``/``resume_writing``, ``drain``) works as it
+does on a socket, with the limits capped at ``QUEUE_MOST``.
 """
 
 from __future__ import annotations
@@ -31,6 +32,13 @@ from typing import Any
 TINY_HEAD = 4096  # bytes of each session write that go in tiny pieces
 LARGE_PIECE = 64 * 1024  # the most one piece holds after them
 DEFAULT_HIGH = 64 * 1024  # asyncio's default write-buffer limits, until the session sets its own
+# The most the wrapper queues before the session's production pauses, whatever limits the session asks
+# for: a target that writes a few bytes at a time keeps a queue in proportion to its pace (about a second
+# of it on a loaded machine, some 16 KB a second), not the 256 KiB its session would queue for a fast
+# socket.  What such a queue holds is in flight after a cancel: at the session's 256 KiB, ID-107's parts of
+# a 4 MB element still trickled in after its 10 s drain bound in a loaded run.  Large amounts in flight
+# are the flood scenarios' business (STR-006, RSFLOW-011: megabytes of socket buffer, a minute to drain).
+QUEUE_MOST = 16 * 1024
 
 
 def checked(most: int) -> int:
@@ -119,7 +127,7 @@ class TinyWritesTransport(asyncio.Transport):
         self.chunks: deque[bytes] = deque()  # the session's writes not yet handed on
         self.offset = 0  # bytes of chunks[0] handed on
         self.held = 0  # bytes in chunks, less offset
-        self.high, self.low = DEFAULT_HIGH, DEFAULT_HIGH // 4
+        self.high, self.low = QUEUE_MOST, QUEUE_MOST // 4
         self.paused = False  # the session was told to pause writing
         self.socket_busy = False  # a piece waits in the socket's buffer
         self.scheduled = False
@@ -178,8 +186,8 @@ class TinyWritesTransport(asyncio.Transport):
         return self.held + self.socket.get_write_buffer_size()
 
     def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
-        self.high = DEFAULT_HIGH if high is None else high
-        self.low = self.high // 4 if low is None else low
+        self.high = min(DEFAULT_HIGH if high is None else high, QUEUE_MOST)
+        self.low = self.high // 4 if low is None else min(low, self.high // 4)  # a quarter, as the session asks
 
     def get_write_buffer_limits(self) -> tuple[int, int]:
         return self.low, self.high

@@ -11,7 +11,7 @@ import pytest
 
 from rsio_tck.reference_peer.__main__ import config_from, parser
 from rsio_tck.reference_peer.peer_registry import get_peer_binding
-from rsio_tck.reference_peer.tiny_writes import LARGE_PIECE, TINY_HEAD, Pieces, TinyWritesProtocol
+from rsio_tck.reference_peer.tiny_writes import LARGE_PIECE, QUEUE_MOST, TINY_HEAD, Pieces, TinyWritesProtocol
 from rsio_tck.scenarios import Verdict, load_directory
 from rsio_tck.selfcheck import freedom_only, run_against_peer
 
@@ -103,6 +103,23 @@ def test_the_session_bytes_leave_in_order_in_tiny_pieces_then_the_half_close() -
         offset += len(piece)
     assert max(head) <= pieces.cap and sum(head) >= TINY_HEAD
     assert session.flow == ["pause", "resume"]  # the session's own flow control still works
+
+
+def test_the_queue_a_slow_writer_keeps_is_capped_whatever_the_session_asks() -> None:
+    # What the queue holds is in flight after a cancel: at the session's 256 KiB, a 4 MB element's parts
+    # trickled in for over 10 s on a loaded machine (ID-107).
+    async def limits() -> list[tuple[int, int]]:
+        socket, session = _Socket(), _Session()
+        TinyWritesProtocol(session, Pieces(TINY, seeded=False, seed=0, connection=1)).connection_made(socket)  # type: ignore[arg-type]
+        assert session.transport is not None
+        seen = [session.transport.get_write_buffer_limits()]
+        session.transport.set_write_buffer_limits(256 * 1024, 64 * 1024)
+        seen.append(session.transport.get_write_buffer_limits())
+        session.transport.set_write_buffer_limits(1000, 250)
+        seen.append(session.transport.get_write_buffer_limits())
+        return seen
+
+    assert asyncio.run(limits()) == [(QUEUE_MOST // 4, QUEUE_MOST)] * 2 + [(250, 1000)]
 
 
 def test_at_the_remote_end_of_stream_bytes_held_still_leave_before_the_close() -> None:
