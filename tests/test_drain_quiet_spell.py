@@ -24,7 +24,7 @@ import pytest
 from rsio_tck.bindings.rsio.wire import get_codec
 from rsio_tck.bindings.rsio.wire.frames import Cancel, ClientHello, Goodbye, OnNext, OnSubscribe, ServerHello, Subscribe
 from rsio_tck.scenarios import RunConfig, ScenarioResult, Verdict, load_directory, load_file, run_suite
-from rsio_tck.selfcheck import freedom_only, run_against_peer
+from rsio_tck.selfcheck import WINDOW_TRIES, freedom_only, run_against_peer
 
 WINDOW = 0.4  # the run's silence window: a quiet spell ends the drain
 PACE = 0.12  # seconds between the bytes of a trickled element (5 bytes: 0.6 s, longer than the window)
@@ -168,5 +168,15 @@ def test_the_draining_scenarios_pass_a_peer_writing_a_few_bytes_at_a_time(bindin
                          [("rsio", "str-ignore-cancel", "STR-006"), ("ditto", "cancel-ignored", "DITTO-030")])
 def test_a_peer_that_ignores_the_cancel_still_fails_under_tiny_writes(binding: str, fault: str, caught: str) -> None:
     (scenario,) = [s for s in load_directory(binding=binding) if s.id == caught]
-    (result,) = run_against_peer([scenario], binding=binding, faults=(fault,), extra=("--tiny-writes", TINY))
-    assert result.verdict is Verdict.FAIL, result.explain()
+    # Without a barrier (RS-IO), a cancel ignored under unbounded demand shows only as bytes that go on
+    # past the drain's quiet spell; a trickling peer starved on a loaded machine can pause longer than that
+    # spell and longer than the silence window after it (seen once in a loaded make test: STR-006 passed
+    # it).  That is a miss, never a wrong verdict, so the fault gets the self-check's tries for a time-window
+    # fault (selfcheck.WINDOW_TRIES) and must be caught in one of them.
+    results = []
+    for _ in range(1 + WINDOW_TRIES):
+        (result,) = run_against_peer([scenario], binding=binding, faults=(fault,), extra=("--tiny-writes", TINY))
+        results.append(result)
+        if result.verdict is Verdict.FAIL:
+            break
+    assert results[-1].verdict is Verdict.FAIL, "\n\n".join(r.explain() for r in results)
