@@ -16,12 +16,11 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import yaml
 
 from ..rules import RULES, Level
-from ..scenarios.loader import SAFE_LOADER, Scenario
+from ..scenarios.loader import SAFE_LOADER, Scenario, parse_document
 from .baselines import BaselineLine, GridCell
 
 EXAMPLE_PORT = 7878  # the server's port in the commands shown
@@ -115,12 +114,7 @@ def _last_node(node: yaml.Node) -> yaml.Node:
 
 def copy_items(text: str, ids: Collection[str]) -> dict[str, str]:
     """The text of each top-level item of a scenario file whose ``id`` is in ``ids``, from its ``- `` line."""
-    loader = SAFE_LOADER(text)
-    try:
-        root = loader.get_single_node()
-        data: Any = loader.construct_document(root) if root is not None else None
-    finally:
-        loader.dispose()
+    root, data = parse_document(text)
     if not isinstance(root, yaml.SequenceNode) or not isinstance(data, list):
         return {}
     copied: dict[str, str] = {}

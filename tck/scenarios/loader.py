@@ -92,6 +92,18 @@ def _where(path: list[Any]) -> str:
     return out or "(top)"
 
 
+def parse_document(text: str) -> tuple[yaml.Node | None, Any]:
+    """One YAML document's node tree (its positions give error lines) and the data built from it, in one
+    parse: libyaml's loader when PyYAML has it (the wheels do), since the pure-Python one took most of a
+    suite's load time.  yaml.YAMLError for text that is not YAML."""
+    loader = SAFE_LOADER(text)
+    try:
+        root = loader.get_single_node()
+        return root, loader.construct_document(root) if root is not None else None
+    finally:
+        loader.dispose()
+
+
 def load_file(path: Path) -> list[Scenario]:
     try:
         text = path.read_text(encoding="utf-8")
@@ -99,15 +111,7 @@ def load_file(path: Path) -> list[Scenario]:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ScenarioError(f"{path}: cannot read: {reason}") from None
     try:
-        # One parse: the node tree gives the lines of error messages, and the data is built from it.
-        # libyaml's loader when PyYAML has it (the wheels do): the pure-Python one took most of a
-        # suite's load time.
-        loader = SAFE_LOADER(text)
-        try:
-            root = loader.get_single_node()
-            data: Any = loader.construct_document(root) if root is not None else None
-        finally:
-            loader.dispose()
+        root, data = parse_document(text)
     except yaml.YAMLError as exc:
         raise ScenarioError(f"{path}: not valid YAML: {exc}") from None
     validator = jsonschema.Draft202012Validator(schema())

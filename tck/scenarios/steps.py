@@ -354,7 +354,7 @@ async def step_drain(ctx: StepContext, step: dict[str, Any]) -> None:
         raise StepFailed(rule, f"delivery on subscriber {sid} to stop (at most {limit} more elements)",
                          f"{counted['drained']} elements, then {nothing.describe()}")
 
-    barrier_frames = [] if until_terminal else session.adapter.barrier(b"rsio-tck drain 1")
+    barrier_frames = [] if until_terminal else session.adapter.barrier(_drain_token(1))
     if barrier_frames:
         ended(await _drain_with_barrier(ctx, barrier_frames, take, counted, deadline))
     else:
@@ -377,6 +377,11 @@ async def step_drain(ctx: StepContext, step: dict[str, Any]) -> None:
         ctx.variables[spec["bind"]] = counted["drained"]
 
 
+def _drain_token(round_number: int) -> bytes:
+    """The data of a drain's barrier round (the answer echoes it)."""
+    return f"rsio-tck drain {round_number}".encode("ascii")
+
+
 async def _drain_with_barrier(ctx: StepContext, frames: list[Any], take: Callable[[], bool],
                              counted: dict[str, int], deadline: float) -> Nothing | None:
     """Barrier rounds until one brings no element; returns None then, or why a wait for an answer came
@@ -387,7 +392,7 @@ async def _drain_with_barrier(ctx: StepContext, frames: list[Any], take: Callabl
     (``within``).  The target's own quiet frames (its keepalives) wake the wait but do not restart it."""
     session = ctx.session
     rounds = 1
-    token = b"rsio-tck drain 1"
+    token = _drain_token(rounds)  # the caller's first barrier
     await session.send_frames(frames)
     before = counted["drained"]
     sent = time.monotonic()  # the round's silence is counted from its barrier
@@ -396,7 +401,7 @@ async def _drain_with_barrier(ctx: StepContext, frames: list[Any], take: Callabl
             if counted["drained"] == before:
                 return None  # a whole round with nothing: the target had nothing left to write
             rounds += 1
-            token = f"rsio-tck drain {rounds}".encode("ascii")
+            token = _drain_token(rounds)
             frames = session.adapter.barrier(token)
             if not frames:
                 return None  # the kit is closing: no more barriers
