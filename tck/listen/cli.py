@@ -75,7 +75,8 @@ def run_listen(listen: str, client_command: str, binding_name: str, profile: str
     known = gate.read_baseline(baseline) if baseline is not None else frozenset()
     started = time.time()
     recorder = RunRecorder(directory, target=listen, codec=chosen_profile, binding=binding_name, started=started,
-                           target_name=named[0] if named else None, target_version=named[1] if named else None)
+                           target_name=named[0] if named else None, target_version=named[1] if named else None,
+                           target_role="client")
 
     def done(result: Any) -> None:
         apply_baseline(result, known)

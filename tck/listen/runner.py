@@ -33,7 +33,7 @@ from ..monitor import Finding
 from ..proxy.relay import run_proxy
 from ..rules import Level
 from ..scenarios.result import Failure, ScenarioResult, Verdict
-from .cases import ClientTest
+from .cases import ClientTest, result_id
 
 MAX_CONNECTIONS = 4  # connections one case may open
 MAX_OUTPUT = 8 * 1024  # bytes of the client's output kept for the transcript
@@ -128,7 +128,7 @@ async def run_client_case(case: ClientTest, command: str, listen: str, serving: 
     trace = result.connections[0].trace if result.connections else []
     wire = result.connections[0].wire_trace if result.connections else []
     return ScenarioResult(
-        id=f"CLIENT-{binding.name}-{case.name}", title=case.description, rules=case.rules, level="MUST",
+        id=result_id(binding.name, case.name), title=case.description, rules=case.rules, level="MUST",
         verdict=verdict, duration=time.monotonic() - started, failures=failures, findings=findings,
         reason=reason, transcript=transcript, target=command, codec=profile, trace=trace, wire_trace=wire,
         target_side="client")

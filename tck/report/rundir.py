@@ -112,6 +112,7 @@ class RunRecorder:
     pcap_workers: int = 1
     target_name: str | None = None  # --name NAME[@VERSION], for a target without a capabilities file
     target_version: str | None = None
+    target_role: str = "server"  # the part the target plays: "client" when the kit listened for it
     counts: Counter[str] = field(default_factory=Counter)
     hello: dict[str, Any] | None = None
     stopped: dict[str, Any] | None = None  # where the target stopped answering (``TargetStop.to_json``), if it did
@@ -190,6 +191,7 @@ class RunRecorder:
             "seed": self.seed, "started": self.started, "finished": finished, "host": platform.node(),
             "capabilities": tokens, "implementation": implementation, "scenarios": scenarios,
             "target_name": self.target_name, "target_version": self.target_version,
+            "target_role": self.target_role,
             "counts": dict(self.counts),
             "target_stopped": self.stopped,
             "fingerprint": {"hello": self.hello, "capabilities": {
