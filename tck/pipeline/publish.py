@@ -15,25 +15,24 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-import re
 import shutil
 from collections import defaultdict
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from .. import __version__
+from ..findings.sources import Sources
+from ..findings.spec import rule_text
 from ..report.model import protocol_title
 from .derive import VERDICT_ORDER
+from .public import WORD_ORDER, WORDS, run_views, slug
+from .public_pages import cite_findings, public_view, write_public_pages
 
 log = logging.getLogger(__name__)
 SITE_SCHEMA = "rsio-tck/site/v1"
-FAILING = ("fail", "error", "xpass")
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "_"
 
 
 def _when(started: float) -> str:
@@ -43,6 +42,26 @@ def _when(started: float) -> str:
 def _rule_key(rule: str) -> tuple[str, int, str]:
     area, _, number = rule.rpartition("-")
     return (area, int(number), rule) if number.isdigit() else (rule, 0, rule)
+
+
+# Wire statistics that only a binding whose frame names the pipeline knows as elements (RS-IO's) can have:
+# shown when they say something, not as 0 or an empty value for the other bindings.
+ELEMENT_FRAME_STATS = ("element_frame_bytes", "bytes_per_element", "header_overhead", "packed_share", "split_share")
+
+
+def _shown(row: dict[str, Any], key: str, value: Any) -> bool:
+    if value is None:
+        return False
+    return not (key in ELEMENT_FRAME_STATS and not row.get("element_frame_bytes"))
+
+
+def _words(counts: dict[str, int]) -> dict[str, int]:
+    """A run's verdict counts in the reader's words (``public.WORDS``): xfail counts as fail, xpass as pass."""
+    out: dict[str, int] = {}
+    for verdict, count in counts.items():
+        if count:
+            out[WORDS[verdict]] = out.get(WORDS[verdict], 0) + count
+    return out
 
 
 def site_data(tables: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
@@ -55,12 +74,14 @@ def site_data(tables: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
         column = columns.setdefault(key, {"target": row["target"], "version": row["target_version"],
                                           "run_id": row["run_id"], "slug": slug(row["target"]),
                                           "key": f"{row['target']}@{row['target_version']}", "passed": 0, "failed": 0})
-        if row["verdict"] == "pass":
+        word = WORDS.get(row["verdict"])  # a known failure (xfail) counts as failed, never hidden
+        if word == "pass":
             column["passed"] += 1
-        elif row["verdict"] in FAILING:
+        elif word == "fail":
             column["failed"] += 1
     targets: dict[str, dict[str, Any]] = defaultdict(lambda: {"versions": [], "history": [], "flaky": [],
-                                                                "wire": None, "latency": [], "signatures": []})
+                                                                "wire": None, "latency": [], "signatures": [],
+                                                                "frame_types": []})
     for (target, _version), column in sorted(columns.items()):
         targets[target]["versions"].append({"version": column["version"], "run_id": column["run_id"],
                                             "report": None})
@@ -69,12 +90,15 @@ def site_data(tables: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
             "run_id": run["run_id"], "started": _when(run["started"]), "target_version": run["target_version"],
             "kit_version": run["kit_version"], "offline": run["offline_violations"], "path": run["path"],
             "counts": {v: run[v] for v in VERDICT_ORDER if run.get(v)},
+            "words": _words({v: run.get(v) or 0 for v in VERDICT_ORDER}),
         })
     for row in sorted(tables["flakiness"], key=lambda r: (-r["fail_rate"], r["scenario"])):
         if row["flaky"]:
             targets[row["target"]]["flaky"].append(row)
     for row in tables["wire_stats"]:
-        targets[row["target"]]["wire"] = {k: v for k, v in row.items() if k != "target"}
+        targets[row["target"]]["wire"] = {k: v for k, v in row.items() if k != "target" and _shown(row, k, v)} or None
+    for row in sorted(tables.get("frame_types", []), key=lambda r: (r["direction"], -r["frames"], r["type"])):
+        targets[row["target"]]["frame_types"].append(row)
     for row in sorted(tables["latency"], key=lambda r: r["measure"]):
         targets[row["target"]]["latency"].append(row)
     for row in sorted(tables["violations_by_signature"], key=lambda r: -r["violations"]):
@@ -96,6 +120,7 @@ def site_data(tables: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
         "violations_by_rule": sorted(tables["violations_by_rule"], key=lambda r: (_rule_key(r["rule"]), r["source"])),
         "violations_by_signature": tables["violations_by_signature"],
         "fuzz": tables["fuzz_dedup"],
+        "frame_types": tables.get("frame_types", []),
     }
 
 
@@ -123,9 +148,13 @@ def _copy_report(run_path: str | None, out: Path, build: bool) -> bool:
 
 
 def publish_site(tables: dict[str, list[dict[str, Any]]], out: Path, *, build_reports: bool = True,
-                 grid: list[dict[str, Any]] | None = None) -> Path:
-    """Render the site into ``out`` (with ``grid``, the client x server page too); returns its index.html."""
+                 grid: list[dict[str, Any]] | None = None, sources: Sources | None = None) -> Path:
+    """Render the site into ``out`` (with ``grid``, the client x server page too; with ``sources``, the
+    findings behind known failures); returns its index.html."""
     data = site_data(tables)
+    view = public_view(run_views(tables["runs"]), sources)
+    data["scorecards"] = [{**asdict(t.card), "badge": t.badge, "page": t.page, "badge_message": t.card.badge_message,
+                           "rule_pages": {rule: page.path for rule, page in t.pages.items()}} for t in view.targets]
     out.mkdir(parents=True, exist_ok=True)
     (out / "targets").mkdir(exist_ok=True)
     paths = {run["run_id"]: run["path"] for run in data["runs"]}
@@ -137,18 +166,36 @@ def publish_site(tables: dict[str, list[dict[str, Any]]], out: Path, *, build_re
     env = Environment(loader=PackageLoader("rsio_tck.pipeline", "templates"), autoescape=select_autoescape(["html"]))
     common = {"generated": data["generated"], "kit_version": data["kit_version"], "runs": data["runs"],
               "has_grid": grid is not None, "protocols": data["protocols"]}
-    matrix = {(f"{row['target']}@{row['target_version']}", row["rule"]): row for row in data["matrix_latest"]}
-    (out / "index.html").write_text(env.get_template("index.html").render(
-        root="", columns=data["columns"], rules=data["rules"], matrix=matrix,
-        violations_by_rule=data["violations_by_rule"], fuzz=data["fuzz"], **common), encoding="utf-8")
-    for target, page in data["targets"].items():
-        (out / "targets" / f"{slug(target)}.html").write_text(env.get_template("target.html").render(
-            root="../", target=target, verdicts=VERDICT_ORDER, **page, **common), encoding="utf-8")
+    shape = None
     if grid is not None:
         from .grid import grid_shape
 
         data["grid"] = grid
+        known_cells = {(c.client, c.server, c.case): c for c in sources.grid} if sources is not None else {}
+        shape = grid_shape(grid, known_cells)
+        binding = view.targets[0].latest.binding if view.targets else "rsocket"
+        cite_findings(view, sources, sorted({f for cell in shape["cells"].values() for f in cell["findings"]}),
+                      binding)
+        data["grid_cells"] = [{key: cell[key] for key in ("client", "server", "word", "passed", "failed", "findings",
+                                                          "page")} for cell in shape["cells"].values()]
+    grid_rules = sorted({r for pair in grid or [] for r in [*pair["client_rules"], *pair["server_rules"]]})
+    write_public_pages(env, out, view, sources, common, grid_rules)
+    texts = {rule: rule_text(rule) for rule in view.rules}
+    (out / "index.html").write_text(env.get_template("index.html").render(
+        root="", view=view, anchors={rule: text.anchor if text else "" for rule, text in texts.items()},
+        levels={rule: text.level if text else "" for rule, text in texts.items()},
+        violations_by_rule=data["violations_by_rule"], fuzz=data["fuzz"], **common), encoding="utf-8")
+    for target, page in data["targets"].items():
+        (out / "targets" / f"{slug(target)}.html").write_text(env.get_template("target.html").render(
+            root="../", target=target, words=WORD_ORDER, **page, **common), encoding="utf-8")
+    if shape is not None:
+        anchors = {rule: text.anchor for rule in grid_rules if (text := rule_text(rule)) is not None}
         (out / "grid.html").write_text(env.get_template("grid.html").render(
-            root="", grid=grid_shape(grid), **common), encoding="utf-8")
+            root="", grid=shape, findings=view.findings, **common), encoding="utf-8")
+        (out / "grid").mkdir(exist_ok=True)
+        for (client, server), cell in shape["cells"].items():
+            (out / cell["page"]).write_text(env.get_template("grid_cell.html").render(
+                root="../", client=client, server=server, cell=cell, anchors=anchors, findings=view.findings,
+                **common), encoding="utf-8")
     (out / "site.json").write_text(json.dumps(data, indent=1, default=str, sort_keys=True), encoding="utf-8")
     return out / "index.html"

@@ -71,7 +71,7 @@ BASE_TABLES = {
 
 DERIVED_TABLES = (
     "matrix_history", "matrix_latest", "run_summary", "flakiness", "violations_by_rule", "violations_by_signature",
-    "fuzz_dedup", "wire_stats", "latency",
+    "fuzz_dedup", "wire_stats", "frame_types", "latency",
 )
 
 
