@@ -27,7 +27,11 @@ A binding provides, per wire *profile* (RS-IO: ``msgpack``/``varint``; RSocket:
 - how a frame is described in transcripts and reports;
 - its liveness probe (``LivenessProbe``): the cheapest exchange a target must answer, which the
   kit tries on a fresh connection after a scenario ended on a time-out, to tell a target that
-  stopped answering altogether from one that missed one signal.
+  stopped answering altogether from one that missed one signal;
+- its part of a run's report: the lines that describe its wire (``report_notions``: the
+  specification and profile, RS-IO's serverHello) and its wire statistics, tables computed
+  from the run's recorded traffic (``report_statistics``); the report shows only these and
+  only the binding's own rules (``rules``), so it never names another binding's notions.
 
 All of this is sans-IO: bytes in, events out; no sockets, no clocks.
 """
@@ -35,10 +39,14 @@ All of this is sans-IO: bytes in, events out; no sockets, no clocks.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Protocol
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import ProtocolViolation, Side
+
+if TYPE_CHECKING:
+    from .monitor.trace import TraceRecord
 
 # name -> the package that defines ``BINDING``.  The first name is the default binding.
 REGISTRY: dict[str, str] = {
@@ -53,6 +61,27 @@ DEFAULT_BINDING = "rsio"
 Found = Callable[[ProtocolViolation, "int | None", Any], None]
 # A judge shows each frame it judges through this, when asked: (index, sender, t, frame).
 Keep = Callable[[int, Side, float, Any], None]
+
+
+Cell = str | int | float  # a statistics table's cell: numbers stay numbers in report.json
+
+
+@dataclass(frozen=True)
+class WireTable:
+    """One table of a run's wire statistics, as a binding computes it from the recorded traffic.
+
+    A binding returns only tables that have rows (the report leaves an empty one out), and no cell is
+    None: a measure with nothing to measure is left out, or shown as text that says so."""
+
+    id: str  # stable, for report.json and the page's anchor: "frames-by-type"
+    title: str  # "Frames by type"
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    note: str = ""  # one line under the title: what is counted, and how
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "note": self.note, "columns": list(self.columns),
+                "rows": [list(row) for row in self.rows]}
 
 
 class Decoder(Protocol):
@@ -118,6 +147,20 @@ class Binding(Protocol):
 
     def liveness_probe(self, profile: str) -> LivenessProbe:
         """A fresh probe of whether the target still answers (after a scenario ended on a time-out)."""
+        ...
+
+    def rules(self) -> list[str]:
+        """The IDs of the binding's own rules (``rsio_tck.rules.RULES``, ``rule_prefixes``), in catalogue order."""
+        ...
+
+    def report_notions(self, run: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """(label, text) lines a run's report shows about the wire, from ``run`` (run.json): the profile
+        and the specification it follows, and whatever else the binding has (RS-IO: the target's hello)."""
+        ...
+
+    def report_statistics(self, profile: str, traces: Iterable[Sequence[TraceRecord]]) -> list[WireTable]:
+        """The run's wire statistics from its traces (one per connection, as recorded): only tables
+        with rows (``rsio_tck.report.traffic.decoded`` decodes a trace the way the monitor does)."""
         ...
 
 

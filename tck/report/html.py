@@ -28,8 +28,17 @@ FRAME_LINE = re.compile(r"^\s*[\d.]+ms #(\d+)")
 
 
 def _environment() -> Environment:
-    return Environment(loader=PackageLoader("rsio_tck.report", "templates"),
-                       autoescape=select_autoescape(["html", "svg"]), keep_trailing_newline=True)
+    env = Environment(loader=PackageLoader("rsio_tck.report", "templates"),
+                      autoescape=select_autoescape(["html", "svg"]), keep_trailing_newline=True)
+    env.filters["cell"] = cell
+    return env
+
+
+def cell(value: Any) -> str:
+    """A number of a wire statistics table as shown: an integer whole, any other to three decimals."""
+    if isinstance(value, float) and not value.is_integer():
+        return f"{value:.3f}"
+    return str(int(value)) if isinstance(value, float) else str(value)
 
 
 def spec_url() -> str | None:

@@ -230,8 +230,8 @@ class RunFiles:
 
     @property
     def profile(self) -> str:
-        """The run's wire profile (``codec`` in older run directories; msgpack if neither)."""
-        return str(self.run.get("profile") or self.run.get("codec") or "msgpack")
+        """The run's wire profile (``codec`` in older run directories; the binding's default if neither)."""
+        return str(self.run.get("profile") or self.run.get("codec") or get_binding(self.binding).profiles[0])
 
     def path(self, kind: str, scenario_id: str) -> Path:
         suffix = {"traces": "trace", "pcaps": "pcap", "transcripts": "txt"}[kind]

@@ -6,9 +6,14 @@ importing the package to reach ``BINDING`` is cheap and pulls in no other bindin
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ...rules import RULES
+
+if TYPE_CHECKING:
+    from ...binding import WireTable
+    from ...monitor.trace import TraceRecord
 
 PROFILES = ("rsocket-1.0", "reactivesocket-draft")
 
@@ -109,6 +114,18 @@ class RSocketBinding:
 
     def rules(self) -> list[str]:
         return [rule for rule in RULES if rule.startswith(self.rule_prefixes)]
+
+    def report_notions(self, run: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """The profile and the protocol it is (RSocket 1.0 or the ReactiveSocket draft); RSocket has no hello."""
+        from .report import notions
+
+        return notions(run)
+
+    def report_statistics(self, profile: str, traces: Iterable[Sequence[TraceRecord]]) -> list[WireTable]:
+        """Frames by type, fragmentation, credit per stream and keepalive round-trips (``report.py``)."""
+        from .report import wire_statistics
+
+        return wire_statistics(self, profile, traces)
 
     def liveness_probe(self, profile: str) -> Any:
         """SETUP, then KEEPALIVE with R (the draft has no R: its server answers every KEEPALIVE), answered by
