@@ -29,6 +29,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .binding import BINDING_NAMES, DEFAULT_BINDING
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -138,7 +140,7 @@ def check_codec(codec: str, flag: str = "--codec") -> str:
 
 # -- seam (H1): the binding and its wire profile -------------------------------------------------
 
-BINDING_HELP = "the wire binding: rsio or rsocket (default rsio)"
+BINDING_HELP = f"the wire binding: {', '.join(BINDING_NAMES)} (default {DEFAULT_BINDING})"
 PROFILE_HELP = ("the binding's wire profile (rsio: msgpack or varint; rsocket: rsocket-1.0 or "
                 "reactivesocket-draft); default: the binding's first")
 CODEC_HELP = "RS-IO's wire codec, msgpack or varint: the same as --profile (rsio only)"

@@ -585,6 +585,11 @@ def test_malformed_frames_show_as_malformed_frames_not_as_dissector_errors(tmp_p
         assert decoded.undecoded >= len(cases)  # the bytes after a malformed frame are shown, not decoded
 
 
+# A hang guard of its own, as the full-run tests have: the test is CPU-bound, not waiting on anything.  Its
+# 40 sessions are ~10,500 TCP segments (half of them cut 1-9 bytes a write), which scapy builds and reads back
+# at about 1.4 ms each: 25 s on a quiet machine, 93 s and 131 s in loaded runs (two busy loops, four workers),
+# where the default 120 s fired in the middle of parsing tshark's 68 MB of PDML.
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize("profile", PROFILES)
 def test_mutated_sessions_decode_as_the_kit_decodes_them(tmp_path: Path, profile: str) -> None:
     """Sessions with one to three bytes changed at random (a fixed seed): wherever the kit's decoder stops,

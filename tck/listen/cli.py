@@ -10,9 +10,11 @@ from typing import Any
 
 import typer
 
+from ..gate import BINDING_HELP
+
 
 def list_client_tests_command(
-    binding: str = typer.Option("rsio", metavar="NAME", help="wire binding: rsio or rsocket"),
+    binding: str = typer.Option("rsio", metavar="NAME", help=BINDING_HELP),
 ) -> None:
     """List the client test cases of listen mode for a binding, each with the rules it exercises."""
     from ..binding import get_binding
