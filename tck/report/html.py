@@ -21,7 +21,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from ..monitor import Monitor
-from .model import OUTCOMES, VERDICTS
+from .model import OUTCOMES
 from .rundir import RunFiles, file_stem
 
 FRAME_LINE = re.compile(r"^\s*[\d.]+ms #(\d+)")
@@ -31,7 +31,29 @@ def _environment() -> Environment:
     env = Environment(loader=PackageLoader("rsio_tck.report", "templates"),
                       autoescape=select_autoescape(["html", "svg"]), keep_trailing_newline=True)
     env.filters["cell"] = cell
+    env.filters["word"] = word
     return env
+
+
+# The kit's baseline outcomes in the reader's words: a known failure is a failure, labelled "known"; a known
+# failure that did not show is a pass, labelled so.  report.json keeps the kit's own outcomes.
+READER_WORDS = {"xfail": "fail", "xpass": "pass"}
+KNOWN_LABELS = {"xfail": "known", "xpass": "known failure did not show"}
+SHOWN_VERDICTS = ("pass", "fail", "warn", "skip", "error")  # the count columns a reader sees
+
+
+def word(outcome: str) -> str:
+    """An outcome as a reader sees it: xfail is fail, xpass is pass; the others as they are."""
+    return READER_WORDS.get(outcome, outcome)
+
+
+def shown_counts(counts: dict[str, int]) -> dict[str, int]:
+    """Counts under ``SHOWN_VERDICTS``: a known failure counts as a failure, one that did not show as a pass."""
+    out = {v: 0 for v in SHOWN_VERDICTS}
+    for outcome, count in counts.items():
+        if word(outcome) in out:
+            out[word(outcome)] += count
+    return out
 
 
 def cell(value: Any) -> str:
@@ -89,7 +111,9 @@ def render(report: dict[str, Any], files: RunFiles, out_dir: Path) -> Path:
     pages = {s["id"]: Path(s["page"]).name for s in report["scenarios"]}
     index = out_dir / "index.html"
     index.write_text(env.get_template("index.html").render(
-        report=report, verdicts=VERDICTS, columns=[o for o in OUTCOMES if o != "untested"], pages=pages,
+        report=report, verdicts=SHOWN_VERDICTS, shown=shown_counts(report["counts"]), known_labels=KNOWN_LABELS,
+        columns=[o for o in OUTCOMES if o != "untested" and o not in READER_WORDS], shown_counts=shown_counts,
+        pages=pages,
         spec_url=spec_url(), started=_time(report["run"].get("started")), finished=_time(report["run"].get("finished")),
     ), encoding="utf-8")
     page = env.get_template("scenario.html")
@@ -100,7 +124,7 @@ def render(report: dict[str, Any], files: RunFiles, out_dir: Path) -> Path:
         hits = {f["frame_index"] for f in findings or [] if f["side"] == "server" and f["frame_index"] is not None}
         text = files.transcript(scenario["id"]) or ""
         (out_dir / "scenarios" / f"{file_stem(scenario['id'])}.html").write_text(page.render(
-            report=report, s=scenario, lines=transcript_lines(text, hits),
+            report=report, s=scenario, lines=transcript_lines(text, hits), known_labels=KNOWN_LABELS,
             rejudged=[f for f in findings if f["side"] == "server"] if findings is not None else None,
         ), encoding="utf-8")
     badge = report["badge"]

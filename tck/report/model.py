@@ -82,14 +82,17 @@ def protocol_title(run: dict[str, Any]) -> str:
 
 
 def badge(counts: Counter[str], total: int, label: str) -> dict[str, str]:
-    bad = counts["fail"] + counts["error"] + counts["xpass"]
+    """The run's badge, in the reader's words: a known failure (xfail) is a failure, one that did not show
+    (xpass) a pass; an error is no pass either."""
+    bad = counts["fail"] + counts["xfail"] + counts["error"]
+    passed = counts["pass"] + counts["xpass"]
     judged = total - counts["skip"]
-    message = f"{counts['pass']}/{judged} pass"
+    message = f"{passed}/{judged} pass"
     if bad:
         outcome, message = "fail", message + f", {bad} fail"
     elif counts["warn"]:
         outcome, message = "warn", message + f", {counts['warn']} warn"
-    elif counts["pass"]:
+    elif passed:
         outcome = "pass"
     else:
         outcome, message = "untested", "untested"
