@@ -228,7 +228,8 @@ def publish(out: Path, names: list[str], ditto: bool) -> int:
         except subprocess.TimeoutExpired:
             say(f"publish: timed out after {SUITE_TIMEOUT} s ({log})")
             code = 3
-    landing = [(site["heading"], site["name"]) for site in sites if (out / "site" / site["name"] / "site.json").is_file()]
+    landing = [(str(site["heading"]), str(site["name"])) for site in sites
+               if (out / "site" / str(site["name"]) / "site.json").is_file()]
     if landing:
         from rsio_tck.pipeline.landing import LandingError, write_landing
 

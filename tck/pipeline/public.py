@@ -127,12 +127,13 @@ def _role(path: Path | None) -> str:
 def run_views(runs: Iterable[Mapping[str, Any]]) -> list[RunView]:
     """The pipeline's ``runs`` rows (not fuzz runs) as RunViews, oldest first, results read from their folders."""
     views = []
-    for run in sorted(runs, key=lambda r: (r["started"], r["run_id"])):
+    for run in sorted(runs, key=lambda r: (r.get("started") or 0.0, r["run_id"])):
         if run.get("fuzz"):
             continue
         path = Path(run["path"]) if run.get("path") else None
-        views.append(RunView(run_id=run["run_id"], target=run["target"], version=run["target_version"],
-                             kit_version=run["kit_version"], started=float(run["started"]),
+        views.append(RunView(run_id=run["run_id"], target=run.get("target") or "unknown",
+                             version=run.get("target_version") or "unknown", kit_version=run.get("kit_version") or "",
+                             started=float(run.get("started") or 0.0),
                              binding=run.get("binding") or "rsio", target_role=_role(path), path=path,
                              results=read_results(path) if path is not None else ()))
     return views

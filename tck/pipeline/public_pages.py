@@ -192,15 +192,15 @@ def write_public_pages(env: Environment, out: Path, view: PublicView, sources: S
         if sources is None:
             break
         try:
-            text = render(bug_report(sources, sources.findings.get(finding.id), finding.binding))
+            report = render(bug_report(sources, sources.findings.get(finding.id), finding.binding))
         except FindingsError as exc:  # an entry the bug report cannot be made from: its cause and tracker
             log.warning("finding %s: no bug report: %s", finding.id, exc)
-            text = ""
+            report = ""
         where = out / finding.page
         where.parent.mkdir(parents=True, exist_ok=True)
-        where.write_text(env.get_template("finding.html").render(root="../", finding=finding, body=_html(text) if text else "",
-                                                                 **common), encoding="utf-8")
+        where.write_text(env.get_template("finding.html").render(
+            root="../", finding=finding, body=_html(report) if report else "", **common), encoding="utf-8")
     every = sorted({rule for t in view.targets for rule in t.outcomes} | set(cited), key=_rule_key)
-    texts = [text for rule in every if (text := rule_text(rule)) is not None]
+    statements = [statement for rule in every if (statement := rule_text(rule)) is not None]
     (out / "spec.html").write_text(env.get_template("spec.html").render(
-        root="", rules=[(t, _html(link_protocol_lines(t.source))) for t in texts], **common), encoding="utf-8")
+        root="", rules=[(t, _html(link_protocol_lines(t.source))) for t in statements], **common), encoding="utf-8")

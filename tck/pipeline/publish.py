@@ -125,7 +125,9 @@ def site_data(tables: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
 
 
 def _copy_report(run_path: str | None, out: Path, build: bool) -> bool:
-    """Copy a run's report/ to ``out`` (building it first if need be); False when there is none."""
+    """Copy a run directory to ``out``, its report built first if need be: the report's pages link the run's
+    transcripts, traces and pcaps beside it (``../../traces/``), so the site carries them and stands alone.
+    False when there is no report."""
     if not run_path:
         return False
     run_dir = Path(run_path)
@@ -143,7 +145,7 @@ def _copy_report(run_path: str | None, out: Path, build: bool) -> bool:
             return False
     if not index.is_file():
         return False
-    shutil.copytree(index.parent, out, dirs_exist_ok=True)
+    shutil.copytree(run_dir, out, dirs_exist_ok=True)
     return True
 
 
@@ -162,7 +164,7 @@ def publish_site(tables: dict[str, list[dict[str, Any]]], out: Path, *, build_re
         for version in page["versions"]:
             where = out / "targets" / f"{slug(target)}-{slug(version['version'])}"
             if _copy_report(paths.get(version["run_id"]), where, build_reports):
-                version["report"] = f"{where.name}/index.html"  # relative to targets/<target>.html
+                version["report"] = f"{where.name}/report/index.html"  # relative to targets/<target>.html
     env = Environment(loader=PackageLoader("rsio_tck.pipeline", "templates"), autoescape=select_autoescape(["html"]))
     common = {"generated": data["generated"], "kit_version": data["kit_version"], "runs": data["runs"],
               "has_grid": grid is not None, "protocols": data["protocols"]}
@@ -184,6 +186,8 @@ def publish_site(tables: dict[str, list[dict[str, Any]]], out: Path, *, build_re
     (out / "index.html").write_text(env.get_template("index.html").render(
         root="", view=view, anchors={rule: text.anchor if text else "" for rule, text in texts.items()},
         levels={rule: text.level if text else "" for rule, text in texts.items()},
+        offline={(row["target"], row["target_version"], row["rule"]): row["offline_violations"]
+                 for row in data["matrix_latest"] if row.get("offline_violations")},
         violations_by_rule=data["violations_by_rule"], fuzz=data["fuzz"], **common), encoding="utf-8")
     for target, page in data["targets"].items():
         (out / "targets" / f"{slug(target)}.html").write_text(env.get_template("target.html").render(
