@@ -51,9 +51,15 @@ def run_dir() -> Path:
     return shared_run()
 
 
+# A hang guard for one Chromium launch, not a speed check: a page of file:// HTML needs no network, only CPU.
+# Beside two busy loops, four test workers and more, a screenshot took over 90 s in loaded run L1 (quiet: ~2 s).
+CHROMIUM_GUARD = 300
+pytestmark = pytest.mark.timeout(4 * CHROMIUM_GUARD)  # a test launches Chromium twice, its fixture runs the kit
+
+
 def _chromium(chromium: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
     command = [chromium, *FLAGS, f"--user-data-dir={profile}", *args]  # a fresh profile per launch
-    return subprocess.run(command, capture_output=True, text=True, timeout=90, cwd=profile.parent)
+    return subprocess.run(command, capture_output=True, text=True, timeout=CHROMIUM_GUARD, cwd=profile.parent)
 
 
 def render(chromium: str, page: Path, tmp_path: Path) -> tuple[html.HtmlElement, Image.Image]:
