@@ -110,7 +110,8 @@ def describe_event(event: Event | None, why: Nothing | float | None) -> str:
         return f"{NOTHING_WITHIN} {why:g} s" if why is not None else "nothing"
     if event.kind == "close":
         return "the target closed the connection"
-    inner = ", ".join(f"{k}={show(v)}" for k, v in event.fields.items())
+    # An absent field (RSocket's metadata, say) is left out rather than shown as None.
+    inner = ", ".join(f"{k}={show(v)}" for k, v in event.fields.items() if v is not None)
     via = f" via {event.via}" if event.via and event.via != "onNext" else ""
     return f"{event.kind}({inner}){via} (frame #{event.index})"
 
