@@ -219,6 +219,7 @@ def publish(out: Path, names: list[str], ditto: bool) -> int:
     if ditto and (out / "client" / "ditto-client").is_dir():
         sites.append({"name": "ditto", "heading": "Ditto's client", "out": str(out / "site" / "ditto"), "grid": None,
                       "runs": [str(out / "client" / "ditto-client")]})
+    shutil.rmtree(out / "site", ignore_errors=True)  # the site shows this run's directories, nothing older
     log = out / "logs" / "publish.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w", encoding="utf-8") as stream:

@@ -165,3 +165,16 @@ def test_no_page_shows_the_kits_bookkeeping_or_another_bindings_rules(site: Path
         for word in ("xfail", "xpass", "None"):
             assert not re.search(rf"\b{word}\b", body), (str(page.relative_to(site)), word)
         assert set(cited_rules(body)) <= mine, (page.name, set(cited_rules(body)) - mine)
+
+
+def test_the_target_page_shows_the_bindings_own_wire_statistics(site: Path) -> None:
+    (run_dir,) = (site.parent / "reports").iterdir()
+    tables = json.loads((run_dir / "report" / "report.json").read_text())["wire"]
+    assert tables  # RS-IO's statistics, as the run's report computed them
+    (page,) = (site / "server" / "targets").glob("*.html")
+    dom = html.fromstring(page.read_bytes())
+    shown = {table.get("id"): table for table in dom.xpath('//table[contains(@class, "wire")]')}
+    assert set(shown) == {f"wire-{t['id']}" for t in tables if t["rows"]}
+    for t in tables:
+        rows = shown[f"wire-{t['id']}"].xpath(".//tbody/tr")
+        assert len(rows) == len(t["rows"])

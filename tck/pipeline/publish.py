@@ -33,6 +33,7 @@ from .public_pages import cite_findings, public_view, write_public_pages
 
 log = logging.getLogger(__name__)
 SITE_SCHEMA = "rsio-tck/site/v1"
+GENERATED_FOLDERS = ("targets", "rules", "findings", "grid", "badges")  # what publish_site writes besides pages
 
 
 def _when(started: float) -> str:
@@ -149,6 +150,17 @@ def _copy_report(run_path: str | None, out: Path, build: bool) -> bool:
     return True
 
 
+def _wire_tables(report_json: Path) -> list[dict[str, Any]]:
+    """The binding's own wire statistics of a run, as its report computed them (``report.json``'s ``wire``:
+    RSocket's frames, fragmentation, credit per stream, keepalive round-trips; Ditto's envelopes and demand
+    per subscription; RS-IO's); none for a report without them."""
+    try:
+        tables = json.loads(report_json.read_text(encoding="utf-8")).get("wire") or []
+    except (OSError, ValueError, AttributeError):
+        return []
+    return [t for t in tables if isinstance(t, dict) and t.get("rows") and t.get("columns")]
+
+
 def publish_site(tables: dict[str, list[dict[str, Any]]], out: Path, *, build_reports: bool = True,
                  grid: list[dict[str, Any]] | None = None, sources: Sources | None = None) -> Path:
     """Render the site into ``out`` (with ``grid``, the client x server page too; with ``sources``, the
@@ -158,6 +170,8 @@ def publish_site(tables: dict[str, list[dict[str, Any]]], out: Path, *, build_re
     data["scorecards"] = [{**asdict(t.card), "badge": t.badge, "page": t.page, "badge_message": t.card.badge_message,
                            "rule_pages": {rule: page.path for rule, page in t.pages.items()}} for t in view.targets]
     out.mkdir(parents=True, exist_ok=True)
+    for folder in GENERATED_FOLDERS:  # an earlier publish's pages (another layout, a target since gone) must not stay
+        shutil.rmtree(out / folder, ignore_errors=True)
     (out / "targets").mkdir(exist_ok=True)
     paths = {run["run_id"]: run["path"] for run in data["runs"]}
     for target, page in data["targets"].items():
@@ -165,6 +179,7 @@ def publish_site(tables: dict[str, list[dict[str, Any]]], out: Path, *, build_re
             where = out / "targets" / f"{slug(target)}-{slug(version['version'])}"
             if _copy_report(paths.get(version["run_id"]), where, build_reports):
                 version["report"] = f"{where.name}/report/index.html"  # relative to targets/<target>.html
+                version["wire"] = _wire_tables(where / "report" / "report.json")
     env = Environment(loader=PackageLoader("rsio_tck.pipeline", "templates"), autoescape=select_autoescape(["html"]))
     common = {"generated": data["generated"], "kit_version": data["kit_version"], "runs": data["runs"],
               "has_grid": grid is not None, "protocols": data["protocols"]}
