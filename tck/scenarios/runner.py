@@ -220,13 +220,24 @@ async def _until_verdict_certain(script: Coroutine[Any, Any, None], session: Kit
                 await steps
         elif not steps.cancelled():
             steps.exception()  # retrieved, so a scenario cancelled from outside (the self-check) logs nothing
-    if steps.cancelled() or isinstance(steps.exception(), VerdictCertain):
+    cancelled = steps.cancelled()
+    failure = None if cancelled else steps.exception()
+    # Raised from here, the failure's traceback holds this frame: were ``steps`` (which holds the failure) still
+    # one of its locals, the three would make a cycle that keeps the whole session (a 16 MiB partial frame, the
+    # trace) alive until a full collection, which large bytes objects never trigger (1.2 GB against a target
+    # that sent random bytes, two dozen finished sessions held).
+    del steps
+    if cancelled or isinstance(failure, VerdictCertain):
         broken = next((f for f in session.monitor.findings if f.side is Side.SERVER and f.level is Level.MUST), None)
         rule = broken.rule if broken is not None else "a MUST rule"
         where = f"at step {ctx.index}" if ctx.index else "in the handshake"
         result.truncated["steps"] = f"ended {where}: the target broke {rule}, so the verdict was certain"
         return
-    steps.result()  # a step's failure (StepFailed), as if awaited directly
+    if failure is not None:
+        try:
+            raise failure  # a step's failure (StepFailed), as if awaited directly
+        finally:
+            del failure
 
 
 async def run_scenario(scenario: Scenario, config: RunConfig, watch: TargetWatch | None = None) -> ScenarioResult:

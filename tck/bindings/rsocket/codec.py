@@ -312,7 +312,7 @@ class FrameDecoder:
     def feed_runs(self, data: bytes) -> list[Decoded | PayloadRun]:
         """``feed``, with stretches of plain NEXT PAYLOAD frames on one stream as ``PayloadRun`` values."""
         if self._dead is not None:
-            raise self._dead
+            raise self._dead.again()
         if not self.length_prefix:
             return self.feed(data)  # type: ignore[return-value]
         out: list[Decoded | PayloadRun] = []
@@ -322,7 +322,7 @@ class FrameDecoder:
         try:
             pos = self._frames_and_runs(buf, out)
         except ProtocolViolation as exc:
-            self._dead = exc
+            self._dead = exc.again()  # kept without the traceback of this raise (``again``)
             self.salvaged = out
             raise
         self._buf[:] = buf[pos:]
@@ -331,7 +331,7 @@ class FrameDecoder:
 
     def feed(self, data: bytes) -> list[Decoded]:
         if self._dead is not None:
-            raise self._dead
+            raise self._dead.again()
         out: list[Decoded] = []
         try:
             if self.length_prefix:
@@ -339,7 +339,7 @@ class FrameDecoder:
             else:
                 self._feed_message(data, out)
         except ProtocolViolation as exc:
-            self._dead = exc
+            self._dead = exc.again()  # kept without the traceback of this raise (``again``)
             self.salvaged = [*out]
             raise
         return out
@@ -352,7 +352,7 @@ class FrameDecoder:
                 f"transport ended inside a frame ({len(self._buf)} bytes of it arrived)",
                 self.offset,
             )
-            raise self._dead
+            raise self._dead.again()
 
     def _feed_message(self, data: bytes, out: list[Decoded]) -> None:
         if len(data) > self.limits.max_frame:
@@ -393,7 +393,11 @@ class FrameDecoder:
             if stop > end:
                 break
             frame = fast(buf, start, stop)
-            append(frame if frame is not None else decode(bytes(buf[start:stop]), self.offset + pos))
+            if frame is not None:
+                append(frame)
+            else:
+                with memoryview(buf) as view:  # one copy of the frame, not a slice and then its copy
+                    append(decode(bytes(view[start:stop]), self.offset + pos))
             pos = stop
         return pos
 
