@@ -197,7 +197,10 @@ def _run_suite(inputs: _RunInputs, target: str | None, wire: tuple[str, str], st
 
             def done(result: ScenarioResult) -> None:
                 recorder.add(result)  # results.jsonl line, trace, pcap, transcript
-                result.trace = []  # written: do not keep every trace of the run in memory
+                # Written: do not keep every trace of the run in memory (over ws:// the raw bytes too,
+                # up to WIRE_MAX_BYTES a scenario: 4 MB each, kept for the whole run before).
+                result.trace = []
+                result.wire_trace = []
                 progress.advance(task)
 
             results = asyncio.run(run_suite(chosen, config, jobs=jobs, on_result=done))

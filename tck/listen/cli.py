@@ -83,7 +83,8 @@ def run_listen(listen: str, client_command: str, binding_name: str, profile: str
     def done(result: Any) -> None:
         apply_baseline(result, known)
         recorder.add(result)
-        result.trace = []
+        result.trace = []  # written: neither trace stays in memory for the whole run
+        result.wire_trace = []
         typer.echo(f"{result.id}: {result.verdict.value}" + (f" ({result.reason})" if result.reason else ""))
 
     try:
