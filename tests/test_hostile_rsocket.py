@@ -9,8 +9,7 @@ subset, which keeps eight connections busy at once as the whole suite does: the 
 (silent, slowloris, half-close) cost the scenarios' time-outs, not memory (against slowloris, a
 valid PAYLOAD every 12.5 s, each scenario waits that long for its first frame, so the whole suite
 takes its 15 rounds of eight times that); the floods of frames the kit must judge one by one
-(endless fragments, LEASE, continuation frames) took 19-130 s for the whole suite depending on the
-machine's load.  Each run takes a hostile peer process of its own.
+(endless fragments, LEASE) took 19-130 s for the whole suite depending on the machine's load.  Each run takes a hostile peer process of its own.
 """
 
 from __future__ import annotations
@@ -33,8 +32,10 @@ SUBSET = {
     "endless-fragments": ("RSSETUP or RSFLOW", "RS-LIMIT-1"),  # past the kit's configured reassembly maximum
     "lease-storm": ("RSSETUP or RSFLOW", "RS-LEASE-2"),  # LEASE to a SETUP without the L flag
 }
-# Open (issue 27): storms of frames the kit answers or must read to judge, where nothing breaks a MUST rule
-# the kit could end a scenario on, ran past 150 s (legal KEEPALIVE with R never read; pings never read).
+# Open (issue 27): storms of frames the kit answers or must read one by one, where nothing breaks a MUST rule
+# the kit could end a scenario on, ran past 60 s (legal KEEPALIVE with R never read: past 150 s; pings never
+# read: past 150 s; 10^6 one-byte continuation frames, each a websockets Frame, stretching every wait as
+# progress: 120 s for -k RSSETUP, run alone).
 OPEN = pytest.mark.xfail(reason="issue 27, open: a legal storm the kit answers frame by frame runs past 60 s",
                          strict=False)
 
@@ -58,7 +59,7 @@ def test_a_subset_against_a_hostile_rsocket_target_is_bounded(mode: str, tmp_pat
 
 
 @pytest.mark.timeout(400)
-@pytest.mark.parametrize("mode", ["garbage", "ws-huge-frame", "ws-continuations"])
+@pytest.mark.parametrize("mode", ["garbage", "ws-huge-frame"])
 def test_websocket_modes_against_the_kit_are_bounded(mode: str, tmp_path: Path) -> None:
     measured, results = run_kit("rsocket", "ws", mode, tmp_path, "-k", "RSSETUP")
     assert_bounded(measured, results, "rsocket", f"rsocket ws {mode}")
@@ -66,7 +67,8 @@ def test_websocket_modes_against_the_kit_are_bounded(mode: str, tmp_path: Path) 
 
 @OPEN
 @pytest.mark.timeout(400)
-@pytest.mark.parametrize(("transport", "mode"), [("tcp", "keepalive-storm"), ("ws", "ws-ping-flood")])
+@pytest.mark.parametrize(("transport", "mode"), [("tcp", "keepalive-storm"), ("ws", "ws-ping-flood"),
+                                                 ("ws", "ws-continuations")])
 def test_storms_the_kit_answers_are_bounded(transport: str, mode: str, tmp_path: Path) -> None:
     measured, results = run_kit("rsocket", transport, mode, tmp_path, "-k", "RSSETUP")
     assert_bounded(measured, results, "rsocket", f"rsocket {transport} {mode}")
