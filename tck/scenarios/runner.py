@@ -325,14 +325,18 @@ async def run_suite(
     jobs: int = 8,
     on_result: Callable[[ScenarioResult], None] | None = None,
     watch: TargetWatch | None = None,
+    on_start: Callable[[Scenario], None] | None = None,
 ) -> list[ScenarioResult]:
     """Run scenarios concurrently over separate connections, ``jobs`` at a time.  ``watch``: the run's watch
-    on the target (default: one when ``config.probe_timeout`` is set, see ``liveness``)."""
+    on the target (default: one when ``config.probe_timeout`` is set, see ``liveness``); ``on_start``: told
+    of each scenario as it starts (what is in flight, should the run be interrupted)."""
     gate = asyncio.Semaphore(max(jobs, 1))
     watch = watch if watch is not None else watch_of(config)
 
     async def one(scenario: Scenario) -> ScenarioResult:
         async with gate:
+            if on_start is not None:
+                on_start(scenario)
             result = await run_scenario(scenario, config, watch)
         if on_result is not None:
             on_result(result)
