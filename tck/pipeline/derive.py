@@ -87,7 +87,8 @@ def run_summary(runs: DataFrame, results: DataFrame, violations: DataFrame) -> D
     """One row per run: its target, when, verdict counts and offline violations."""
     counts = results.groupBy("run_id").pivot("verdict", list(VERDICT_ORDER)).count().fillna(0)
     offline = _by_target(violations).groupBy("run_id").agg(F.count("*").alias("offline_violations"))
-    return (runs.select("run_id", "target", "target_version", "kit_version", "codec", "started", "fuzz", "path")
+    return (runs.select("run_id", "target", "target_version", "kit_version", "codec", "started", "fuzz", "path",
+                        "interrupted")
             .join(counts, "run_id", "left").join(offline, "run_id", "left")
             .fillna(0, subset=[*VERDICT_ORDER, "offline_violations"]))
 

@@ -64,6 +64,7 @@ class RunView:
     target_role: str  # "server" (the kit dialled it) or "client" (the kit listened)
     path: Path | None
     results: tuple[dict[str, Any], ...]
+    interrupted: bool = False  # a signal cut the run short (or it never ended): not a complete run
 
     @property
     def date(self) -> str:
@@ -124,6 +125,12 @@ def _role(path: Path | None) -> str:
     return "client" if isinstance(run, dict) and run.get("target_role") == "client" else "server"
 
 
+def cut_short(run: Mapping[str, Any]) -> bool:
+    """Whether a ``runs`` row is no complete run: interrupted by a signal, or null there (no run.json: the run
+    never ended).  A row without the column (tables older than it) is taken as complete."""
+    return "interrupted" in run and run["interrupted"] is not False
+
+
 def run_views(runs: Iterable[Mapping[str, Any]]) -> list[RunView]:
     """The pipeline's ``runs`` rows (not fuzz runs) as RunViews, oldest first, results read from their folders."""
     views = []
@@ -135,7 +142,8 @@ def run_views(runs: Iterable[Mapping[str, Any]]) -> list[RunView]:
                              version=run.get("target_version") or "unknown", kit_version=run.get("kit_version") or "",
                              started=float(run.get("started") or 0.0),
                              binding=run.get("binding") or "rsio", target_role=_role(path), path=path,
-                             results=read_results(path) if path is not None else ()))
+                             results=read_results(path) if path is not None else (),
+                             interrupted=cut_short(run)))
     return views
 
 
@@ -218,20 +226,26 @@ class Scorecard:
     should_warnings: int
     not_judged: int  # rules with no verdict: the kit could not judge their scenarios
     findings: tuple[str, ...]  # live findings the run showed
+    interrupted: bool = False  # the run was cut short: what it did not reach was not judged, so never green
 
     @property
     def badge_message(self) -> str:
+        cut = " (interrupted)" if self.interrupted else ""
         if self.must_tested == 0:
-            return "not tested"
+            return "not tested" + cut
         if self.must_broken:
-            return f"{self.must_broken} of {self.must_tested} MUST rules broken"
-        return f"{self.must_tested} MUST rules kept"
+            return f"{self.must_broken} of {self.must_tested} MUST rules broken{cut}"
+        return f"{self.must_tested} MUST rules kept{cut}"
 
     @property
     def colour(self) -> str:
         if self.must_tested == 0:
             return "#9f9f9f"
-        return "#e05d44" if self.must_broken else ("#dfb317" if self.should_warnings else "#44cc11")
+        if self.must_broken:
+            return "#e05d44"
+        if self.interrupted:
+            return "#fe7d37"
+        return "#dfb317" if self.should_warnings else "#44cc11"
 
 
 def scorecard(run: RunView, outcomes: Mapping[str, RuleOutcome], live: frozenset[str] = frozenset()) -> Scorecard:
@@ -245,7 +259,8 @@ def scorecard(run: RunView, outcomes: Mapping[str, RuleOutcome], live: frozenset
                      binding=get_binding(run.binding).title, run_id=run.run_id, date=run.date,
                      must_tested=len(must), must_broken=sum(o.word == "fail" for o in must),
                      should_tested=len(should), should_warnings=sum(o.word in ("fail", "warning") for o in should),
-                     not_judged=sum(o.word == "not judged" for o in outcomes.values()), findings=tuple(shown))
+                     not_judged=sum(o.word == "not judged" for o in outcomes.values()), findings=tuple(shown),
+                     interrupted=run.interrupted)
 
 
 def failure_rate(history: Iterable[RunView], rule: str, known: KnownLookup | None = None) -> tuple[int, int]:

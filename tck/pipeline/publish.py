@@ -28,7 +28,7 @@ from ..findings.sources import Sources
 from ..findings.spec import rule_text
 from ..report.model import protocol_title
 from .derive import VERDICT_ORDER
-from .public import WORD_ORDER, WORDS, run_views, slug
+from .public import WORD_ORDER, WORDS, cut_short, run_views, slug
 from .public_pages import cite_findings, public_view, write_public_pages
 
 log = logging.getLogger(__name__)
@@ -83,13 +83,16 @@ def site_data(tables: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     targets: dict[str, dict[str, Any]] = defaultdict(lambda: {"versions": [], "history": [], "flaky": [],
                                                                 "wire": None, "latency": [], "signatures": [],
                                                                 "frame_types": []})
+    incomplete = {run["run_id"]: cut_short(run) for run in summary}
     for (target, _version), column in sorted(columns.items()):
+        column["interrupted"] = incomplete.get(column["run_id"], False)
         targets[target]["versions"].append({"version": column["version"], "run_id": column["run_id"],
-                                            "report": None})
+                                            "report": None, "interrupted": column["interrupted"]})
     for run in summary:
         targets[run["target"]]["history"].append({
             "run_id": run["run_id"], "started": _when(run["started"]), "target_version": run["target_version"],
             "kit_version": run["kit_version"], "offline": run["offline_violations"], "path": run["path"],
+            "interrupted": incomplete[run["run_id"]],
             "counts": {v: run[v] for v in VERDICT_ORDER if run.get(v)},
             "words": _words({v: run.get(v) or 0 for v in VERDICT_ORDER}),
         })
