@@ -31,6 +31,7 @@ from ..findings.entries import Findings, FindingsError
 from ..findings.report import bug_report, render
 from ..findings.sources import Sources
 from ..findings.spec import link_protocol_lines, rule_text
+from ..output_files import write_text
 from ..report.html import badge_svg
 from .evidence import Evidence, evidence
 from .public import Known, KnownLookup, RuleOutcome, RunView, Scorecard, failure_rate, rule_outcomes, scorecard, slug
@@ -181,13 +182,13 @@ def write_public_pages(env: Environment, out: Path, view: PublicView, sources: S
     (the grid's) cite, for spec.html."""
     (out / "badges").mkdir(parents=True, exist_ok=True)
     for target in view.targets:
-        (out / target.badge).write_text(badge_svg(f"rsio-tck {target.card.binding}", target.card.badge_message,
-                                                  target.card.colour), encoding="utf-8")
+        write_text(out / target.badge, badge_svg(f"rsio-tck {target.card.binding}", target.card.badge_message,
+                                                 target.card.colour))
         for page in target.pages.values():
             where = out / page.path
             where.parent.mkdir(parents=True, exist_ok=True)
-            where.write_text(env.get_template("rule.html").render(root="../../", page=page, card=target.card,
-                                                                  **common), encoding="utf-8")
+            write_text(where, env.get_template("rule.html").render(root="../../", page=page, card=target.card,
+                                                            **common))
     for finding in view.findings.values():
         if sources is None:
             break
@@ -198,9 +199,9 @@ def write_public_pages(env: Environment, out: Path, view: PublicView, sources: S
             report = ""
         where = out / finding.page
         where.parent.mkdir(parents=True, exist_ok=True)
-        where.write_text(env.get_template("finding.html").render(
-            root="../", finding=finding, body=_html(report) if report else "", **common), encoding="utf-8")
+        write_text(where, env.get_template("finding.html").render(
+            root="../", finding=finding, body=_html(report) if report else "", **common))
     every = sorted({rule for t in view.targets for rule in t.outcomes} | set(cited), key=_rule_key)
     statements = [statement for rule in every if (statement := rule_text(rule)) is not None]
-    (out / "spec.html").write_text(env.get_template("spec.html").render(
-        root="", rules=[(t, _html(link_protocol_lines(t.source))) for t in statements], **common), encoding="utf-8")
+    write_text(out / "spec.html", env.get_template("spec.html").render(
+        root="", rules=[(t, _html(link_protocol_lines(t.source))) for t in statements], **common))

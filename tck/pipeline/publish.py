@@ -26,6 +26,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from .. import __version__
 from ..findings.sources import Sources
 from ..findings.spec import rule_text
+from ..output_files import is_full, write_text
 from ..report.model import protocol_title
 from .derive import VERDICT_ORDER
 from .public import WORD_ORDER, WORDS, cut_short, run_views, slug
@@ -144,13 +145,38 @@ def _copy_report(run_path: str | None, out: Path, build: bool) -> bool:
             return False
         try:
             index = build_report(run_dir)
+        except OSError as exc:
+            if is_full(exc):  # no broken run: the disk the site goes to is full, and so is the site
+                raise
+            log.warning("cannot build the report of %s: %s", run_dir, exc)
+            return False
         except Exception as exc:  # noqa: BLE001 - a broken run must not stop the site
             log.warning("cannot build the report of %s: %s", run_dir, exc)
             return False
     if not index.is_file():
         return False
-    shutil.copytree(run_dir, out, dirs_exist_ok=True)
+    try:
+        shutil.copytree(run_dir, out, dirs_exist_ok=True, copy_function=_copy_file)
+    except _CopyFailed as failed:
+        raise failed.error from None
     return True
+
+
+class _CopyFailed(Exception):
+    """Carries a file copy's OSError (naming the file) out of ``copytree``, which would gather every OSError
+    of the tree into one ``shutil.Error`` and go on copying onto a full disk."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _copy_file(source: str, destination: str) -> str:
+    try:
+        return str(shutil.copy2(source, destination))
+    except OSError as exc:
+        Path(destination).unlink(missing_ok=True)  # no half file
+        raise _CopyFailed(OSError(exc.errno, exc.strerror or str(exc), destination)) from None
 
 
 def _wire_tables(report_json: Path) -> list[dict[str, Any]]:
@@ -201,23 +227,23 @@ def publish_site(tables: dict[str, list[dict[str, Any]]], out: Path, *, build_re
     grid_rules = sorted({r for pair in grid or [] for r in [*pair["client_rules"], *pair["server_rules"]]})
     write_public_pages(env, out, view, sources, common, grid_rules)
     texts = {rule: rule_text(rule) for rule in view.rules}
-    (out / "index.html").write_text(env.get_template("index.html").render(
+    write_text(out / "index.html", env.get_template("index.html").render(
         root="", view=view, anchors={rule: text.anchor if text else "" for rule, text in texts.items()},
         levels={rule: text.level if text else "" for rule, text in texts.items()},
         offline={(row["target"], row["target_version"], row["rule"]): row["offline_violations"]
                  for row in data["matrix_latest"] if row.get("offline_violations")},
-        violations_by_rule=data["violations_by_rule"], fuzz=data["fuzz"], **common), encoding="utf-8")
+        violations_by_rule=data["violations_by_rule"], fuzz=data["fuzz"], **common))
     for target, page in data["targets"].items():
-        (out / "targets" / f"{slug(target)}.html").write_text(env.get_template("target.html").render(
-            root="../", target=target, words=WORD_ORDER, **page, **common), encoding="utf-8")
+        write_text(out / "targets" / f"{slug(target)}.html", env.get_template("target.html").render(
+            root="../", target=target, words=WORD_ORDER, **page, **common))
     if shape is not None:
         anchors = {rule: text.anchor for rule in grid_rules if (text := rule_text(rule)) is not None}
-        (out / "grid.html").write_text(env.get_template("grid.html").render(
-            root="", grid=shape, findings=view.findings, **common), encoding="utf-8")
+        write_text(out / "grid.html", env.get_template("grid.html").render(
+            root="", grid=shape, findings=view.findings, **common))
         (out / "grid").mkdir(exist_ok=True)
         for (client, server), cell in shape["cells"].items():
-            (out / cell["page"]).write_text(env.get_template("grid_cell.html").render(
+            write_text(out / cell["page"], env.get_template("grid_cell.html").render(
                 root="../", client=client, server=server, cell=cell, anchors=anchors, findings=view.findings,
-                **common), encoding="utf-8")
-    (out / "site.json").write_text(json.dumps(data, indent=1, default=str, sort_keys=True), encoding="utf-8")
+                **common))
+    write_text(out / "site.json", json.dumps(data, indent=1, default=str, sort_keys=True))
     return out / "index.html"

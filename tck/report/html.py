@@ -21,6 +21,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from ..monitor import Monitor
+from ..output_files import write_text
 from .model import OUTCOMES
 from .rundir import RunFiles, file_stem
 
@@ -110,12 +111,12 @@ def render(report: dict[str, Any], files: RunFiles, out_dir: Path) -> Path:
     (out_dir / "scenarios").mkdir(parents=True, exist_ok=True)
     pages = {s["id"]: Path(s["page"]).name for s in report["scenarios"]}
     index = out_dir / "index.html"
-    index.write_text(env.get_template("index.html").render(
+    write_text(index, env.get_template("index.html").render(
         report=report, verdicts=SHOWN_VERDICTS, shown=shown_counts(report["counts"]), known_labels=KNOWN_LABELS,
         columns=[o for o in OUTCOMES if o != "untested" and o not in READER_WORDS], shown_counts=shown_counts,
         pages=pages,
         spec_url=spec_url(), started=_time(report["run"].get("started")), finished=_time(report["run"].get("finished")),
-    ), encoding="utf-8")
+    ))
     page = env.get_template("scenario.html")
     for scenario in report["scenarios"]:
         # Only where something went wrong: a clean online judgement needs no second opinion (and it costs).
@@ -123,11 +124,11 @@ def render(report: dict[str, Any], files: RunFiles, out_dir: Path) -> Path:
         findings = rejudge(files, scenario["id"]) if judged else None
         hits = {f["frame_index"] for f in findings or [] if f["side"] == "server" and f["frame_index"] is not None}
         text = files.transcript(scenario["id"]) or ""
-        (out_dir / "scenarios" / f"{file_stem(scenario['id'])}.html").write_text(page.render(
+        write_text(out_dir / "scenarios" / f"{file_stem(scenario['id'])}.html", page.render(
             report=report, s=scenario, lines=transcript_lines(text, hits), known_labels=KNOWN_LABELS,
             rejudged=[f for f in findings if f["side"] == "server"] if findings is not None else None,
-        ), encoding="utf-8")
+        ))
     badge = report["badge"]
-    (out_dir / "badge.svg").write_text(badge_svg(badge["label"], badge["message"], badge["color"]), encoding="utf-8")
-    (out_dir / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_text(out_dir / "badge.svg", badge_svg(badge["label"], badge["message"], badge["color"]))
+    write_text(out_dir / "report.json", json.dumps(report, indent=2) + "\n")
     return index

@@ -20,6 +20,7 @@ from __future__ import annotations
 import io
 import json
 import multiprocessing
+import os
 import platform
 import re
 import time
@@ -93,7 +94,14 @@ WIRE_DIR = "wire"
 def pcap_from_trace(trace: Path, pcap: Path, port: int, base: float, client_port: int) -> int:
     """Write the pcap of a trace file (a top-level function: it runs in a worker process)."""
     pcap.parent.mkdir(parents=True, exist_ok=True)
-    return write_pcap(pcap, read_trace(trace), server_port=port, base=base, client_port=client_port)
+    partial = pcap.with_name(f".{pcap.name}.partial")  # a full disk leaves no half pcap behind
+    try:
+        count = write_pcap(partial, read_trace(trace), server_port=port, base=base, client_port=client_port)
+        os.replace(partial, pcap)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror or str(exc), str(pcap)) from None
+    return count
 
 
 def _trace_bytes(records: list[TraceRecord]) -> bytes:
@@ -138,29 +146,32 @@ class RunRecorder:
         self.port = target_port(self.target)
 
     def add(self, result: Any) -> None:
-        """A ScenarioResult (run with ``keep_trace=True`` for its trace and pcap)."""
+        """A ScenarioResult (run with ``keep_trace=True`` for its trace and pcap).  Its transcript and traces
+        are written first and its results.jsonl line last: a line there is a scenario whose files are all
+        there, even when the disk fills up between them (the pcap follows from the trace)."""
         assert self._results is not None, "add() after close()"
+        stem = file_stem(result.id)
+        if result.transcript or result.trace:
+            write_text(self.run_dir / "transcripts" / f"{stem}.txt", result.explain() + "\n")
+        trace = list(result.trace)
+        trace_path = self.run_dir / "traces" / f"{stem}.trace"
+        if trace:
+            write_bytes(trace_path, _trace_bytes(trace))
+        wire = list(getattr(result, "wire_trace", None) or ())
+        if trace and wire:  # WebSocket: the pcap shows the raw TCP bytes (upgrade, frames); the trace stays the binding's
+            trace_path = self.run_dir / "traces" / WIRE_DIR / f"{stem}.trace"
+            trace_path.parent.mkdir(exist_ok=True)
+            write_bytes(trace_path, _trace_bytes(wire))
         self._results.append(json.dumps(result.to_json()))
         self.counts[result.verdict.value] += 1
         self._written += 1
         stop = getattr(result, "stopped", None)
         if stop is not None and self.stopped is None:
             self.stopped = stop.to_json()
-        stem = file_stem(result.id)
-        if result.transcript or result.trace:
-            write_text(self.run_dir / "transcripts" / f"{stem}.txt", result.explain() + "\n")
-        trace = list(result.trace)
         if not trace:
             return
         if self.hello is None:
             self.hello = server_hello(trace, self.codec, self.binding)
-        trace_path = self.run_dir / "traces" / f"{stem}.trace"
-        write_bytes(trace_path, _trace_bytes(trace))
-        wire = list(getattr(result, "wire_trace", None) or ())
-        if wire:  # WebSocket: the pcap shows the raw TCP bytes (upgrade, frames); the trace stays the binding's
-            trace_path = self.run_dir / "traces" / WIRE_DIR / f"{stem}.trace"
-            trace_path.parent.mkdir(exist_ok=True)
-            write_bytes(trace_path, _trace_bytes(wire))
         job = (trace_path, self.run_dir / "pcaps" / f"{stem}.pcap", self.port, self.started, 40000 + self._written % 20000)
         if self.pcap_workers <= 0:
             pcap_from_trace(*job)
