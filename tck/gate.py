@@ -116,7 +116,8 @@ def console(stderr: bool = True) -> Console:
 
 @contextmanager
 def guard() -> Iterator[None]:
-    """Turn a GateError into its one-line message on stderr and the typer exit code."""
+    """Turn a GateError into its one-line message on stderr and the typer exit code; a Ctrl-C where no
+    ``interruption.SignalCatcher`` holds SIGINT (checking inputs, loading scenarios) into one line and 130."""
     import typer
 
     try:
@@ -124,6 +125,9 @@ def guard() -> Iterator[None]:
     except GateError as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         raise typer.Exit(int(exc.code)) from None
+    except KeyboardInterrupt:
+        print("error: interrupted (SIGINT)", file=sys.stderr, flush=True)
+        raise typer.Exit(int(ExitCode.INTERRUPTED_SIGINT)) from None
 
 
 def one_line(exc: BaseException) -> str:

@@ -211,3 +211,14 @@ def test_listen_mode_keeps_its_interrupted_run(tmp_path: Path) -> None:
     assert run["interrupted"] is True and run["target_role"] == "client" and cut["finished"] == 0
     assert len(cut["running"]) == 1 and cut["selected"] >= 1
     assert check_run_dir(run_dir) == []
+
+
+def test_a_ctrl_c_before_the_run_starts_is_one_line_and_130(capsys: pytest.CaptureFixture[str]) -> None:
+    """Before a run holds SIGINT (checking inputs, loading scenarios) Ctrl-C is a KeyboardInterrupt: one line."""
+    import typer
+
+    from rsio_tck.gate import guard
+
+    with pytest.raises(typer.Exit) as raised, guard():
+        raise KeyboardInterrupt
+    assert raised.value.exit_code == 130 and capsys.readouterr().err == "error: interrupted (SIGINT)\n"
