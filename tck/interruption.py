@@ -104,11 +104,12 @@ class SignalCatcher:
         self._before_exit.append(action)
 
     def interruption(self, selected: int, finished: int, running: Iterable[str]) -> Interruption | None:
-        """run.json's record of the signal, or None if none came."""
-        if self.signum is None or self.at is None:
+        """run.json's record of the signal, or None if none came or it came when every selected scenario had
+        finished (the run is complete: only its clean-up was left)."""
+        running = tuple(sorted(running))
+        if self.signum is None or self.at is None or (finished >= selected and not running):
             return None
-        return Interruption(signal=self.name, at=self.at, selected=selected, finished=finished,
-                            running=tuple(sorted(running)))
+        return Interruption(signal=self.name, at=self.at, selected=selected, finished=finished, running=running)
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if self.signum is not None:  # the second: stop now, whatever is being cleaned up

@@ -222,3 +222,24 @@ def test_a_ctrl_c_before_the_run_starts_is_one_line_and_130(capsys: pytest.Captu
     with pytest.raises(typer.Exit) as raised, guard():
         raise KeyboardInterrupt
     assert raised.value.exit_code == 130 and capsys.readouterr().err == "error: interrupted (SIGINT)\n"
+
+
+def test_the_first_signal_cancels_the_work_and_is_recorded() -> None:
+    """In process: the catcher's first SIGTERM cancels ``until_signal``'s work, which returns None; a run whose
+    every scenario finished is complete whatever came after."""
+    import asyncio
+
+    from rsio_tck.interruption import Interruption, SignalCatcher, until_signal
+
+    async def work() -> str:
+        os.kill(os.getpid(), signal.SIGTERM)
+        await asyncio.Event().wait()  # never set: only the signal's cancellation ends it
+        return "not cancelled"
+
+    before = signal.getsignal(signal.SIGTERM)
+    with SignalCatcher() as catcher:
+        assert asyncio.run(asyncio.wait_for(until_signal(work(), catcher), 30)) is None
+    assert signal.getsignal(signal.SIGTERM) is before  # handed back
+    assert catcher.at is not None
+    assert catcher.interruption(5, 2, ["B", "A"]) == Interruption("SIGTERM", catcher.at, 5, 2, ("A", "B"))
+    assert catcher.interruption(5, 5, []) is None

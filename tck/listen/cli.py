@@ -110,9 +110,15 @@ def _run_cases(catcher: SignalCatcher, cases: list[Any], client_command: str, li
         results.append(result)
         typer.echo(f"{result.id}: {result.verdict.value}" + (f" ({result.reason})" if result.reason else ""))
 
+    peers = serving_peer_factory(binding.name, profile, serving_url(where))
+
+    def serving(case: Any) -> Any:
+        peer = peers(case)
+        catcher.before_exit(peer.kill_now)  # a second signal exits at once: leave no peer listening
+        return peer
+
     try:
-        asyncio.run(until_signal(run_client_tests(cases, client_command, listen, binding, profile,
-                                                  serving_peer_factory(binding.name, profile, serving_url(where)),
+        asyncio.run(until_signal(run_client_tests(cases, client_command, listen, binding, profile, serving,
                                                   timeout=timeout, on_result=done), catcher))
     except OSError as exc:
         if exc.filename:  # writing the run directory (a full disk); any other OSError is the network's
