@@ -33,7 +33,18 @@ from ..findings.sources import Sources
 from ..findings.spec import link_protocol_lines, rule_text
 from ..report.html import badge_svg
 from .evidence import Evidence, evidence
-from .public import Known, KnownLookup, RuleOutcome, RunView, Scorecard, failure_rate, rule_outcomes, scorecard, slug
+from .public import (
+    Known,
+    KnownLookup,
+    RuleOutcome,
+    RunView,
+    Scorecard,
+    binding_rules,
+    failure_rate,
+    rule_outcomes,
+    scorecard,
+    slug,
+)
 
 log = logging.getLogger(__name__)
 
@@ -200,7 +211,9 @@ def write_public_pages(env: Environment, out: Path, view: PublicView, sources: S
         where.parent.mkdir(parents=True, exist_ok=True)
         where.write_text(env.get_template("finding.html").render(
             root="../", finding=finding, body=_html(report) if report else "", **common), encoding="utf-8")
-    every = sorted({rule for t in view.targets for rule in t.outcomes} | set(cited), key=_rule_key)
+    # Every rule of the sites' bindings: the run reports copied into the site link each of theirs here.
+    every = sorted({rule for t in view.targets for rule in (*t.outcomes, *binding_rules(t.latest.binding))}
+                   | set(cited), key=_rule_key)
     statements = [statement for rule in every if (statement := rule_text(rule)) is not None]
     (out / "spec.html").write_text(env.get_template("spec.html").render(
         root="", rules=[(t, _html(link_protocol_lines(t.source))) for t in statements], **common), encoding="utf-8")

@@ -33,6 +33,7 @@ from .public_pages import cite_findings, public_view, write_public_pages
 
 log = logging.getLogger(__name__)
 SITE_SCHEMA = "rsio-tck/site/v1"
+SPEC_FROM_REPORT = "../../../spec.html"  # from targets/<target>-<version>/report/index.html
 GENERATED_FOLDERS = ("targets", "rules", "findings", "grid", "badges")  # what publish_site writes besides pages
 
 
@@ -147,6 +148,13 @@ def _copy_report(run_path: str | None, out: Path, build: bool) -> bool:
     if not index.is_file():
         return False
     shutil.copytree(run_dir, out, dirs_exist_ok=True)
+    if build:  # the copy's rule links point into the site (its spec.html), not at the builder's SPEC.md file
+        try:
+            from ..report import build as build_report
+
+            build_report(out, spec_link=SPEC_FROM_REPORT)
+        except Exception as exc:  # noqa: BLE001 - the copied report stands as it was built
+            log.warning("cannot rebuild the report of %s in the site: %s", run_dir, exc)
     return True
 
 
@@ -215,6 +223,7 @@ def publish_site(tables: dict[str, list[dict[str, Any]]], out: Path, *, build_re
         for (client, server), cell in shape["cells"].items():
             (out / cell["page"]).write_text(env.get_template("grid_cell.html").render(
                 root="../", client=client, server=server, cell=cell, anchors=anchors, findings=view.findings,
+                runs=1,  # a site holds one grid: make interop's matrix.json
                 **common), encoding="utf-8")
     (out / "site.json").write_text(json.dumps(data, indent=1, default=str, sort_keys=True), encoding="utf-8")
     return out / "index.html"

@@ -104,7 +104,7 @@ def transcript_lines(text: str, hit_frames: set[int]) -> list[dict[str, Any]]:
     return lines
 
 
-def render(report: dict[str, Any], files: RunFiles, out_dir: Path) -> Path:
+def render(report: dict[str, Any], files: RunFiles, out_dir: Path, spec_link: str | None = None) -> Path:
     """Write the report pages into ``out_dir`` (usually ``<run>/report``); returns index.html."""
     env = _environment()
     (out_dir / "scenarios").mkdir(parents=True, exist_ok=True)
@@ -114,7 +114,7 @@ def render(report: dict[str, Any], files: RunFiles, out_dir: Path) -> Path:
         report=report, verdicts=SHOWN_VERDICTS, shown=shown_counts(report["counts"]), known_labels=KNOWN_LABELS,
         columns=[o for o in OUTCOMES if o != "untested" and o not in READER_WORDS], shown_counts=shown_counts,
         pages=pages,
-        spec_url=spec_url(), started=_time(report["run"].get("started")), finished=_time(report["run"].get("finished")),
+        spec_url=spec_link or spec_url(), started=_time(report["run"].get("started")), finished=_time(report["run"].get("finished")),
     ), encoding="utf-8")
     page = env.get_template("scenario.html")
     for scenario in report["scenarios"]:
