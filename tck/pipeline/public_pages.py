@@ -155,13 +155,15 @@ def public_view(runs: list[RunView], sources: Sources | None = None) -> PublicVi
     targets = []
     for (target, version), history in sorted(by_target.items()):
         latest = history[-1]
-        outcomes = rule_outcomes(latest, known)
+        per_run = [rule_outcomes(run, known) for run in history]
+        outcomes = per_run[-1]
+        results = {r["id"]: r for r in latest.results}
         pages = {}
         for rule, outcome in sorted(outcomes.items(), key=lambda item: _rule_key(item[0])):
             if outcome.word not in ("fail", "warning"):
                 continue
             text = rule_text(rule)
-            failed, judged = failure_rate(history, rule, known)
+            failed, judged = failure_rate(per_run, rule)
             page = RulePage(target=target, role=latest.target_role, version=version, run_id=latest.run_id,
                             binding=latest.binding, outcome=outcome,
                             statement=text.statement if text else rule, anchor=text.anchor if text else rule.lower(),
@@ -169,7 +171,6 @@ def public_view(runs: list[RunView], sources: Sources | None = None) -> PublicVi
                             failed_runs=failed, judged_runs=judged)
             page.findings = [f for f in (_finding(sources.findings if sources else None, fid, latest.binding, cache)
                                          for fid in outcome.findings) if f is not None]
-            results = {r["id"]: r for r in latest.results}
             page.evidence = [evidence(latest.path, latest.binding, latest.target_role, results[s], rule)
                              for s in dict.fromkeys(outcome.broken_by) if s in results][:5]
             pages[rule] = page

@@ -58,7 +58,7 @@ def _shown(row: dict[str, Any], key: str, value: Any) -> bool:
 
 
 def _words(counts: dict[str, int]) -> dict[str, int]:
-    """A run's verdict counts in the reader's words (``public.WORDS``): xfail counts as fail, xpass as pass."""
+    """A run's verdict counts in the reader's words (``reader_words``): xfail counts as fail, xpass as pass."""
     out: dict[str, int] = {}
     for verdict, count in counts.items():
         if count:
