@@ -223,7 +223,7 @@ def publish_site(tables: dict[str, list[dict[str, Any]]], out: Path, *, build_re
         for (client, server), cell in shape["cells"].items():
             (out / cell["page"]).write_text(env.get_template("grid_cell.html").render(
                 root="../", client=client, server=server, cell=cell, anchors=anchors, findings=view.findings,
-                runs=1,  # a site holds one grid: make interop's matrix.json
+                grid_runs=1,  # a site holds one grid: make interop's matrix.json
                 **common), encoding="utf-8")
     (out / "site.json").write_text(json.dumps(data, indent=1, default=str, sort_keys=True), encoding="utf-8")
     return out / "index.html"
