@@ -3,7 +3,7 @@
 Theory of operation.  Inside the kit a result has one of seven outcomes (pass, fail, warn, skip,
 error, and the baseline's xfail and xpass), kept apart because they mean different work for the kit's
 developers.  A reader of the published site asks one question per rule: did this implementation break
-it?  So the site speaks five words (``WORDS``): a known failure (xfail) *is* a failure, labelled
+it?  So the site speaks five words (``reader_words``, shared with the run report): a known failure (xfail) *is* a failure, labelled
 "known" with the F-number of its finding where the interop baselines name one; a known failure that
 did not show (xpass) *is* a pass, labelled so; warn is a "warning" (a SHOULD), skip is "not run", and
 error is "not judged" (the kit could not reach a verdict, which says nothing of the rule).
@@ -30,15 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from ..binding import get_binding
+from ..reader_words import READER_WORDS as WORDS
+from ..reader_words import WORD_ORDER
 from ..rules import RULES
 
 log = logging.getLogger(__name__)
 
-# The kit's outcome -> the word a reader sees.
-WORDS = {"pass": "pass", "xpass": "pass", "fail": "fail", "xfail": "fail", "warn": "warning",
-         "skip": "not run", "error": "not judged"}
-# Worst first: a rule's word is the worst of its results' words.
-WORD_ORDER = ("fail", "warning", "not judged", "pass", "not run")
 RESULTS_MOST = 50 * 1024 * 1024  # bytes of results.jsonl read per run: a run of the whole suite is ~2 MB
 
 
@@ -263,13 +260,14 @@ def scorecard(run: RunView, outcomes: Mapping[str, RuleOutcome], live: frozenset
                      interrupted=run.interrupted)
 
 
-def failure_rate(history: Iterable[RunView], rule: str, known: KnownLookup | None = None) -> tuple[int, int]:
-    """(runs in which ``rule`` failed, runs in which it was judged) over ``history``."""
+def failure_rate(history: Iterable[Mapping[str, RuleOutcome]], rule: str) -> tuple[int, int]:
+    """(runs in which ``rule`` failed, runs in which it was judged) over ``history``, each run's
+    ``rule_outcomes`` (computed once per run by the caller, not once per rule)."""
     failed = judged = 0
-    for run in history:
-        word = rule_outcomes(run, known).get(rule)
-        if word is None or word.word in ("not run", "not judged"):
+    for outcomes in history:
+        outcome = outcomes.get(rule)
+        if outcome is None or outcome.word in ("not run", "not judged"):
             continue
         judged += 1
-        failed += word.word == "fail"
+        failed += outcome.word == "fail"
     return failed, judged

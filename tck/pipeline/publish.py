@@ -34,6 +34,7 @@ from .public_pages import cite_findings, public_view, write_public_pages
 
 log = logging.getLogger(__name__)
 SITE_SCHEMA = "rsio-tck/site/v1"
+SPEC_FROM_REPORT = "../../../spec.html"  # from targets/<target>-<version>/report/index.html
 GENERATED_FOLDERS = ("targets", "rules", "findings", "grid", "badges")  # what publish_site writes besides pages
 
 
@@ -58,7 +59,7 @@ def _shown(row: dict[str, Any], key: str, value: Any) -> bool:
 
 
 def _words(counts: dict[str, int]) -> dict[str, int]:
-    """A run's verdict counts in the reader's words (``public.WORDS``): xfail counts as fail, xpass as pass."""
+    """A run's verdict counts in the reader's words (``reader_words``): xfail counts as fail, xpass as pass."""
     out: dict[str, int] = {}
     for verdict, count in counts.items():
         if count:
@@ -159,6 +160,15 @@ def _copy_report(run_path: str | None, out: Path, build: bool) -> bool:
         shutil.copytree(run_dir, out, dirs_exist_ok=True, copy_function=_copy_file)
     except _CopyFailed as failed:
         raise failed.error from None
+    if build:  # the copy's rule links point into the site (its spec.html), not at the builder's SPEC.md file
+        try:
+            from ..report import build as build_report
+
+            build_report(out, spec_link=SPEC_FROM_REPORT)
+        except OSError:
+            raise  # a full disk: publish's one error line, as for the copy
+        except Exception as exc:  # noqa: BLE001 - the copied report stands as it was built
+            log.warning("cannot rebuild the report of %s in the site: %s", run_dir, exc)
     return True
 
 
@@ -244,6 +254,7 @@ def publish_site(tables: dict[str, list[dict[str, Any]]], out: Path, *, build_re
         for (client, server), cell in shape["cells"].items():
             write_text(out / cell["page"], env.get_template("grid_cell.html").render(
                 root="../", client=client, server=server, cell=cell, anchors=anchors, findings=view.findings,
+                grid_runs=1,  # a site holds one grid: make interop's matrix.json
                 **common))
     write_text(out / "site.json", json.dumps(data, indent=1, default=str, sort_keys=True))
     return out / "index.html"

@@ -22,7 +22,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from ..monitor import Monitor
 from ..output_files import write_text
-from .model import OUTCOMES
+from ..reader_words import KNOWN_LABELS, SHOWN_WORDS, word, word_class
 from .rundir import RunFiles, file_stem
 
 FRAME_LINE = re.compile(r"^\s*[\d.]+ms #(\d+)")
@@ -33,24 +33,13 @@ def _environment() -> Environment:
                       autoescape=select_autoescape(["html", "svg"]), keep_trailing_newline=True)
     env.filters["cell"] = cell
     env.filters["word"] = word
+    env.filters["word_class"] = word_class
     return env
 
 
-# The kit's baseline outcomes in the reader's words: a known failure is a failure, labelled "known"; a known
-# failure that did not show is a pass, labelled so.  report.json keeps the kit's own outcomes.
-READER_WORDS = {"xfail": "fail", "xpass": "pass"}
-KNOWN_LABELS = {"xfail": "known", "xpass": "known failure did not show"}
-SHOWN_VERDICTS = ("pass", "fail", "warn", "skip", "error")  # the count columns a reader sees
-
-
-def word(outcome: str) -> str:
-    """An outcome as a reader sees it: xfail is fail, xpass is pass; the others as they are."""
-    return READER_WORDS.get(outcome, outcome)
-
-
 def shown_counts(counts: dict[str, int]) -> dict[str, int]:
-    """Counts under ``SHOWN_VERDICTS``: a known failure counts as a failure, one that did not show as a pass."""
-    out = {v: 0 for v in SHOWN_VERDICTS}
+    """Counts under ``SHOWN_WORDS``: a known failure counts as a failure, one that did not show as a pass."""
+    out = {w: 0 for w in SHOWN_WORDS}
     for outcome, count in counts.items():
         if word(outcome) in out:
             out[word(outcome)] += count
@@ -105,17 +94,17 @@ def transcript_lines(text: str, hit_frames: set[int]) -> list[dict[str, Any]]:
     return lines
 
 
-def render(report: dict[str, Any], files: RunFiles, out_dir: Path) -> Path:
+def render(report: dict[str, Any], files: RunFiles, out_dir: Path, spec_link: str | None = None) -> Path:
     """Write the report pages into ``out_dir`` (usually ``<run>/report``); returns index.html."""
     env = _environment()
     (out_dir / "scenarios").mkdir(parents=True, exist_ok=True)
     pages = {s["id"]: Path(s["page"]).name for s in report["scenarios"]}
     index = out_dir / "index.html"
     write_text(index, env.get_template("index.html").render(
-        report=report, verdicts=SHOWN_VERDICTS, shown=shown_counts(report["counts"]), known_labels=KNOWN_LABELS,
-        columns=[o for o in OUTCOMES if o != "untested" and o not in READER_WORDS], shown_counts=shown_counts,
+        report=report, words=SHOWN_WORDS, shown=shown_counts(report["counts"]), known_labels=KNOWN_LABELS,
+        shown_counts=shown_counts,
         pages=pages,
-        spec_url=spec_url(), started=_time(report["run"].get("started")), finished=_time(report["run"].get("finished")),
+        spec_url=spec_link or spec_url(), started=_time(report["run"].get("started")), finished=_time(report["run"].get("finished")),
     ))
     page = env.get_template("scenario.html")
     for scenario in report["scenarios"]:
