@@ -342,7 +342,17 @@ async def run_suite(
             on_result(result)
         return result
 
-    return list(await asyncio.gather(*(one(s) for s in scenarios)))
+    tasks = [asyncio.ensure_future(one(s)) for s in scenarios]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        # The first failure (results that cannot be written: a full disk) or a cancellation (an interrupted
+        # run) ends the suite: the other scenarios stop, and their own failures (the same full disk) are
+        # retrieved here rather than printed by asyncio as unhandled at shutdown.
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 def rule_level(rule: str) -> str:
