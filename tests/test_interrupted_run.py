@@ -16,6 +16,7 @@ modules (and their worker).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -75,16 +76,23 @@ def start_kit(tmp: Path, *args: str) -> subprocess.Popen[bytes]:
                             env={**os.environ, "COLUMNS": "200"})
 
 
-def stop_after(tmp: Path, lines: int, signum: int, *args: str) -> Stopped:
+@contextlib.contextmanager
+def running_kit(tmp: Path, *args: str) -> Iterator[subprocess.Popen[bytes]]:
+    """``start_kit``, killed on the way out if a failed wait left it running."""
     process = start_kit(tmp, *args)
     try:
-        wait_for(lambda: lines_of(tmp / "reports") >= lines, process, f"{lines} results.jsonl lines")
-        process.send_signal(signum)
-        code = process.wait(EXIT_DEADLINE)
+        yield process
     finally:
         if process.poll() is None:
             process.kill()
             process.wait(10)
+
+
+def stop_after(tmp: Path, lines: int, signum: int, *args: str) -> Stopped:
+    with running_kit(tmp, *args) as process:
+        wait_for(lambda: lines_of(tmp / "reports") >= lines, process, f"{lines} results.jsonl lines")
+        process.send_signal(signum)
+        code = process.wait(EXIT_DEADLINE)
     (run_dir,) = list((tmp / "reports").iterdir())
     selected = json.loads((run_dir / "run.json").read_text())["scenarios"] if (run_dir / "run.json").exists() else 0
     return Stopped(code, run_dir, (tmp / "stderr").read_text(errors="replace"), selected)
@@ -158,8 +166,7 @@ def test_the_pipeline_and_the_site_show_the_run_interrupted(sigterm_run: Stopped
 
 
 def test_sigint_exits_130_and_a_second_signal_exits_at_once(tmp_path: Path) -> None:
-    process = start_kit(tmp_path, "--jobs", "1")
-    try:
+    with running_kit(tmp_path, "--jobs", "1") as process:
         wait_for(lambda: lines_of(tmp_path / "reports") >= 1, process, "a results.jsonl line")
         process.send_signal(signal.SIGINT)
         # The second signal must reach the kit after the first was handled: its stderr line is the event.
@@ -167,10 +174,6 @@ def test_sigint_exits_130_and_a_second_signal_exits_at_once(tmp_path: Path) -> N
                  "the kit's answer to SIGINT", EXIT_DEADLINE)
         process.send_signal(signal.SIGINT)
         code = process.wait(EXIT_DEADLINE)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(10)
     stderr = (tmp_path / "stderr").read_text()
     assert code == 130, stderr[-2000:]
     (run_dir,) = list((tmp_path / "reports").iterdir())
@@ -192,17 +195,12 @@ def test_sigint_alone_writes_an_interrupted_run(tmp_path: Path) -> None:
 def test_listen_mode_keeps_its_interrupted_run(tmp_path: Path) -> None:
     """Listen mode shares the recorder: a client that never ends is in flight when SIGTERM comes."""
     client = f"{sys.executable} -c 'import time; time.sleep(120)'"
-    process = start_kit(tmp_path, "--listen", "tcp://127.0.0.1:0", "--client-command", client,
-                        "--client-timeout", "120")
-    try:
+    with running_kit(tmp_path, "--listen", "tcp://127.0.0.1:0", "--client-command", client,
+                     "--client-timeout", "120") as process:
         # results.jsonl is created as the run starts, before the first client test case.
         wait_for(lambda: bool(list((tmp_path / "reports").glob("*/results.jsonl"))), process, "the run directory")
         process.send_signal(signal.SIGTERM)
         code = process.wait(EXIT_DEADLINE)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(10)
     stderr = (tmp_path / "stderr").read_text()
     assert code == 143, stderr[-2000:]
     (run_dir,) = list((tmp_path / "reports").iterdir())
