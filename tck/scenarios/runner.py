@@ -38,7 +38,7 @@ from .liveness import TargetWatch, watch_of
 from .loader import Scenario, applies_to
 from .result import Failure, ScenarioResult, Verdict, apply_baseline
 from .session import CONN, MAX_TRANSCRIPT, KitSession, VerdictCertain
-from .steps import StepContext, StepFailed, StepSkipped, describe_event, run_steps
+from .steps import StepContext, StepFailed, StepInconclusive, StepSkipped, describe_event, run_steps
 
 # Obligations the kit cannot meet once the target misbehaved first (it then
 # owes a goodbye it may never get the chance to send): not kit bugs.
@@ -270,6 +270,7 @@ async def _run(scenario: Scenario, config: RunConfig, result: ScenarioResult) ->
     ctx = StepContext(session, rules[0], config.signal_timeout, config.silence_window,
                       target=config.target, codec=config.profile, options=config.options)
     failed_at: int | None = None  # how many findings there were when a step failed
+    inconclusive = ""  # a step ran out of the kit's budget before anything was proven (StepInconclusive)
     try:
         await _until_verdict_certain(_script(ctx, scenario), session, ctx, result)
     except StepFailed as failed:
@@ -278,6 +279,8 @@ async def _run(scenario: Scenario, config: RunConfig, result: ScenarioResult) ->
         result.timed_out = failed.timed_out
     except StepSkipped as skipped:
         result.reason = str(skipped)
+    except StepInconclusive as unjudged:
+        inconclusive = f"not judged: {unjudged}"
     except (OSError, RuntimeError) as exc:
         failed_at = len(session.monitor.findings)
         result.failures.append(Failure(rules[0], "a working connection", f"{type(exc).__name__}: {exc}"))
@@ -316,6 +319,8 @@ async def _run(scenario: Scenario, config: RunConfig, result: ScenarioResult) ->
         result.verdict = Verdict.SKIP  # a step found the scenario cannot judge this target
         return result
     _verdict(scenario, result, config, failed_at)
+    if inconclusive and result.verdict not in (Verdict.FAIL, Verdict.XFAIL):
+        result.verdict, result.reason = Verdict.ERROR, inconclusive  # nothing proven either way
     return result
 
 
