@@ -68,16 +68,27 @@ class Scripted:
         await self.writer.drain()
 
 
-async def in_order_slow_in_flight(s: Scripted) -> None:
-    """Correct: after the CANCEL, five elements it had queued leave 0.3 s apart (six silence windows,
-    three times the old check's 0.1 s), and the KEEPALIVE's answer goes behind them, in order."""
-    await s.until(Cancel)
-    keepalive = await s.until(Keepalive)
-    for _ in range(5):
-        await asyncio.sleep(0.3)  # the server's pace, not the test's synchronisation
-        await s.element()
-    await s.answer(keepalive)
-    await answer_keepalives(s)
+def in_order_in_flight(count: int, pace: float) -> Behaviour:
+    """Correct: after the CANCEL, ``count`` elements it had queued leave ``pace`` seconds apart, and the
+    KEEPALIVE's answer goes behind them, in order."""
+
+    async def behaviour(s: Scripted) -> None:
+        await s.until(Cancel)
+        keepalive = await s.until(Keepalive)
+        for _ in range(count):
+            await asyncio.sleep(pace)  # the server's pace, not the test's synchronisation
+            await s.element()
+        await s.answer(keepalive)
+        await answer_keepalives(s)
+
+    behaviour.__name__ = f"in_order_{count}_in_flight"  # the test's id
+    return behaviour
+
+
+# Five elements 0.3 s apart: six silence windows, three times the old check's 0.1 s.
+in_order_slow_in_flight = in_order_in_flight(5, 0.3)
+# Forty elements 0.1 s apart: four seconds of delivery that never pauses for a whole signal timeout.
+long_in_flight = in_order_in_flight(40, 0.1)
 
 
 async def answer_overtakes_queue(s: Scripted) -> None:
@@ -107,18 +118,6 @@ async def never_stops(s: Scripted) -> None:
             except TimeoutError:
                 pass
         await asyncio.sleep(0.005)
-
-
-async def long_in_flight(s: Scripted) -> None:
-    """Correct: forty queued elements leave 0.1 s apart after the CANCEL, the KEEPALIVE's answer behind them;
-    four seconds of delivery that never pauses for a whole signal timeout."""
-    await s.until(Cancel)
-    keepalive = await s.until(Keepalive)
-    for _ in range(40):
-        await asyncio.sleep(0.1)  # the server's pace, not the test's synchronisation
-        await s.element()
-    await s.answer(keepalive)
-    await answer_keepalives(s)
 
 
 async def answer_keepalives(s: Scripted) -> None:
