@@ -44,7 +44,11 @@ class ExitCode(IntEnum):
     OK = 0  # everything that ran passed, and something ran
     FAILED = 1  # conformance failures (violations, findings)
     USAGE = 2  # usage or input errors: flags, files, capabilities, baseline, scenarios
-    UNRUNNABLE = 3  # the kit could not run the target (unreachable, stopped answering, or every scenario errored)
+    UNRUNNABLE = 3  # the kit could not run the target (unreachable, stopped answering, every scenario errored),
+    # or could not write its output (a full disk)
+    # A run stopped by a signal: 128 + the signal, the shell's convention (``rsio_tck.interruption.exit_code``).
+    INTERRUPTED_SIGINT = 130
+    INTERRUPTED_SIGTERM = 143
 
 
 # The table of ``--help`` and of the documentation (docs/guide/exit-codes.md).  "\b" keeps click's formatter
@@ -55,7 +59,9 @@ EXIT_CODES_HELP = (
     "  1  conformance failures (violations, fuzz findings)\n"
     "  2  usage or input errors (flags, files, capabilities, baseline, scenarios)\n"
     "  3  the kit could not run the target (unreachable, stopped answering during the run, or every\n"
-    "     scenario errored)"
+    "     scenario errored), or could not write its output (disk full: one line naming the file)\n"
+    "  130, 143  interrupted by SIGINT (Ctrl-C) or SIGTERM (128 + the signal): what finished is kept,\n"
+    "     run.json says interrupted; a second signal exits at once"
 )
 
 
@@ -110,7 +116,8 @@ def console(stderr: bool = True) -> Console:
 
 @contextmanager
 def guard() -> Iterator[None]:
-    """Turn a GateError into its one-line message on stderr and the typer exit code."""
+    """Turn a GateError into its one-line message on stderr and the typer exit code; a Ctrl-C where no
+    ``interruption.SignalCatcher`` holds SIGINT (checking inputs, loading scenarios) into one line and 130."""
     import typer
 
     try:
@@ -118,6 +125,9 @@ def guard() -> Iterator[None]:
     except GateError as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         raise typer.Exit(int(exc.code)) from None
+    except KeyboardInterrupt:
+        print("error: interrupted (SIGINT)", file=sys.stderr, flush=True)
+        raise typer.Exit(int(ExitCode.INTERRUPTED_SIGINT)) from None
 
 
 def one_line(exc: BaseException) -> str:

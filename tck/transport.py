@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from .child_process import reap
+
 
 class TargetError(Exception):
     """The target could not be reached or its URL is not understood; ``timed_out``: reaching it took too long
@@ -105,11 +107,7 @@ class _ProcessWriter:
         return self._stdin.is_closing()
 
     async def wait_closed(self) -> None:
-        try:
-            await asyncio.wait_for(self._process.wait(), 2.0)
-        except TimeoutError:
-            self._process.kill()
-            await self._process.wait()
+        await reap(self._process, 2.0)  # bounded, even when nobody reads the child's output any more
 
     def write_eof(self) -> None:
         self._stdin.close()
@@ -185,6 +183,7 @@ async def open_target(target: Target | str, timeout: float = 5.0, *, binding: An
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.DEVNULL,
+                start_new_session=True,  # its own group: a kill reaches what it started (child_process.reap)
             ),
             timeout,
         )

@@ -68,16 +68,27 @@ class Scripted:
         await self.writer.drain()
 
 
-async def in_order_slow_in_flight(s: Scripted) -> None:
-    """Correct: after the CANCEL, five elements it had queued leave 0.3 s apart (six silence windows,
-    three times the old check's 0.1 s), and the KEEPALIVE's answer goes behind them, in order."""
-    await s.until(Cancel)
-    keepalive = await s.until(Keepalive)
-    for _ in range(5):
-        await asyncio.sleep(0.3)  # the server's pace, not the test's synchronisation
-        await s.element()
-    await s.answer(keepalive)
-    await answer_keepalives(s)
+def in_order_in_flight(count: int, pace: float) -> Behaviour:
+    """Correct: after the CANCEL, ``count`` elements it had queued leave ``pace`` seconds apart, and the
+    KEEPALIVE's answer goes behind them, in order."""
+
+    async def behaviour(s: Scripted) -> None:
+        await s.until(Cancel)
+        keepalive = await s.until(Keepalive)
+        for _ in range(count):
+            await asyncio.sleep(pace)  # the server's pace, not the test's synchronisation
+            await s.element()
+        await s.answer(keepalive)
+        await answer_keepalives(s)
+
+    behaviour.__name__ = f"in_order_{count}_in_flight"  # the test's id
+    return behaviour
+
+
+# Five elements 0.3 s apart: six silence windows, three times the old check's 0.1 s.
+in_order_slow_in_flight = in_order_in_flight(5, 0.3)
+# Forty elements 0.1 s apart: four seconds of delivery that never pauses for a whole signal timeout.
+long_in_flight = in_order_in_flight(40, 0.1)
 
 
 async def answer_overtakes_queue(s: Scripted) -> None:
@@ -120,7 +131,7 @@ def rsflow_011() -> Any:
     return scenario
 
 
-async def run_rsflow_011(behaviour: Behaviour, within: float = 60.0) -> object:
+async def run_rsflow_011(behaviour: Behaviour, within: float = 60.0, budget: float = 30.0) -> object:
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         s = Scripted(reader, writer)
         try:
@@ -142,7 +153,8 @@ async def run_rsflow_011(behaviour: Behaviour, within: float = 60.0) -> object:
     server = await asyncio.start_server(serve, "127.0.0.1", 0)
     async with server:
         port = server.sockets[0].getsockname()[1]
-        config = RunConfig(target=f"tcp://127.0.0.1:{port}", codec=PROFILE, binding="rsocket")
+        config = RunConfig(target=f"tcp://127.0.0.1:{port}", codec=PROFILE, binding="rsocket",
+                           scenario_budget=budget)
         (result,) = await asyncio.wait_for(run_suite([scenario], config, jobs=1), 60)
     return result
 
@@ -162,3 +174,15 @@ def test_a_target_that_goes_on_after_the_cancel_fails_the_drain() -> None:
     assert result.verdict is Verdict.FAIL  # type: ignore[attr-defined]
     assert any("delivery on subscriber 1 to stop" in f.expectation  # type: ignore[attr-defined]
                for f in result.failures), result.failures  # type: ignore[attr-defined]
+
+
+@pytest.mark.timeout(60)
+def test_elements_still_in_flight_when_the_budget_runs_out_are_not_judged_not_failed() -> None:
+    # The scenario's budget (the kit's own time, 1 s here) runs out while the elements queued before the
+    # cancel still arrive, before the barrier's answer: nothing shows the target broke a rule, so the
+    # scenario is not judged (error), where it was failed for RS-FLOW-2 (rsocket-go on a loaded machine).
+    result = asyncio.run(run_rsflow_011(long_in_flight, budget=1.0))
+    assert result.verdict is Verdict.ERROR, (result.failures, result.transcript[-15:])  # type: ignore[attr-defined]
+    assert not result.failures  # type: ignore[attr-defined]
+    assert result.reason.startswith("not judged: delivery on subscriber 1 was still draining when the scenario's "
+                                    "budget ran out")  # type: ignore[attr-defined]

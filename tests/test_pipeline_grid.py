@@ -11,6 +11,9 @@ pytest.importorskip("pyspark")
 
 from pipeline_spark import session  # noqa: E402
 
+from rsio_tck.findings.baselines import GridCell  # noqa: E402
+from rsio_tck.findings.entries import Findings  # noqa: E402
+from rsio_tck.findings.sources import Sources  # noqa: E402
 from rsio_tck.pipeline.grid import grid_shape, read_grid  # noqa: E402
 from rsio_tck.pipeline.publish import publish_site  # noqa: E402
 from rsio_tck.pipeline.schemas import DERIVED_TABLES  # noqa: E402
@@ -40,6 +43,14 @@ def test_the_grid_counts_verdicts_and_rules_per_pair(tmp_path: Path) -> None:
     assert (known["word"], known["failed"], known["passed"]) == ("fail", 1, 0)
 
 
+def _flaky_source() -> Sources:
+    """Sources whose grid baseline lists a -> y stream-range as a flaky known failure, F9."""
+    line = GridCell(client="a", server="y", case="stream-range", flaky=True, why="F9: by timing", findings=("F9",),
+                    where="interop/matrix-baseline.txt:1")
+    return Sources(findings=Findings(source="FINDINGS.md", entries=()), baseline=(), grid=(line,), versions={},
+                   isolated={})
+
+
 def test_the_site_gets_a_grid_page(tmp_path: Path) -> None:
     path = tmp_path / "matrix.json"
     path.write_text(json.dumps(CELLS))
@@ -50,6 +61,10 @@ def test_the_site_gets_a_grid_page(tmp_path: Path) -> None:
     assert "xfail" not in page and 'class="fail"' in page
     cell = (index.parent / "grid" / "a--x.html").read_text()
     assert "RS-FLOW-2" in cell and "error" in cell
+    known = publish_site(tables, tmp_path / "known", build_reports=False, grid=read_grid(session(), path),
+                         sources=_flaky_source())
+    flaky = (known.parent / "grid" / "a--y.html").read_text()
+    assert "known F9" in flaky and "flaky: failed in 1 of 1 run here" in flaky
     assert 'href="grid.html"' in index.read_text()
 
 

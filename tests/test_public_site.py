@@ -15,8 +15,12 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from rsio_tck.pipeline.evidence import excerpt, reproduce_command
 from rsio_tck.pipeline.landing import LandingError, write_landing
-from rsio_tck.pipeline.public import WORDS, Known, read_results, rule_outcomes, run_views, scorecard
+from rsio_tck.pipeline.public import WORD_ORDER, WORDS, Known, read_results, rule_outcomes, run_views, scorecard
 from rsio_tck.pipeline.public_pages import public_view, write_public_pages
+from rsio_tck.reader_words import SHOWN_WORDS
+from rsio_tck.report.html import shown_counts
+from rsio_tck.report.html import word as report_word
+from rsio_tck.scenarios.result import Verdict
 
 FLOW = "RS-FLOW-2"  # MUST
 SHOULD_RULE = "RS-FLOW-3"  # SHOULD
@@ -44,6 +48,15 @@ def test_a_known_failure_is_a_failure_and_a_known_failure_that_did_not_show_is_a
     assert WORDS["xfail"] == WORDS["fail"] == "fail"
     assert WORDS["xpass"] == WORDS["pass"] == "pass"
     assert {WORDS["warn"], WORDS["skip"], WORDS["error"]} == {"warning", "not run", "not judged"}
+
+
+def test_the_site_the_run_report_and_the_grid_speak_the_same_words() -> None:
+    # One mapping (reader_words) for every page: the site's, the run report's and the grid's words agree.
+    for outcome in Verdict:
+        assert report_word(outcome.value) == WORDS[outcome.value]
+    assert set(SHOWN_WORDS) == set(WORDS.values()) == set(WORD_ORDER)
+    assert shown_counts({"xfail": 2, "fail": 1, "warn": 1, "error": 1}) == {
+        "pass": 0, "fail": 3, "warning": 1, "not run": 0, "not judged": 1}
 
 
 def test_a_failure_is_charged_to_the_rule_its_violations_name_not_to_the_rules_its_scenario_cites(

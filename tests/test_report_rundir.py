@@ -88,6 +88,10 @@ def test_matrix_lists_every_rule_of_the_binding_with_untested_ones_shown(run_dir
         assert (f'id="rule-{rule}"' in index) == (rule in own)
     assert index.count('class="v v-untested"') >= 40
     assert "<script" not in index
+    # The report speaks the published site's words (rsio_tck.reader_words): the skipped scenario is "not run",
+    # and no label shows the kit's own outcome names.
+    assert '<span class="v v-not-run">not run</span>' in index
+    assert not re.search(r'class="v v-(skip|warn|error|xfail|xpass)"', index)
 
 
 def test_rule_anchors_match_spec_headings() -> None:

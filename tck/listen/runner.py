@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..binding import Binding
+from ..child_process import run_to_end
 from ..errors import Side
 from ..monitor import Finding
 from ..proxy.relay import run_proxy
@@ -41,31 +42,13 @@ UNSUPPORTED = 127
 
 
 async def _run_client(command: str, env: dict[str, str], timeout: float) -> tuple[int | None, str]:
-    """Run the client; (exit code or None on timeout, the tail of its output)."""
-    process = await asyncio.create_subprocess_exec(
-        *shlex.split(command), env=env, stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
-    assert process.stdout is not None
-    tail = bytearray()
-
-    async def drain() -> None:
-        assert process.stdout is not None
-        while chunk := await process.stdout.read(4096):
-            tail.extend(chunk)
-            del tail[:-MAX_OUTPUT]
-
-    reading = asyncio.ensure_future(drain())
-    try:
-        code: int | None = await asyncio.wait_for(process.wait(), timeout)
-    except TimeoutError:
-        process.kill()
-        await process.wait()
-        code = None
-    try:
-        await asyncio.wait_for(reading, 2.0)
-    except TimeoutError:
-        reading.cancel()
-    return code, tail.decode(errors="replace")
+    """Run the client; (exit code or None on timeout, the tail of its output).  Its output is read to the
+    end and every wait is bounded (``child_process``), whatever the client or its children do."""
+    finished = await run_to_end(shlex.split(command), env, timeout, MAX_OUTPUT)
+    tail = finished.output.decode(errors="replace")
+    if finished.output_left_open:
+        tail += "\n(the kit gave up on the client's output: it stayed open after the client ended)"
+    return finished.code, tail
 
 
 def _verdict(case: ClientTest, code: int | None, output: str, connected: bool, findings: list[Finding],

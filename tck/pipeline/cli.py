@@ -18,6 +18,8 @@ from typing import Any
 
 import typer
 
+from ..output_files import is_full, output_error_line
+
 
 def _setup(run_dirs: list[Path], verbose: bool) -> list[Path]:
     """The run directories to read, checked; a missing path or a missing pyspark is exit 2, one line."""
@@ -93,6 +95,9 @@ def publish_command(
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    except OSError as exc:  # the site could not be written (a full disk: exit 3, as for a run); it names the file
+        typer.echo(f"error: {output_error_line(exc)}", err=True)
+        raise typer.Exit(3 if is_full(exc) else 2) from None
     typer.echo(f"site: {index}  ({report.runs} runs, {report.frames} frames, "
                f"{report.offline_violations} offline violations, {time.perf_counter() - started:.1f} s)")
 

@@ -21,14 +21,13 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from ..reader_words import FAILED_OUTCOMES
 from ..rules import RULES
 from .framing import ELEMENT_TYPES, EOF, PART_TYPES, UNDECODABLE
 
 VERDICT_ORDER = ("fail", "error", "xpass", "warn", "xfail", "pass", "skip")
 FAILING = ("fail", "error", "xpass")
-# A run in which the scenario failed, for flakiness: a known failure (xfail) is a failure; a known failure that
-# did not show (xpass) and an error (no verdict) are not.
-FAILED = ("fail", "xfail")
+FAILED = FAILED_OUTCOMES  # a run in which the scenario failed, for flakiness (reader_words)
 PERCENTILES = (0.5, 0.9, 0.99)
 # The kit dials the target and plays the client, in scenarios and fuzzing alike: in every connection
 # it records, its own direction is the client side and the target's the server side.
@@ -87,7 +86,8 @@ def run_summary(runs: DataFrame, results: DataFrame, violations: DataFrame) -> D
     """One row per run: its target, when, verdict counts and offline violations."""
     counts = results.groupBy("run_id").pivot("verdict", list(VERDICT_ORDER)).count().fillna(0)
     offline = _by_target(violations).groupBy("run_id").agg(F.count("*").alias("offline_violations"))
-    return (runs.select("run_id", "target", "target_version", "kit_version", "codec", "started", "fuzz", "path")
+    return (runs.select("run_id", "target", "target_version", "kit_version", "codec", "started", "fuzz", "path",
+                        "interrupted")
             .join(counts, "run_id", "left").join(offline, "run_id", "left")
             .fillna(0, subset=[*VERDICT_ORDER, "offline_violations"]))
 

@@ -16,12 +16,12 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F  # noqa: N812 - pyspark's convention
 
+from ..reader_words import word
 from .public import slug
 
 VERDICTS = ("pass", "fail", "xfail", "xpass", "skip")
 OUTPUT_MOST = 2000  # characters of a client's printed lines kept per case: what it received, for the cell's page
-# The kit's grid verdicts in the reader's words (as ``public.WORDS``: a known failure is a failure).
-GRID_WORDS = {"pass": "pass", "xpass": "pass", "fail": "fail", "xfail": "fail", "skip": "not run"}
+
 
 
 def read_grid(spark: SparkSession, path: Path) -> list[dict[str, Any]]:
@@ -68,14 +68,14 @@ def grid_shape(pairs: list[dict[str, Any]], known: dict[tuple[str, str, str], An
         cases = []
         for case in pair.get("cases") or []:
             note = known.get((pair["client"], pair["server"], case["case"]))
-            cases.append({**case, "word": GRID_WORDS.get(case["verdict"], "not run"),
+            cases.append({**case, "word": word(case["verdict"]),
                           "findings": list(note.findings) if note else [], "flaky": bool(note and note.flaky),
                           "known": case["verdict"] in ("xfail", "xpass")})
         passed = pair.get("pass", 0) + pair.get("xpass", 0)
         failed = pair.get("fail", 0) + pair.get("xfail", 0)
-        word = "fail" if failed else ("pass" if passed else "not run")
+        cell_word = "fail" if failed else ("pass" if passed else "not run")
         cells[(pair["client"], pair["server"])] = {
-            **pair, "passed": passed, "failed": failed, "word": word, "cases": cases,
+            **pair, "passed": passed, "failed": failed, "word": cell_word, "cases": cases,
             "page": f"grid/{slug(pair['client'])}--{slug(pair['server'])}.html",
             "findings": sorted({f for c in cases if c["word"] == "fail" for f in c["findings"]},
                                key=lambda f: int(f[1:]) if f[1:].isdigit() else 0)}

@@ -17,6 +17,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from .. import __version__
+from ..output_files import write_text
 
 SITE_JSON_MOST = 64 * 1024 * 1024  # bytes: a site.json of the interop sites is a few MB
 
@@ -54,8 +55,8 @@ def write_landing(out: Path, sites: list[tuple[str, str]], title: str) -> Path:
                   "cells": {(c["client"], c["server"]): c for c in grid}}
     env = Environment(loader=PackageLoader("rsio_tck.pipeline", "templates"), autoescape=select_autoescape(["html"]))
     page = out / "index.html"
-    page.write_text(env.get_template("landing.html").render(
+    write_text(page, env.get_template("landing.html").render(
         root="", title=title, sites=sites, rows=sorted(rows, key=lambda r: (r["target"], r["role"])), grid=shaped,
         grid_site=grid_site, generated=dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        kit_version=__version__, runs=range(runs)), encoding="utf-8")
+        kit_version=__version__, runs=range(runs)))
     return page

@@ -3,7 +3,7 @@
 Theory of operation.  Inside the kit a result has one of seven outcomes (pass, fail, warn, skip,
 error, and the baseline's xfail and xpass), kept apart because they mean different work for the kit's
 developers.  A reader of the published site asks one question per rule: did this implementation break
-it?  So the site speaks five words (``WORDS``): a known failure (xfail) *is* a failure, labelled
+it?  So the site speaks five words (``reader_words``, shared with the run report): a known failure (xfail) *is* a failure, labelled
 "known" with the F-number of its finding where the interop baselines name one; a known failure that
 did not show (xpass) *is* a pass, labelled so; warn is a "warning" (a SHOULD), skip is "not run", and
 error is "not judged" (the kit could not reach a verdict, which says nothing of the rule).
@@ -30,15 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from ..binding import get_binding
+from ..reader_words import READER_WORDS as WORDS
+from ..reader_words import WORD_ORDER
 from ..rules import RULES
 
 log = logging.getLogger(__name__)
 
-# The kit's outcome -> the word a reader sees.
-WORDS = {"pass": "pass", "xpass": "pass", "fail": "fail", "xfail": "fail", "warn": "warning",
-         "skip": "not run", "error": "not judged"}
-# Worst first: a rule's word is the worst of its results' words.
-WORD_ORDER = ("fail", "warning", "not judged", "pass", "not run")
 RESULTS_MOST = 50 * 1024 * 1024  # bytes of results.jsonl read per run: a run of the whole suite is ~2 MB
 
 
@@ -64,6 +61,7 @@ class RunView:
     target_role: str  # "server" (the kit dialled it) or "client" (the kit listened)
     path: Path | None
     results: tuple[dict[str, Any], ...]
+    interrupted: bool = False  # a signal cut the run short (or it never ended): not a complete run
 
     @property
     def date(self) -> str:
@@ -124,6 +122,12 @@ def _role(path: Path | None) -> str:
     return "client" if isinstance(run, dict) and run.get("target_role") == "client" else "server"
 
 
+def cut_short(run: Mapping[str, Any]) -> bool:
+    """Whether a ``runs`` row is no complete run: interrupted by a signal, or null there (no run.json: the run
+    never ended).  A row without the column (tables older than it) is taken as complete."""
+    return "interrupted" in run and run["interrupted"] is not False
+
+
 def run_views(runs: Iterable[Mapping[str, Any]]) -> list[RunView]:
     """The pipeline's ``runs`` rows (not fuzz runs) as RunViews, oldest first, results read from their folders."""
     views = []
@@ -135,7 +139,8 @@ def run_views(runs: Iterable[Mapping[str, Any]]) -> list[RunView]:
                              version=run.get("target_version") or "unknown", kit_version=run.get("kit_version") or "",
                              started=float(run.get("started") or 0.0),
                              binding=run.get("binding") or "rsio", target_role=_role(path), path=path,
-                             results=read_results(path) if path is not None else ()))
+                             results=read_results(path) if path is not None else (),
+                             interrupted=cut_short(run)))
     return views
 
 
@@ -218,20 +223,26 @@ class Scorecard:
     should_warnings: int
     not_judged: int  # rules with no verdict: the kit could not judge their scenarios
     findings: tuple[str, ...]  # live findings the run showed
+    interrupted: bool = False  # the run was cut short: what it did not reach was not judged, so never green
 
     @property
     def badge_message(self) -> str:
+        cut = " (interrupted)" if self.interrupted else ""
         if self.must_tested == 0:
-            return "not tested"
+            return "not tested" + cut
         if self.must_broken:
-            return f"{self.must_broken} of {self.must_tested} MUST rules broken"
-        return f"{self.must_tested} MUST rules kept"
+            return f"{self.must_broken} of {self.must_tested} MUST rules broken{cut}"
+        return f"{self.must_tested} MUST rules kept{cut}"
 
     @property
     def colour(self) -> str:
         if self.must_tested == 0:
             return "#9f9f9f"
-        return "#e05d44" if self.must_broken else ("#dfb317" if self.should_warnings else "#44cc11")
+        if self.must_broken:
+            return "#e05d44"
+        if self.interrupted:
+            return "#fe7d37"
+        return "#dfb317" if self.should_warnings else "#44cc11"
 
 
 def scorecard(run: RunView, outcomes: Mapping[str, RuleOutcome], live: frozenset[str] = frozenset()) -> Scorecard:
@@ -245,16 +256,18 @@ def scorecard(run: RunView, outcomes: Mapping[str, RuleOutcome], live: frozenset
                      binding=get_binding(run.binding).title, run_id=run.run_id, date=run.date,
                      must_tested=len(must), must_broken=sum(o.word == "fail" for o in must),
                      should_tested=len(should), should_warnings=sum(o.word in ("fail", "warning") for o in should),
-                     not_judged=sum(o.word == "not judged" for o in outcomes.values()), findings=tuple(shown))
+                     not_judged=sum(o.word == "not judged" for o in outcomes.values()), findings=tuple(shown),
+                     interrupted=run.interrupted)
 
 
-def failure_rate(history: Iterable[RunView], rule: str, known: KnownLookup | None = None) -> tuple[int, int]:
-    """(runs in which ``rule`` failed, runs in which it was judged) over ``history``."""
+def failure_rate(history: Iterable[Mapping[str, RuleOutcome]], rule: str) -> tuple[int, int]:
+    """(runs in which ``rule`` failed, runs in which it was judged) over ``history``, each run's
+    ``rule_outcomes`` (computed once per run by the caller, not once per rule)."""
     failed = judged = 0
-    for run in history:
-        word = rule_outcomes(run, known).get(rule)
-        if word is None or word.word in ("not run", "not judged"):
+    for outcomes in history:
+        outcome = outcomes.get(rule)
+        if outcome is None or outcome.word in ("not run", "not judged"):
             continue
         judged += 1
-        failed += word.word == "fail"
+        failed += outcome.word == "fail"
     return failed, judged

@@ -31,9 +31,21 @@ from ..findings.entries import Findings, FindingsError
 from ..findings.report import bug_report, render
 from ..findings.sources import Sources
 from ..findings.spec import link_protocol_lines, rule_text
+from ..output_files import write_text
 from ..report.html import badge_svg
 from .evidence import Evidence, evidence
-from .public import Known, KnownLookup, RuleOutcome, RunView, Scorecard, failure_rate, rule_outcomes, scorecard, slug
+from .public import (
+    Known,
+    KnownLookup,
+    RuleOutcome,
+    RunView,
+    Scorecard,
+    binding_rules,
+    failure_rate,
+    rule_outcomes,
+    scorecard,
+    slug,
+)
 
 log = logging.getLogger(__name__)
 
@@ -144,13 +156,15 @@ def public_view(runs: list[RunView], sources: Sources | None = None) -> PublicVi
     targets = []
     for (target, version), history in sorted(by_target.items()):
         latest = history[-1]
-        outcomes = rule_outcomes(latest, known)
+        per_run = [rule_outcomes(run, known) for run in history]
+        outcomes = per_run[-1]
+        results = {r["id"]: r for r in latest.results}
         pages = {}
         for rule, outcome in sorted(outcomes.items(), key=lambda item: _rule_key(item[0])):
             if outcome.word not in ("fail", "warning"):
                 continue
             text = rule_text(rule)
-            failed, judged = failure_rate(history, rule, known)
+            failed, judged = failure_rate(per_run, rule)
             page = RulePage(target=target, role=latest.target_role, version=version, run_id=latest.run_id,
                             binding=latest.binding, outcome=outcome,
                             statement=text.statement if text else rule, anchor=text.anchor if text else rule.lower(),
@@ -158,7 +172,6 @@ def public_view(runs: list[RunView], sources: Sources | None = None) -> PublicVi
                             failed_runs=failed, judged_runs=judged)
             page.findings = [f for f in (_finding(sources.findings if sources else None, fid, latest.binding, cache)
                                          for fid in outcome.findings) if f is not None]
-            results = {r["id"]: r for r in latest.results}
             page.evidence = [evidence(latest.path, latest.binding, latest.target_role, results[s], rule)
                              for s in dict.fromkeys(outcome.broken_by) if s in results][:5]
             pages[rule] = page
@@ -181,13 +194,13 @@ def write_public_pages(env: Environment, out: Path, view: PublicView, sources: S
     (the grid's) cite, for spec.html."""
     (out / "badges").mkdir(parents=True, exist_ok=True)
     for target in view.targets:
-        (out / target.badge).write_text(badge_svg(f"rsio-tck {target.card.binding}", target.card.badge_message,
-                                                  target.card.colour), encoding="utf-8")
+        write_text(out / target.badge, badge_svg(f"rsio-tck {target.card.binding}", target.card.badge_message,
+                                                 target.card.colour))
         for page in target.pages.values():
             where = out / page.path
             where.parent.mkdir(parents=True, exist_ok=True)
-            where.write_text(env.get_template("rule.html").render(root="../../", page=page, card=target.card,
-                                                                  **common), encoding="utf-8")
+            write_text(where, env.get_template("rule.html").render(root="../../", page=page, card=target.card,
+                                                            **common))
     for finding in view.findings.values():
         if sources is None:
             break
@@ -198,9 +211,11 @@ def write_public_pages(env: Environment, out: Path, view: PublicView, sources: S
             report = ""
         where = out / finding.page
         where.parent.mkdir(parents=True, exist_ok=True)
-        where.write_text(env.get_template("finding.html").render(
-            root="../", finding=finding, body=_html(report) if report else "", **common), encoding="utf-8")
-    every = sorted({rule for t in view.targets for rule in t.outcomes} | set(cited), key=_rule_key)
+        write_text(where, env.get_template("finding.html").render(
+            root="../", finding=finding, body=_html(report) if report else "", **common))
+    # Every rule of the sites' bindings: the run reports copied into the site link each of theirs here.
+    every = sorted({rule for t in view.targets for rule in (*t.outcomes, *binding_rules(t.latest.binding))}
+                   | set(cited), key=_rule_key)
     statements = [statement for rule in every if (statement := rule_text(rule)) is not None]
-    (out / "spec.html").write_text(env.get_template("spec.html").render(
-        root="", rules=[(t, _html(link_protocol_lines(t.source))) for t in statements], **common), encoding="utf-8")
+    write_text(out / "spec.html", env.get_template("spec.html").render(
+        root="", rules=[(t, _html(link_protocol_lines(t.source))) for t in statements], **common))

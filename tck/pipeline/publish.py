@@ -26,13 +26,15 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from .. import __version__
 from ..findings.sources import Sources
 from ..findings.spec import rule_text
+from ..output_files import is_full, write_text
 from ..report.model import protocol_title
 from .derive import VERDICT_ORDER
-from .public import WORD_ORDER, WORDS, run_views, slug
+from .public import WORD_ORDER, WORDS, cut_short, run_views, slug
 from .public_pages import cite_findings, public_view, write_public_pages
 
 log = logging.getLogger(__name__)
 SITE_SCHEMA = "rsio-tck/site/v1"
+SPEC_FROM_REPORT = "../../../spec.html"  # from targets/<target>-<version>/report/index.html
 GENERATED_FOLDERS = ("targets", "rules", "findings", "grid", "badges")  # what publish_site writes besides pages
 
 
@@ -57,7 +59,7 @@ def _shown(row: dict[str, Any], key: str, value: Any) -> bool:
 
 
 def _words(counts: dict[str, int]) -> dict[str, int]:
-    """A run's verdict counts in the reader's words (``public.WORDS``): xfail counts as fail, xpass as pass."""
+    """A run's verdict counts in the reader's words (``reader_words``): xfail counts as fail, xpass as pass."""
     out: dict[str, int] = {}
     for verdict, count in counts.items():
         if count:
@@ -83,13 +85,16 @@ def site_data(tables: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     targets: dict[str, dict[str, Any]] = defaultdict(lambda: {"versions": [], "history": [], "flaky": [],
                                                                 "wire": None, "latency": [], "signatures": [],
                                                                 "frame_types": []})
+    incomplete = {run["run_id"]: cut_short(run) for run in summary}
     for (target, _version), column in sorted(columns.items()):
+        column["interrupted"] = incomplete.get(column["run_id"], False)
         targets[target]["versions"].append({"version": column["version"], "run_id": column["run_id"],
-                                            "report": None})
+                                            "report": None, "interrupted": column["interrupted"]})
     for run in summary:
         targets[run["target"]]["history"].append({
             "run_id": run["run_id"], "started": _when(run["started"]), "target_version": run["target_version"],
             "kit_version": run["kit_version"], "offline": run["offline_violations"], "path": run["path"],
+            "interrupted": incomplete[run["run_id"]],
             "counts": {v: run[v] for v in VERDICT_ORDER if run.get(v)},
             "words": _words({v: run.get(v) or 0 for v in VERDICT_ORDER}),
         })
@@ -141,13 +146,47 @@ def _copy_report(run_path: str | None, out: Path, build: bool) -> bool:
             return False
         try:
             index = build_report(run_dir)
+        except OSError as exc:
+            if is_full(exc):  # no broken run: the disk the site goes to is full, and so is the site
+                raise
+            log.warning("cannot build the report of %s: %s", run_dir, exc)
+            return False
         except Exception as exc:  # noqa: BLE001 - a broken run must not stop the site
             log.warning("cannot build the report of %s: %s", run_dir, exc)
             return False
     if not index.is_file():
         return False
-    shutil.copytree(run_dir, out, dirs_exist_ok=True)
+    try:
+        shutil.copytree(run_dir, out, dirs_exist_ok=True, copy_function=_copy_file)
+    except _CopyFailed as failed:
+        raise failed.error from None
+    if build:  # the copy's rule links point into the site (its spec.html), not at the builder's SPEC.md file
+        try:
+            from ..report import build as build_report
+
+            build_report(out, spec_link=SPEC_FROM_REPORT)
+        except OSError:
+            raise  # a full disk: publish's one error line, as for the copy
+        except Exception as exc:  # noqa: BLE001 - the copied report stands as it was built
+            log.warning("cannot rebuild the report of %s in the site: %s", run_dir, exc)
     return True
+
+
+class _CopyFailed(Exception):
+    """Carries a file copy's OSError (naming the file) out of ``copytree``, which would gather every OSError
+    of the tree into one ``shutil.Error`` and go on copying onto a full disk."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _copy_file(source: str, destination: str) -> str:
+    try:
+        return str(shutil.copy2(source, destination))
+    except OSError as exc:
+        Path(destination).unlink(missing_ok=True)  # no half file
+        raise _CopyFailed(OSError(exc.errno, exc.strerror or str(exc), destination)) from None
 
 
 def _wire_tables(report_json: Path) -> list[dict[str, Any]]:
@@ -198,23 +237,24 @@ def publish_site(tables: dict[str, list[dict[str, Any]]], out: Path, *, build_re
     grid_rules = sorted({r for pair in grid or [] for r in [*pair["client_rules"], *pair["server_rules"]]})
     write_public_pages(env, out, view, sources, common, grid_rules)
     texts = {rule: rule_text(rule) for rule in view.rules}
-    (out / "index.html").write_text(env.get_template("index.html").render(
+    write_text(out / "index.html", env.get_template("index.html").render(
         root="", view=view, anchors={rule: text.anchor if text else "" for rule, text in texts.items()},
         levels={rule: text.level if text else "" for rule, text in texts.items()},
         offline={(row["target"], row["target_version"], row["rule"]): row["offline_violations"]
                  for row in data["matrix_latest"] if row.get("offline_violations")},
-        violations_by_rule=data["violations_by_rule"], fuzz=data["fuzz"], **common), encoding="utf-8")
+        violations_by_rule=data["violations_by_rule"], fuzz=data["fuzz"], **common))
     for target, page in data["targets"].items():
-        (out / "targets" / f"{slug(target)}.html").write_text(env.get_template("target.html").render(
-            root="../", target=target, words=WORD_ORDER, **page, **common), encoding="utf-8")
+        write_text(out / "targets" / f"{slug(target)}.html", env.get_template("target.html").render(
+            root="../", target=target, words=WORD_ORDER, **page, **common))
     if shape is not None:
         anchors = {rule: text.anchor for rule in grid_rules if (text := rule_text(rule)) is not None}
-        (out / "grid.html").write_text(env.get_template("grid.html").render(
-            root="", grid=shape, findings=view.findings, **common), encoding="utf-8")
+        write_text(out / "grid.html", env.get_template("grid.html").render(
+            root="", grid=shape, findings=view.findings, **common))
         (out / "grid").mkdir(exist_ok=True)
         for (client, server), cell in shape["cells"].items():
-            (out / cell["page"]).write_text(env.get_template("grid_cell.html").render(
+            write_text(out / cell["page"], env.get_template("grid_cell.html").render(
                 root="../", client=client, server=server, cell=cell, anchors=anchors, findings=view.findings,
-                **common), encoding="utf-8")
-    (out / "site.json").write_text(json.dumps(data, indent=1, default=str, sort_keys=True), encoding="utf-8")
+                grid_runs=1,  # a site holds one grid: make interop's matrix.json
+                **common))
+    write_text(out / "site.json", json.dumps(data, indent=1, default=str, sort_keys=True))
     return out / "index.html"

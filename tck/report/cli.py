@@ -38,7 +38,8 @@ def report_command(
 ) -> None:
     """Rebuild report/ (and missing pcaps) of a run directory from its files alone; or, with --finding F<n> or
     --all-findings, write bug reports ready to file upstream."""
-    from ..gate import GateError, guard, one_line
+    from ..gate import ExitCode, GateError, guard, one_line
+    from ..output_files import is_full, output_error_line
     from . import build
     from .rundir import is_run_dir
     from .schema import check_run_dir
@@ -70,7 +71,10 @@ def report_command(
                                 "(--no-check writes one anyway)")
         try:
             index = build(run_dir)
-        except (OSError, ValueError) as exc:  # the message names the file
+        except OSError as exc:  # the message names the file; a full disk is exit 3, as for a run
+            raise GateError(output_error_line(exc), ExitCode.UNRUNNABLE if is_full(exc) else ExitCode.USAGE) \
+                from None
+        except ValueError as exc:  # the message names the file
             raise GateError(one_line(exc)) from None
         except (KeyError, TypeError) as exc:  # a file that parses but is not what the kit wrote
             raise GateError(f"{run_dir}: its files are not what the kit writes ({type(exc).__name__}: "

@@ -35,7 +35,7 @@ from .traffic import run_traces
 # Worst first: the order a rule's outcome is picked in, and the matrix columns.
 OUTCOMES = ("fail", "error", "xpass", "warn", "xfail", "pass", "skip", "untested")
 VERDICTS = ("pass", "fail", "warn", "skip", "xfail", "xpass", "error")
-COLORS = {"pass": "#44cc11", "warn": "#dfb317", "fail": "#e05d44", "untested": "#9f9f9f"}
+COLORS = {"pass": "#44cc11", "warn": "#dfb317", "fail": "#e05d44", "untested": "#9f9f9f", "interrupted": "#fe7d37"}
 
 
 def spec_anchor(rule: Rule) -> str:
@@ -81,15 +81,18 @@ def protocol_title(run: dict[str, Any]) -> str:
         return name
 
 
-def badge(counts: Counter[str], total: int, label: str) -> dict[str, str]:
+def badge(counts: Counter[str], total: int, label: str, interrupted: bool = False) -> dict[str, str]:
     """The run's badge, in the reader's words: a known failure (xfail) is a failure, one that did not show
-    (xpass) a pass; an error is no pass either."""
+    (xpass) a pass; an error is no pass either.  A run a signal cut short is never a pass: what it did not
+    reach was not judged."""
     bad = counts["fail"] + counts["xfail"] + counts["error"]
     passed = counts["pass"] + counts["xpass"]
     judged = total - counts["skip"]
     message = f"{passed}/{judged} pass"
     if bad:
         outcome, message = "fail", message + f", {bad} fail"
+    elif interrupted:
+        outcome, message = "interrupted", message + ", interrupted"
     elif counts["warn"]:
         outcome, message = "warn", message + f", {counts['warn']} warn"
     elif passed:
@@ -108,6 +111,18 @@ def target_stopped(results: list[dict[str, Any]]) -> dict[str, Any] | None:
     after = sum(1 for r in results if r.get("target_stopped") and r["id"] != stop["during"])
     return {"during": stop["during"], "why": stop["why"], "running": list(stop.get("running", [])),
             "not_judged": after}
+
+
+def interruption(run: dict[str, Any]) -> dict[str, Any] | None:
+    """How far an interrupted run got (run.json's ``interruption``), with the line its banner says; None for a
+    run that ran to its end (and for run directories older than the field)."""
+    if not run.get("interrupted"):
+        return None
+    found = run.get("interruption") or {}
+    signal, selected = str(found.get("signal") or "a signal"), found.get("selected", run.get("scenarios"))
+    finished = found.get("finished", sum(int(n) for n in (run.get("counts") or {}).values()))
+    return {"signal": signal, "selected": selected, "finished": finished, "running": list(found.get("running", [])),
+            "line": f"interrupted after {finished} of {selected} scenarios ({signal})"}
 
 
 def _areas(binding: Binding, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -158,7 +173,8 @@ def report_data(files: RunFiles) -> dict[str, Any]:
         "counts": dict(totals),
         "stopped": target_stopped(files.results),
         "total": len(files.results),
-        "badge": badge(totals, len(files.results), binding.title),
+        "interrupted": interruption(files.run),
+        "badge": badge(totals, len(files.results), binding.title, interrupted=bool(files.run.get("interrupted"))),
         "outcomes": list(OUTCOMES),
         "rules_total": len(all_rows),
         "rules_tested": sum(1 for row in all_rows if row["outcome"] not in ("untested", "skip")),

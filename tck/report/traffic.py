@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..binding import Binding, WireTable
+from ..binding import Binding, Cell, WireTable
 from ..errors import ProtocolViolation, Side
 from ..monitor.trace import TraceRecord
 from .rundir import RunFiles
@@ -74,6 +74,12 @@ DIRECTION_NAMES = {Side.CLIENT: "client \u2192 server", Side.SERVER: "server \u2
 UNDECODABLE = "(undecodable)"
 
 
+def table_if_rows(table_id: str, title: str, columns: tuple[str, ...], rows: Sequence[tuple[Cell, ...]],
+                  note: str = "") -> list[WireTable]:
+    """A one-table list, or none when ``rows`` is empty: a report leaves an empty table out."""
+    return [WireTable(table_id, title, columns, tuple(rows), note)] if rows else []
+
+
 def by_direction(table_id: str, title: str, kind: str, counts: Counter[tuple[str, Side]],
                  note: str = "") -> list[WireTable]:
     """A table of ``counts`` ((kind, sender) -> n): a row per kind, most frequent first, with a column per
@@ -81,9 +87,7 @@ def by_direction(table_id: str, title: str, kind: str, counts: Counter[tuple[str
     kinds = Counter[str]()
     for (name, _sender), n in counts.items():
         kinds[name] += n
-    if not kinds:
-        return []
     rows = tuple((name, counts[(name, Side.CLIENT)], counts[(name, Side.SERVER)], total)
                  for name, total in sorted(kinds.items(), key=lambda item: (-item[1], item[0])))
     columns = (kind, DIRECTION_NAMES[Side.CLIENT], DIRECTION_NAMES[Side.SERVER], "total")
-    return [WireTable(table_id, title, columns, rows, note)]
+    return table_if_rows(table_id, title, columns, rows, note)

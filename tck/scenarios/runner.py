@@ -38,7 +38,7 @@ from .liveness import TargetWatch, watch_of
 from .loader import Scenario, applies_to
 from .result import Failure, ScenarioResult, Verdict, apply_baseline
 from .session import CONN, MAX_TRANSCRIPT, KitSession, VerdictCertain
-from .steps import StepContext, StepFailed, StepSkipped, describe_event, run_steps
+from .steps import StepContext, StepFailed, StepInconclusive, StepSkipped, describe_event, run_steps
 
 # Obligations the kit cannot meet once the target misbehaved first (it then
 # owes a goodbye it may never get the chance to send): not kit bugs.
@@ -281,6 +281,7 @@ async def _run(scenario: Scenario, config: RunConfig, result: ScenarioResult) ->
     ctx = StepContext(session, rules[0], config.signal_timeout, config.silence_window,
                       target=config.target, codec=config.profile, options=config.options)
     failed_at: int | None = None  # how many findings there were when a step failed
+    inconclusive = ""  # a step ran out of the kit's budget before anything was proven (StepInconclusive)
     try:
         await _until_verdict_certain(_script(ctx, scenario), session, ctx, result)
     except StepFailed as failed:
@@ -289,6 +290,8 @@ async def _run(scenario: Scenario, config: RunConfig, result: ScenarioResult) ->
         result.timed_out = failed.timed_out
     except StepSkipped as skipped:
         result.reason = str(skipped)
+    except StepInconclusive as unjudged:
+        inconclusive = f"not judged: {unjudged}"
     except (OSError, RuntimeError) as exc:
         failed_at = len(session.monitor.findings)
         result.failures.append(Failure(rules[0], "a working connection", f"{type(exc).__name__}: {exc}"))
@@ -327,6 +330,8 @@ async def _run(scenario: Scenario, config: RunConfig, result: ScenarioResult) ->
         result.verdict = Verdict.SKIP  # a step found the scenario cannot judge this target
         return result
     _verdict(scenario, result, config, failed_at)
+    if inconclusive and result.verdict not in (Verdict.FAIL, Verdict.XFAIL):
+        result.verdict, result.reason = Verdict.ERROR, inconclusive  # nothing proven either way
     return result
 
 
@@ -336,20 +341,34 @@ async def run_suite(
     jobs: int = 8,
     on_result: Callable[[ScenarioResult], None] | None = None,
     watch: TargetWatch | None = None,
+    on_start: Callable[[Scenario], None] | None = None,
 ) -> list[ScenarioResult]:
     """Run scenarios concurrently over separate connections, ``jobs`` at a time.  ``watch``: the run's watch
-    on the target (default: one when ``config.probe_timeout`` is set, see ``liveness``)."""
+    on the target (default: one when ``config.probe_timeout`` is set, see ``liveness``); ``on_start``: told
+    of each scenario as it starts (what is in flight, should the run be interrupted)."""
     gate = asyncio.Semaphore(max(jobs, 1))
     watch = watch if watch is not None else watch_of(config)
 
     async def one(scenario: Scenario) -> ScenarioResult:
         async with gate:
+            if on_start is not None:
+                on_start(scenario)
             result = await run_scenario(scenario, config, watch)
         if on_result is not None:
             on_result(result)
         return result
 
-    return list(await asyncio.gather(*(one(s) for s in scenarios)))
+    tasks = [asyncio.ensure_future(one(s)) for s in scenarios]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        # The first failure (results that cannot be written: a full disk) or a cancellation (an interrupted
+        # run) ends the suite: the other scenarios stop, and their own failures (the same full disk) are
+        # retrieved here rather than printed by asyncio as unhandled at shutdown.
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 def rule_level(rule: str) -> str:

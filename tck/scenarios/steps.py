@@ -46,6 +46,12 @@ class StepSkipped(Exception):
     """The scenario cannot judge this target (the message says why): it reports skip."""
 
 
+class StepInconclusive(Exception):
+    """The step ran out of the kit's own time (the scenario's budget) before the target had done anything a
+    rule forbids (the message says what was still going on): the scenario is not judged (error), unless the
+    monitor found a rule broken before.  The budget bounds the kit's time, not the target's."""
+
+
 @dataclass
 class StepContext:
     session: KitSession
@@ -352,6 +358,13 @@ async def step_drain(ctx: StepContext, step: dict[str, Any]) -> None:
             if nothing.recent:
                 raise still_sending()
             return  # quiet when the bound came, if for less than a whole timeout: nothing still coming
+        if nothing.why == clock.BUDGET:
+            # Elements still arriving then are, as far as anyone can tell, still the ones in flight at the
+            # cancel (a loaded machine reads a send buffer of small frames slowly): the scenario's ``within``
+            # is the bound on the target; the budget, which came first, is only the kit's.
+            raise StepInconclusive(f"delivery on subscriber {sid} was still draining when the scenario's budget "
+                                   f"ran out ({counted['drained']} elements after the cancel so far, "
+                                   f"{nothing.describe()}); a larger --scenario-budget judges it")
         raise StepFailed(rule, f"delivery on subscriber {sid} to stop (at most {limit} more elements)",
                          f"{counted['drained']} elements, then {nothing.describe()}")
 

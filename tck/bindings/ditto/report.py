@@ -22,7 +22,7 @@ from typing import Any
 from ...binding import Cell, WireTable
 from ...errors import Side
 from ...monitor.trace import TraceRecord
-from ...report.traffic import UNDECODABLE, by_direction, decoded
+from ...report.traffic import UNDECODABLE, by_direction, decoded, table_if_rows
 from .binding import SIGNAL_OF
 
 PROTOCOLS = {
@@ -74,10 +74,8 @@ def wire_statistics(binding: Any, profile: str, traces: Iterable[Sequence[TraceR
         nexts = sum(delivered[(side.peer, number, sid)] for number, sid in subscriptions)
         rows.append((side.value, len(subscriptions), sum(map(len, subscriptions.values())), sum(totals), min(totals),
                      max(totals), nexts))
-    if rows:
-        unit = "pages" if profile == "search" else "events"
-        out.append(WireTable("demand-per-subscription", "Demand per subscription", (
-            "requested by", "subscriptions", "requests", "total demand", "least per subscription",
-            "most per subscription", "next messages on them"), tuple(rows),
-            f"the demand of every request per subscriptionId, in {unit}; a demand of 0 or less adds nothing"))
-    return out
+    unit = "pages" if profile == "search" else "events"
+    return out + table_if_rows("demand-per-subscription", "Demand per subscription", (
+        "requested by", "subscriptions", "requests", "total demand", "least per subscription",
+        "most per subscription", "next messages on them"), rows,
+        f"the demand of every request per subscriptionId, in {unit}; a demand of 0 or less adds nothing")

@@ -28,7 +28,7 @@ from typing import Any
 from ...binding import Cell, WireTable
 from ...errors import Side
 from ...monitor.trace import TraceRecord
-from ...report.traffic import DIRECTION_NAMES, UNDECODABLE, by_direction, decoded
+from ...report.traffic import DIRECTION_NAMES, UNDECODABLE, by_direction, decoded, table_if_rows
 from .frames import Keepalive, Payload, RequestChannel, RequestN, RequestStream, RequestSubscription
 
 PROTOCOLS = {
@@ -99,31 +99,28 @@ class _Stats:
             if c["frames"]:
                 share = c["fragmented"] / c["payloads"] if c["payloads"] else 0.0
                 rows.append((DIRECTION_NAMES[side], c["frames"], c["f"], c["payloads"], c["fragmented"], share))
-        if rows:
-            out.append(WireTable("fragmentation", "Fragmentation", (
-                "direction", "payload frames", "frames with F", "payloads", "fragmented payloads", "fragmented share"),
-                tuple(rows), "a payload ends with its one frame without F; fragmented: it came in more than one frame"))
+        out += table_if_rows("fragmentation", "Fragmentation", (
+            "direction", "payload frames", "frames with F", "payloads", "fragmented payloads", "fragmented share"),
+            rows, "a payload ends with its one frame without F; fragmented: it came in more than one frame")
         rows = []
         for side in Side:
             per_stream = [sum(grants) for grants in self.credit[side].values()]
             if per_stream:
                 rows.append((side.value, len(per_stream), sum(map(len, self.credit[side].values())), sum(per_stream),
                              min(per_stream), max(per_stream)))
-        if rows:
-            out.append(WireTable("credit-per-stream", "Credit per stream", (
-                "granted by", "streams", "grants", "total credit", "least per stream", "most per stream"),
-                tuple(rows), "Initial Request N plus every REQUEST_N a side sent, per stream it granted on"))
+        out += table_if_rows("credit-per-stream", "Credit per stream", (
+            "granted by", "streams", "grants", "total credit", "least per stream", "most per stream"),
+            rows, "Initial Request N plus every REQUEST_N a side sent, per stream it granted on")
         rows = []
         for side in Side:
             if self.asked[side]:
                 times = [round(1000 * t, 3) for t in self.round_trips[side]]
                 spread: tuple[Cell, ...] = (min(times), statistics.median(times), max(times)) if times else ("-",) * 3
                 rows.append((side.value, self.asked[side], len(times), *spread))
-        if rows:
-            asking = "KEEPALIVEs asking (the client's)" if self.draft else "KEEPALIVEs with R"
-            out.append(WireTable("keepalive-round-trips", "Keepalive round-trips", (
-                "asked by", asking, "answered", "least ms", "median ms", "most ms"), tuple(rows),
-                "an answer is the other side's next KEEPALIVE without R; times between the chunks that carried them"))
+        asking = "KEEPALIVEs asking (the client's)" if self.draft else "KEEPALIVEs with R"
+        out += table_if_rows("keepalive-round-trips", "Keepalive round-trips", (
+            "asked by", asking, "answered", "least ms", "median ms", "most ms"), rows,
+            "an answer is the other side's next KEEPALIVE without R; times between the chunks that carried them")
         return out
 
 
