@@ -383,7 +383,7 @@ def stop_line(stop: TargetStop, after: int) -> str:
     """What the kit says, once, when the target stopped answering; ``after``: the scenarios not judged since."""
     running = f" (with {len(stop.running)} other scenario(s) running: {', '.join(stop.running[:10])})" \
         if stop.running else ""
-    return (f"the target stopped answering during {stop.during}{running}: after its time-out, {stop.why}; "
+    return (f"the target {stop.what} during {stop.during}{running}: {stop.after}, {stop.why}; "
             f"{after} scenario(s) after it not judged (error)")
 
 

@@ -11,10 +11,12 @@ otherwise runaway target costs a scenario milliseconds, not its timeouts.  The
 session's caps (see ``session``) and the monitor's are copied into the
 result's ``truncated`` map wherever they cut a record.
 
-With ``RunConfig.probe_timeout`` set (``rsio-tck run`` and the pytest plugin set it), a
-scenario that ends on a time-out makes the run's ``liveness.TargetWatch`` ask a fresh
-connection whether the target still answers; once it does not, the scenarios after it are
-``error``, not run (see ``liveness``).
+A step that waits while the target's bytes keep coming until the scenario's budget runs out
+proves nothing against the target: the scenario is ``error`` (not judged), unless the monitor
+found a rule broken.  With ``RunConfig.probe_timeout`` set (``rsio-tck run`` and the pytest
+plugin set it), a scenario that ends on a time-out, or out of its budget, makes the run's
+``liveness.TargetWatch`` ask a fresh connection whether the target still answers (in time);
+once it does not, the scenarios after it are ``error``, not run (see ``liveness``).
 """
 
 from __future__ import annotations
@@ -285,13 +287,19 @@ async def _run(scenario: Scenario, config: RunConfig, result: ScenarioResult) ->
     try:
         await _until_verdict_certain(_script(ctx, scenario), session, ctx, result)
     except StepFailed as failed:
-        failed_at = len(session.monitor.findings)
-        result.failures.append(Failure(binding.contract_rule(failed.rule), failed.expectation, failed.got, ctx.index))
-        result.timed_out = failed.timed_out
+        if failed.out_of_budget:  # bytes kept coming until the kit's own time ran out: nothing proven
+            inconclusive = f"not judged: step {ctx.index} expected {failed.expectation}; got {failed.got}"
+            result.out_of_budget = True
+        else:
+            failed_at = len(session.monitor.findings)
+            result.failures.append(Failure(binding.contract_rule(failed.rule), failed.expectation, failed.got,
+                                           ctx.index))
+            result.timed_out = failed.timed_out
     except StepSkipped as skipped:
         result.reason = str(skipped)
     except StepInconclusive as unjudged:
         inconclusive = f"not judged: {unjudged}"
+        result.out_of_budget = True
     except (OSError, RuntimeError) as exc:
         failed_at = len(session.monitor.findings)
         result.failures.append(Failure(rules[0], "a working connection", f"{type(exc).__name__}: {exc}"))
@@ -311,6 +319,8 @@ async def _run(scenario: Scenario, config: RunConfig, result: ScenarioResult) ->
                 await session.next_event(("eof", None), config.silence_window if not session.eof else 0, total=True)
         await session.shutdown()
     result.duration = time.monotonic() - started
+    if session.slowest_frame > config.signal_timeout:  # a frame trickled in for longer than a signal may take
+        result.stretched = session.slowest_frame
     result.findings = list(session.monitor.findings)
     result.transcript = [line.render() for line in session.transcript]
     result.truncated.update(session.truncated)

@@ -147,6 +147,10 @@ class KitSession:
         if self.budget is None:
             self.budget = Budget.starting(clock.DEFAULT_BUDGET, started)
         self.nothing: Nothing | None = None  # why the last wait that returned None came back empty
+        # Seconds the slowest frame took to arrive, from the first read of its bytes to the read that completed
+        # it (a frame that trickles in over seconds is a slow target's sign: ``liveness`` then probes its pace).
+        self.slowest_frame = 0.0
+        self._frame_began: float | None = None  # when the first read since the last completed frame came
         self.trace: list[TraceRecord] = []
         self.trace_bytes = 0
         self.truncated: dict[str, str] = {}  # store -> where and why its record was cut
@@ -391,6 +395,7 @@ class KitSession:
                     bad: ProtocolViolation | None = violation.again()
                 else:
                     bad = None
+                self._time_frames(arrived, bool(frames))
                 index = self.monitor.frame_count
                 self.monitor.judge(TARGET, frames, t)
                 self._received_lines(frames, index, t)
@@ -422,6 +427,18 @@ class KitSession:
             self._on_eof(self.now())
         finally:
             self.reading_done.set()
+
+    def _time_frames(self, arrived: float, completed: bool) -> None:
+        """Account for a read in ``slowest_frame``: a read that completes frames ends the frame begun at the
+        first read after the last such read (a read that also begins the next frame is not counted for it:
+        an under-estimate, which only a trickle of reads makes large, the case this is for)."""
+        began = self._frame_began
+        if completed:
+            if began is not None:
+                self.slowest_frame = max(self.slowest_frame, arrived - began)
+            self._frame_began = None
+        elif began is None:
+            self._frame_began = arrived
 
     async def _sort_all(self, frames: list[Frame], index: int) -> bool:
         """Sort one read's frames into the inboxes, pausing whenever the inbox is over its caps.
