@@ -96,3 +96,19 @@ def assert_bounded(measured: Any, results: list[dict[str, Any]], binding: str, w
 def cited(results: list[dict[str, Any]]) -> set[str]:
     """Every rule the failing results cite."""
     return {v["rule"] for r in results if r["verdict"] == "fail" for v in r["violations"]}
+
+
+def assert_said_too_slow(measured: Any, results: list[dict[str, Any]]) -> None:
+    """The run ended with exit 3, saying once that the target answered too slowly to judge, and no scenario
+    that was not run is charged to a rule."""
+    said = [line for line in measured.output.splitlines() if "answered too slowly to judge during" in line]
+    assert measured.returncode == UNRUNNABLE and len(said) == 1, measured.output[-3000:]
+    not_run = [r for r in results if r.get("reason", "").startswith("not run: the target answered too slowly")]
+    assert not_run and all(r["verdict"] == "error" and not r["violations"] for r in not_run), not_run[:3]
+
+
+def not_judged_at_a_kit_limit(results: list[dict[str, Any]]) -> bool:
+    """Every scenario that ran ended not judged, the kit having closed at a limit of its own: nothing charged."""
+    ran = [r for r in results if r["verdict"] != "skip"]
+    return bool(ran) and all(r["verdict"] == "error" and not r["violations"]
+                             and "at a limit of its own" in r["reason"] for r in ran)

@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 from websockets.frames import Frame, Opcode
+from websockets.protocol import State
+from websockets.server import ServerProtocol
 
 from rsio_tck.binding import get_binding
 from rsio_tck.bindings.ditto.framing import LineDecoder
@@ -27,8 +29,8 @@ from rsio_tck.reference_peer.api import Peer
 from rsio_tck.scenarios import RunConfig, Verdict, load_directory, run_suite
 from rsio_tck.transport import Target, TargetError, open_target
 from rsio_tck.websocket import framing_for
-from rsio_tck.websocket.framing import StreamFraming
-from rsio_tck.websocket.link import Observer, WebSocketLink
+from rsio_tck.websocket.framing import StreamFraming, WebSocketError
+from rsio_tck.websocket.link import MAX_CONTROL_IN_A_ROW, MAX_MESSAGE_FRAMES, Observer, WebSocketLink, _Messages
 from rsio_tck.websocket.shells import CarryOverWebSocket
 
 TIMEOUT = 10.0
@@ -243,6 +245,39 @@ def test_a_malformed_frame_to_the_kit_is_one_line_with_its_close_code(raw: bytes
     error = run(_kit_error(lambda: _Raw(raw), binding="rsio"))
     assert error.startswith("WebSocket: a malformed WebSocket frame from the server")
     assert f"(close {code})" in error and words in error and "\n" not in error
+
+
+def test_a_message_in_more_frames_than_the_kit_takes_is_closed_1009_and_one_within_them_is_whole() -> None:
+    def feed(count: int) -> bytes | WebSocketError:
+        messages = _Messages(framing_for("rsocket"), "server")
+        outcome = messages.frame(Frame(Opcode.BINARY, b"\x00", fin=False))
+        for i in range(1, count):
+            outcome = messages.frame(Frame(Opcode.CONT, b"\x00", fin=i == count - 1))
+            if isinstance(outcome, WebSocketError):
+                return outcome
+        return outcome
+
+    whole = feed(MAX_MESSAGE_FRAMES)  # the binding's stream of one message of that many bytes
+    assert isinstance(whole, bytes) and whole.endswith(b"\x00" * MAX_MESSAGE_FRAMES), whole
+    error = feed(MAX_MESSAGE_FRAMES + 1)
+    assert isinstance(error, WebSocketError) and error.close_code == 1009, error
+    assert f"in more than {MAX_MESSAGE_FRAMES} frames" in str(error)
+
+
+def test_a_ping_flood_to_the_kit_is_one_line_with_close_1008_and_pings_between_messages_are_fine() -> None:
+    ping = b"\x89\x00"  # FIN, ping, no payload, unmasked: as a server sends it
+    message = Frame(Opcode.BINARY, b"\x00\x00\x00").serialize(mask=False)
+    error = run(_kit_error(lambda: _Raw(ping * (MAX_CONTROL_IN_A_ROW + 1)), binding="rsocket"))
+    assert f"more than {MAX_CONTROL_IN_A_ROW} pings or pongs in a row" in error and "(close 1008)" in error
+    assert "\n" not in error
+
+    link = WebSocketLink(Side.SERVER, framing_for("rsocket"), path=None)
+    link.ws = ServerProtocol(state=State.OPEN, max_size=None)  # frames only: the handshake is not what this checks
+    link.opened = True
+    ping, message = Frame(Opcode.PING, b"").serialize(mask=True), Frame(Opcode.BINARY, b"\0\0\0").serialize(mask=True)
+    burst = (ping * (MAX_CONTROL_IN_A_ROW // 2) + message) * 4  # more pings than the limit, but messages between
+    # The binding's stream: each message's 3 bytes behind RSocket's length prefix.
+    assert link.receive_data(burst) == b"\x00\x00\x03\x00\x00\x00" * 4 and link.failure is None
 
 
 def test_the_peer_answers_a_malformed_frame_with_close_1002() -> None:

@@ -136,7 +136,7 @@ class TargetWatch:
         """``result`` (of a scenario not started) as not run: the target had stopped."""
         assert self.stop is not None
         result.verdict = Verdict.ERROR
-        result.reason = f"not run: the target {self.stop.what} during {self.stop.during}"
+        result.reason = f"not run: the target {self.stop.went} during {self.stop.during}"
         result.stopped = self.stop
 
     async def settle(self, result: ScenarioResult) -> None:
@@ -152,7 +152,7 @@ class TargetWatch:
             return
         if stop.during == result.id:
             result.stopped = stop
-            note = f"the target {stop.what} here: {stop.why}"
+            note = f"the target {stop.went} here: {stop.why}"
             result.reason = f"{note}; {result.reason}" if result.reason else note
         elif result.timed_out or result.out_of_budget:
             self._not_judged(result, stop)
@@ -166,7 +166,7 @@ class TargetWatch:
         charged = sum(1 for finding in result.findings if targets(finding))
         dropped = f", nor the target's {charged} monitor finding(s)" if charged else ""
         result.verdict = Verdict.ERROR
-        result.reason = (f"not judged: the target {stop.what} during {stop.during} while this scenario ran; "
+        result.reason = (f"not judged: the target {stop.went} during {stop.during} while this scenario ran; "
                          f"its own wait is not charged ({waited}){dropped}")
         result.failures = []
         result.findings = [finding for finding in result.findings if not targets(finding)]

@@ -50,6 +50,11 @@ class TargetStop:
         """What the target did, in the words of the one line the run says."""
         return "answered too slowly to judge" if self.slow else "stopped answering"
 
+    @property
+    def went(self) -> str:
+        """What the target did, in the words of each result's reason ("not run: the target went silent ...")."""
+        return "answered too slowly to judge" if self.slow else "went silent"
+
     def to_json(self) -> dict[str, Any]:
         return {"during": self.during, "why": self.why, "running": list(self.running),
                 **({"slow": True, "after": self.after} if self.slow else {})}

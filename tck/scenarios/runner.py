@@ -290,6 +290,8 @@ async def _run(scenario: Scenario, config: RunConfig, result: ScenarioResult) ->
         if failed.out_of_budget:  # bytes kept coming until the kit's own time ran out: nothing proven
             inconclusive = f"not judged: step {ctx.index} expected {failed.expectation}; got {failed.got}"
             result.out_of_budget = True
+        elif session.kit_limit is not None:  # the kit closed at its own limit: what could not come is not owed
+            inconclusive = f"not judged: the kit closed the connection at a limit of its own ({session.kit_limit})"
         else:
             failed_at = len(session.monitor.findings)
             result.failures.append(Failure(binding.contract_rule(failed.rule), failed.expectation, failed.got,
@@ -304,7 +306,10 @@ async def _run(scenario: Scenario, config: RunConfig, result: ScenarioResult) ->
         failed_at = len(session.monitor.findings)
         result.failures.append(Failure(rules[0], "a working connection", f"{type(exc).__name__}: {exc}"))
     finally:
-        if session.error and not result.failures:
+        if session.kit_limit is not None and not result.failures:
+            inconclusive = inconclusive or f"not judged: the kit closed the connection at a limit of its own " \
+                f"({session.kit_limit})"
+        elif session.error and not result.failures:
             failed_at = len(session.monitor.findings)
             result.failures.append(Failure(rules[0], "a target the kit can follow", session.error))
         await _answer_goodbye(session)

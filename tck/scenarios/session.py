@@ -150,6 +150,9 @@ class KitSession:
         # Seconds the slowest frame took to arrive, from the first read of its bytes to the read that completed
         # it (a frame that trickles in over seconds is a slow target's sign: ``liveness`` then probes its pace).
         self.slowest_frame = 0.0
+        # Why the kit closed the connection at a limit of its own that no rule sets (``WebSocketError.kit_limit``):
+        # the scenario is then not judged on what could not come after (``runner``).
+        self.kit_limit: str | None = None
         self._frame_began: float | None = None  # when the first read since the last completed frame came
         self.trace: list[TraceRecord] = []
         self.trace_bytes = 0
@@ -382,7 +385,8 @@ class KitSession:
                 t = self.now()
                 if not data:
                     self._transport_failed(t)
-                    self._on_eof(t)
+                    # Closed by the kit at its own limit: what the target still owed was cut by us, not by it.
+                    self._on_eof(t, judged=self.kit_limit is None)
                     return
                 self._record(t, TARGET, data)
                 arrived = time.monotonic()
@@ -530,6 +534,8 @@ class KitSession:
         if failure.violation is not None and failure.violation.rule in RULES:
             self.monitor.observe_error(TARGET, failure.violation, t)
         self.error = f"WebSocket: {failure}"
+        if failure.kit_limit:
+            self.kit_limit = self.error
         self._line("target->kit", f"(WebSocket failed: {failure})", b"", None)
 
     def _on_eof(self, t: float, judged: bool = True) -> None:

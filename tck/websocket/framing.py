@@ -41,10 +41,13 @@ class WebSocketError(Exception):
     binding's rule when one was broken (``violation``)."""
 
     def __init__(self, message: str, close_code: int | None = None,
-                 violation: ProtocolViolation | None = None) -> None:
+                 violation: ProtocolViolation | None = None, *, kit_limit: bool = False) -> None:
         super().__init__(message)
         self.close_code = close_code
         self.violation = violation
+        # The kit closed at a limit of its own that no spec sets (a ping flood, a message in too many frames):
+        # what the peer did then breaks no rule, and what it could not do after the close is not charged.
+        self.kit_limit = kit_limit
 
     def __str__(self) -> str:
         code = f" (close {self.close_code})" if self.close_code else ""

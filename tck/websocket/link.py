@@ -15,7 +15,9 @@ is read.  Codes: 1002 a malformed frame (websockets' parser: reserved bits or
 opcodes, a server's unmasked or a client's masked frame, bad fragmentation),
 1003 a message of the wrong type for the binding, 1007 a text message that is
 not UTF-8 or a message the binding cannot take, 1009 a message over
-``framing.max_message`` (judged on the frame header, before the payload is read).
+``framing.max_message`` (judged on the frame header, before the payload is read) or in more
+than ``MAX_MESSAGE_FRAMES`` frames; 1008 more than ``MAX_CONTROL_IN_A_ROW`` pings or
+pongs in a row (a ping flood).
 
 ``Observer(framing)`` reads both directions of a connection relayed unchanged (the
 proxy): a server protocol reads the client's bytes, a client protocol the server's
@@ -40,6 +42,19 @@ from websockets.uri import parse_uri
 from ..errors import ProtocolViolation, Side
 from .framing import Framing, WebSocketError
 
+# Frames one message may come in.  RFC 6455 sets no limit, so this is the kit's, as ``max_message`` is: a
+# sender that cuts its largest message (16 MiB) in 1 KiB fragments stays under it, and a peer that sends a
+# message in 10^6 one-byte continuation frames (each one a websockets ``Frame`` to parse) is closed with
+# 1009 ("too big to process") after this many, in milliseconds, not after a minute of parsing.
+MAX_MESSAGE_FRAMES = 16_384
+
+# Control frames (pings, pongs) in a row with no data frame between.  RFC 6455 sets no limit; each costs a
+# websockets ``Frame`` to parse and a pong to write, so a peer flooding pings (256 KiB a read, 2 bytes a
+# ping: over 100,000 frames, seconds of parsing in one call) is closed with 1008 after this many.  Bytes are
+# fed to the parser in ``FEED_SLICE`` pieces, so no more than about this many are parsed before it is seen.
+MAX_CONTROL_IN_A_ROW = 4096
+FEED_SLICE = 8 * 1024
+
 LOG = logging.getLogger("rsio_tck.websocket")
 LOG.setLevel(logging.WARNING)  # websockets logs every close at INFO
 
@@ -54,12 +69,14 @@ class _Messages:
         # The message in progress, one buffer: a list of frames' bytes costs ~40 bytes a frame on top (a message
         # in 10^6 one-byte continuations was 40 MB before its size was even checked).
         self.parts = bytearray()
+        self.frames = 0  # frames of the message in progress
         self.text = codecs.getincrementaldecoder("utf-8")()
 
     def frame(self, frame: Frame) -> bytes | WebSocketError:
         opcode = frame.opcode
         if opcode in (Opcode.TEXT, Opcode.BINARY):
             self.kind = opcode
+            self.frames = 0
             want = Opcode.TEXT if self.framing.message_type == "text" else Opcode.BINARY
             if opcode is not want:
                 got = "text" if opcode is Opcode.TEXT else "binary"
@@ -81,6 +98,10 @@ class _Messages:
         if len(self.parts) + len(frame.data) > self.framing.max_message:
             return WebSocketError(f"the {self.sender} sent a message of more than {self.framing.max_message} bytes "
                                   "in continuation frames", 1009)
+        self.frames += 1
+        if self.frames > MAX_MESSAGE_FRAMES:
+            return WebSocketError(f"the {self.sender} sent a message in more than {MAX_MESSAGE_FRAMES} frames (the "
+                                  "kit's limit; RFC 6455 sets none)", 1009, kit_limit=True)
         self.parts += frame.data
         if not frame.fin:
             return b""
@@ -124,14 +145,26 @@ class WebSocketLink:
         # data frame without FIN): what the session's silence clock counts, though no stream came of them.
         self.partial = False
         self._waiting = bytearray()  # the stream sent before the handshake completed
+        self.control_in_a_row = 0  # control frames received since the last data frame
 
     # -- receiving ---------------------------------------------------------------------
 
     def receive_data(self, data: bytes) -> bytes:
         if self.failure is not None:
             return b""
-        self.ws.receive_data(data)
-        return self._events()
+        if len(data) <= FEED_SLICE:
+            self.ws.receive_data(data)
+            return self._events()
+        out = bytearray()
+        partial = False
+        for start in range(0, len(data), FEED_SLICE):  # a slice at a time: a flood is seen before all is parsed
+            self.ws.receive_data(data[start:start + FEED_SLICE])
+            out += self._events()
+            partial = partial or self.partial
+            if self.failure is not None:
+                break
+        self.partial = partial and not out
+        return bytes(out)
 
     def receive_eof(self) -> bytes:
         if self.ws.state is not State.CLOSED:
@@ -155,6 +188,14 @@ class WebSocketLink:
                 if event.opcode is Opcode.CLOSE:
                     self.close_received = True
                     continue
+                if event.opcode in (Opcode.PING, Opcode.PONG):
+                    self.control_in_a_row += 1
+                    if self.control_in_a_row > MAX_CONTROL_IN_A_ROW:
+                        self._fail(WebSocketError(f"the {self.peer} sent more than {MAX_CONTROL_IN_A_ROW} pings or "
+                                                  "pongs in a row, with no message between (the kit's limit; "
+                                                  "RFC 6455 sets none)", 1008, kit_limit=True))
+                    continue
+                self.control_in_a_row = 0
                 if event.opcode in (Opcode.TEXT, Opcode.BINARY, Opcode.CONT) and not event.fin:
                     self.partial = True
                 got = self.messages.frame(event)
