@@ -20,10 +20,11 @@ from types import ModuleType
 ROOT = Path(__file__).resolve().parents[1]
 LIMIT = 150.0  # seconds a measured run may take before it is killed
 MB = 1024 * 1024
-BINDINGS = ("rsocket", "ditto")
+BINDINGS = ("rsio", "rsocket", "ditto")
 COMMON = ("garbage", "flood", "huge-length", "silent", "slowloris", "half-close", "mid-frame-close")
 WS_ONLY = ("ws-huge-frame", "ws-ping-flood", "ws-continuations", "ws-close-then-data")
-OWN = {"rsocket": ("endless-fragments", "keepalive-storm", "lease-storm"),
+OWN = {"rsio": ("endless-split", "unknown-next-flood"),
+       "rsocket": ("endless-fragments", "keepalive-storm", "lease-storm"),
        "ditto": ("endless-line", "unclosed-json", "invalid-utf8", "deep-json", "unknown-next-flood")}
 
 

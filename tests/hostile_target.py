@@ -17,8 +17,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-# Where each binding listens on WebSocket (Ditto's /ws/2, RSocket's any path).
-WS_PATHS = {"rsocket": "/rsocket", "ditto": "/ws/2"}
+# Where each binding listens on WebSocket (Ditto's /ws/2, RSocket's and RS-IO's any path).
+WS_PATHS = {"rsio": "/rsio", "rsocket": "/rsocket", "ditto": "/ws/2"}
 
 
 class HostileTarget:
@@ -63,12 +63,15 @@ def kit_command(binding: str, url: str, report_dir: Path, *extra: str) -> list[s
             "--report-dir", str(report_dir), "--quiet", *extra]
 
 
-def run_kit(binding: str, transport: str, mode: str, report_dir: Path, *extra: str) -> tuple[Any, list[dict[str, Any]]]:
+def run_kit(binding: str, transport: str, mode: str, report_dir: Path, *extra: str,
+            profile: str | None = None) -> tuple[Any, list[dict[str, Any]]]:
     """``rsio-tck run`` of ``binding``'s suite (``extra``: e.g. ``-k``) against ``mode``, sampled with psutil;
-    the measure and the results.jsonl lines."""
+    the measure and the results.jsonl lines.  ``profile``: the wire profile of both ends (None: the default)."""
     from flood_target import measure
 
-    with HostileTarget(binding, mode, transport, max_seconds=KILL_AFTER + 30) as url:
+    if profile is not None:
+        extra = (*extra, "--profile", profile)
+    with HostileTarget(binding, mode, transport, profile=profile, max_seconds=KILL_AFTER + 30) as url:
         measured = measure(kit_command(binding, url, report_dir, *extra), KILL_AFTER)
     runs = [p for p in report_dir.iterdir() if p.is_dir()] if report_dir.exists() else []
     lines = (runs[0] / "results.jsonl").read_text().splitlines() if len(runs) == 1 else []

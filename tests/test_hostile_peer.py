@@ -1,7 +1,7 @@
 """The reference peer's hostile modes themselves (``rsio-peer --hostile MODE``): what each writes, and its bounds.
 
-The kit's side (bounded runs against every mode) is in ``test_hostile_rsocket.py`` and
-``test_hostile_ditto.py``; here a bare asyncio client plays the kit's opening and looks at the bytes.
+The kit's side (bounded runs against every mode) is in ``test_hostile_rsio.py``,
+``test_hostile_rsocket.py`` and ``test_hostile_ditto.py``; here a bare asyncio client plays the kit's opening and looks at the bytes.
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ from websockets.frames import Frame, Opcode
 from websockets.uri import parse_uri
 
 from rsio_tck.binding import get_binding
+from rsio_tck.bindings.rsio.wire.frames import ClientHello, OnNext, OnNextPart, ServerHello
 from rsio_tck.bindings.rsocket.codec import FRAME_MAX
 from rsio_tck.bindings.rsocket.frames import Payload, Setup
+from rsio_tck.errors import ProtocolViolation
 from rsio_tck.transport import Target
 
 PEER = [sys.executable, "-m", "rsio_tck.reference_peer"]
@@ -48,7 +50,7 @@ async def _read_all(reader: asyncio.StreamReader, limit: int) -> bytes:
     return bytes(out)
 
 
-@pytest.mark.parametrize("binding", ["rsocket", "ditto"])
+@pytest.mark.parametrize("binding", ["rsio", "rsocket", "ditto"])
 def test_list_prints_every_mode_with_one_line(binding: str) -> None:
     done = subprocess.run([*PEER, "--binding", binding, "--hostile", "list"], capture_output=True, text=True,
                           timeout=30, check=True)
@@ -56,7 +58,8 @@ def test_list_prints_every_mode_with_one_line(binding: str) -> None:
     names = [line.split()[0] for line in lines]
     common = ["garbage", "flood", "huge-length", "silent", "slowloris", "half-close", "mid-frame-close",
               "ws-huge-frame", "ws-ping-flood", "ws-continuations", "ws-close-then-data"]
-    own = {"rsocket": ["endless-fragments", "keepalive-storm", "lease-storm"],
+    own = {"rsio": ["endless-split", "unknown-next-flood"],
+           "rsocket": ["endless-fragments", "keepalive-storm", "lease-storm"],
            "ditto": ["endless-line", "unclosed-json", "invalid-utf8", "deep-json", "unknown-next-flood"]}[binding]
     assert names == common + own
     assert all(len(line.split()) > 3 for line in lines)
@@ -105,6 +108,50 @@ def test_huge_length_announces_the_largest_frame_then_trickles() -> None:
     with HostileTarget("rsocket", "huge-length") as url:
         got = asyncio.run(go(url))
     assert int.from_bytes(got[:3], "big") == FRAME_MAX and got[-2:] == b"\x2a\x2a"
+
+
+@pytest.mark.parametrize("codec", ["msgpack", "varint"])
+def test_rsio_answers_the_client_hello_then_announces_the_largest_element(codec: str) -> None:
+    """serverHello first (HS-1, HS-6), then an onNext whose element length is the largest the codec can
+    write: the kit's decoder refuses it on the header (ERR-8), before a byte of the body."""
+    rsio = get_binding("rsio")
+
+    async def go(url: str) -> bytes:
+        reader, writer = await _tcp(url, rsio.encoder(codec).encode(ClientHello(version=0)))
+        try:
+            return await asyncio.wait_for(reader.readexactly(3 + 13), WAIT)  # serverHello, the longest header
+        finally:
+            writer.close()
+
+    with HostileTarget("rsio", "huge-length", profile=codec) as url:
+        got = asyncio.run(go(url))
+    decoder = rsio.decoder(codec)
+    with pytest.raises(ProtocolViolation) as refused:
+        decoder.feed(got)
+    assert decoder.salvaged == [ServerHello(version=0, extensions=())]
+    assert refused.value.rule == "ERR-8" and str(2**32 - 1 if codec == "msgpack" else 2**64 - 1) in str(refused.value)
+
+
+@pytest.mark.parametrize(("mode", "kind"), [("flood", OnNext), ("endless-split", OnNextPart),
+                                            ("unknown-next-flood", OnNext)])
+def test_rsio_floods_are_valid_frames_after_the_server_hello(mode: str, kind: type) -> None:
+    rsio = get_binding("rsio")
+
+    async def go(url: str) -> list[object]:
+        reader, writer = await _tcp(url, rsio.encoder("varint").encode(ClientHello(version=0)))
+        decoder = rsio.decoder("varint")
+        frames: list[object] = []
+        while len(frames) < 500:
+            frames += decoder.feed(await asyncio.wait_for(reader.read(65536), WAIT))
+        writer.close()
+        return frames
+
+    with HostileTarget("rsio", mode, profile="varint") as url:
+        frames = asyncio.run(go(url))
+    assert frames[0] == ServerHello(version=0, extensions=())
+    assert all(type(f) is kind for f in frames[1:])
+    ids = {f.subscriber for f in frames[1:]}  # type: ignore[attr-defined]
+    assert ids == ({2**62 + 27} if mode == "unknown-next-flood" else {1})
 
 
 def test_half_close_ends_the_write_side_and_keeps_the_socket() -> None:
@@ -188,3 +235,27 @@ def test_websocket_modes_upgrade_then_send_their_frames() -> None:
         endless = asyncio.run(_websocket(url, subscribe, 20, text=True))
     assert endless[0].opcode is Opcode.TEXT and not any(f.fin for f in endless)
     assert all(f.opcode is Opcode.CONT for f in endless[1:])
+
+
+def test_rsio_over_websocket_is_a_byte_stream_in_binary_messages() -> None:
+    """RS-IO's framing (StreamFraming): the serverHello and the flood's frames arrive in binary messages
+    whose concatenation decodes as the TCP stream would."""
+    rsio = get_binding("rsio")
+    hello = rsio.encoder("msgpack").encode(ClientHello(version=0))
+    with HostileTarget("rsio", "flood", "ws") as url:
+        messages = asyncio.run(_websocket(url, hello, 20))
+    assert messages and all(f.opcode is Opcode.BINARY and f.fin for f in messages)
+    frames = rsio.decoder("msgpack").feed(b"".join(f.data for f in messages))
+    assert frames[0] == ServerHello(version=0, extensions=())
+    assert all(isinstance(f, OnNext) and f.subscriber == 1 for f in frames[1:]) and len(frames) > 1
+
+
+def test_rsio_huge_length_over_websocket_announces_in_the_stream() -> None:
+    """RS-IO keeps its lengths inside its byte stream, not in the WebSocket header: over ws:// huge-length
+    sends the onNext's longest header in a message of its own, then the trickle one message a byte."""
+    rsio = get_binding("rsio")
+    hello = rsio.encoder("msgpack").encode(ClientHello(version=0))
+    with HostileTarget("rsio", "huge-length", "ws") as url:
+        messages = asyncio.run(_websocket(url, hello, 4))
+    assert all(f.opcode is Opcode.BINARY and f.fin for f in messages)
+    assert messages[1].data == bytes([0x08, 0x01, 0xC6]) + b"\xff" * 4 and messages[2].data == b"\x2a"

@@ -115,6 +115,36 @@ def test_stream_framing_keeps_bytes_and_bounds_messages() -> None:
     assert b"".join(framing.incoming(m) for m in messages) == data
 
 
+def _opened_client(framing: Any) -> WebSocketLink:
+    """A client link whose opening handshake a server link answered (both sans-IO, no socket)."""
+    client = WebSocketLink(Side.CLIENT, framing, uri="ws://127.0.0.1:1/tck")
+    server = WebSocketLink(Side.SERVER, framing, path="/tck")
+    server.receive_data(b"".join(client.data_to_send()))
+    client.receive_data(b"".join(server.data_to_send()))
+    assert client.opened and client.failure is None
+    return client
+
+
+def test_a_stream_framing_reads_a_fragmented_message_as_its_frames_arrive() -> None:
+    """RS-IO's messages mean nothing: the bytes of each continuation are the stream's at once, so a message
+    in endless one-byte frames is judged at its first byte (it was joined first: 10^6 frames per scenario)."""
+    client = _opened_client(StreamFraming(max_message=10))
+    first = Frame(Opcode.BINARY, b"\x01\x00", fin=False).serialize(mask=False)
+    more = Frame(Opcode.CONT, b"\x90", fin=False).serialize(mask=False)
+    assert client.receive_data(first) == b"\x01\x00" and client.receive_data(more * 3) == b"\x90" * 3
+    last = Frame(Opcode.CONT, b"!", fin=True).serialize(mask=False)
+    assert client.receive_data(last) == b"!" and client.failure is None
+    # The message is still bounded as a whole: 11 bytes in continuations of a 10-byte framing is close 1009.
+    client.receive_data(first + more * 8 + last)
+    assert client.failure is not None and client.failure.close_code == 1009
+
+
+def test_a_message_framing_still_joins_its_fragments() -> None:
+    client = _opened_client(framing_for("rsocket"))
+    assert client.receive_data(Frame(Opcode.BINARY, b"\x00\x00", fin=False).serialize(mask=False)) == b""
+    assert client.receive_data(Frame(Opcode.CONT, b"\x00\x01", fin=True).serialize(mask=False)) != b""
+
+
 def test_a_link_pair_carries_the_stream_under_any_chunking() -> None:
     rng = random.Random(5)
     for _ in range(10):

@@ -17,6 +17,7 @@ import struct
 from websockets.frames import Close, Frame, Opcode
 
 from rsio_tck.errors import Side
+from rsio_tck.websocket.framing import StreamFraming
 from rsio_tck.websocket.link import WebSocketLink
 
 from .material import ENDLESS, FRAMES
@@ -67,6 +68,10 @@ class TcpCarrier:
         """The start of a frame announcing the largest length the binding allows."""
         await self.raw(header)
 
+    async def fill(self, data: bytes) -> None:
+        """More of the frame ``announce`` started."""
+        await self.raw(data)
+
     async def cut(self, frame: bytes) -> None:
         """The first half of a frame (then the driver closes)."""
         await self.raw(frame[: max(1, len(frame) // 2)])
@@ -95,6 +100,7 @@ class WebSocketCarrier(TcpCarrier):
         binary = getattr(framing, "message_type", "binary") == "binary"
         self.opcode = Opcode.BINARY if binary else Opcode.TEXT
         self.endless_started = False  # an ENDLESS message has its first frame out
+        self.announced_in_stream = False  # ``announce`` put the binding's own header in a message
 
     async def opening(self) -> bytes:
         """The upgrade, answered by the link; then the kit's first stream bytes (b"" if none came)."""
@@ -145,9 +151,22 @@ class WebSocketCarrier(TcpCarrier):
                 await asyncio.sleep(pace)
 
     async def announce(self, header: bytes) -> None:
-        """A WebSocket frame header announcing the largest message the binding's framing takes (the
-        binding's own length lives in the WebSocket header here, not in ``header``)."""
+        """The largest length where the binding keeps it.  A binding whose frame is one message (RSocket,
+        Ditto) has it in the WebSocket header: a header announcing the largest message its framing takes.
+        A byte stream whose message boundaries mean nothing (RS-IO's ``StreamFraming``) keeps its own
+        length inside the stream: ``header`` itself, in one message of its own."""
+        if isinstance(self.framing, StreamFraming):
+            self.announced_in_stream = True  # ``fill`` then continues that frame in messages of its own
+            await self.raw(self.frame(self.opcode, header))
+            return
         await self.header(self.opcode, int(getattr(self.framing, "max_message", 1 << 24)))
+
+    async def fill(self, data: bytes) -> None:
+        """More of the announced frame: the announced message's payload, or (a stream framing) a message."""
+        if self.announced_in_stream:
+            await self.raw(self.frame(self.opcode, data))
+        else:
+            await self.raw(data)
 
     async def header(self, opcode: Opcode, length: int) -> None:
         """A frame header alone, announcing ``length`` payload bytes (RFC 6455 5.2: 127, then 64 bits).

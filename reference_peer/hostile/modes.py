@@ -72,14 +72,14 @@ async def flood(conn: Conn) -> None:
 async def huge_length(conn: Conn) -> None:
     await conn.answer()
     await conn.carrier.announce(conn.material.huge_header)
-    await _trickle(conn, conn.material.filler)
+    await _trickle(conn.carrier.fill, conn.material.filler)
 
 
-async def _trickle(conn: Conn, byte: bytes) -> None:
+async def _trickle(write: Callable[[bytes], Awaitable[None]], byte: bytes) -> None:
     import asyncio
 
     while True:
-        await conn.carrier.raw(byte)
+        await write(byte)
         await asyncio.sleep(PACE)  # the hostile writer's pace, not synchronisation
 
 
@@ -109,7 +109,7 @@ async def ws_huge_frame(conn: Conn) -> None:
 
     await conn.answer()
     await conn.ws.header(Opcode.BINARY, 2**63 - 1)
-    await _trickle(conn, conn.material.filler)
+    await _trickle(conn.ws.raw, conn.material.filler)
 
 
 async def ws_ping_flood(conn: Conn) -> None:

@@ -10,7 +10,9 @@ A binding's hook ``websocket_framing(profile)`` returns an object with:
 - ``incoming(message) -> bytes``: one received message as the bytes the binding's decoder
   reads on TCP;
 - ``outgoing(data) -> list[bytes | str]``: the binding's TCP byte stream as messages
-  (a partial frame is kept until it is complete).
+  (a partial frame is kept until it is complete);
+- ``stream`` (optional, default False): message boundaries mean nothing, so the receiver hands on
+  each data frame's bytes as they arrive, without joining a fragmented message first.
 
 ``StreamFraming`` is the plain byte-stream framing (RS-IO's).
 """
@@ -60,6 +62,7 @@ class StreamFraming:
 
     message_type = "binary"
     rule: str | None = None
+    stream = True  # a fragment's bytes are the stream's at once: a message need not be whole to be read
 
     def __init__(self, max_message: int = DEFAULT_MAX_MESSAGE) -> None:
         self.max_message = max_message

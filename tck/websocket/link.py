@@ -60,11 +60,18 @@ LOG.setLevel(logging.WARNING)  # websockets logs every close at INFO
 
 
 class _Messages:
-    """Joins data frames into messages and unwraps them with the framing; the first failure sticks."""
+    """Joins data frames into messages and unwraps them with the framing; the first failure sticks.
+
+    A byte-stream framing (``framing.stream``: RS-IO's) joins nothing: each data frame's bytes are the
+    binding's stream as they arrive, so a message in a million one-byte continuations is read, and
+    judged, at its first bytes, not after the last (the message is still bounded by ``max_message``).
+    """
 
     def __init__(self, framing: Framing, sender: str) -> None:
         self.framing = framing
         self.sender = sender  # who sent the frames, for messages: "client", "server", "peer"
+        self.stream = bool(getattr(framing, "stream", False))
+        self.size = 0  # bytes of the message in progress (a stream framing keeps none of them)
         self.kind: Opcode | None = None
         # The message in progress, one buffer: a list of frames' bytes costs ~40 bytes a frame on top (a message
         # in 10^6 one-byte continuations was 40 MB before its size was even checked).
@@ -95,19 +102,28 @@ class _Messages:
                                       f"({exc.reason} at byte {exc.start} of a frame)", 1007)
         # websockets' sans-IO parser checks ``max_size`` per frame only: the whole message is checked here,
         # before its bytes are kept, so continuation frames cannot grow it past the framing's limit (1009).
-        if len(self.parts) + len(frame.data) > self.framing.max_message:
+        self.size += len(frame.data)
+        if self.size > self.framing.max_message:
             return WebSocketError(f"the {self.sender} sent a message of more than {self.framing.max_message} bytes "
                                   "in continuation frames", 1009)
         self.frames += 1
         if self.frames > MAX_MESSAGE_FRAMES:
             return WebSocketError(f"the {self.sender} sent a message in more than {MAX_MESSAGE_FRAMES} frames (the "
                                   "kit's limit; RFC 6455 sets none)", 1009, kit_limit=True)
+        if self.stream:
+            kind = self.kind
+            if frame.fin:
+                self.kind, self.size = None, 0
+            return self._incoming(bytes(frame.data), kind)
         self.parts += frame.data
         if not frame.fin:
             return b""
-        data, kind, self.kind = bytes(self.parts), self.kind, None
+        data, kind, self.kind, self.size = bytes(self.parts), self.kind, None, 0
         self.parts.clear()
         self.text.reset()
+        return self._incoming(data, kind)
+
+    def _incoming(self, data: bytes, kind: Opcode | None) -> bytes | WebSocketError:
         try:
             return self.framing.incoming(data.decode() if kind is Opcode.TEXT else data)
         except ProtocolViolation as violation:

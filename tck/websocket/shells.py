@@ -29,7 +29,12 @@ from .link import WebSocketLink
 
 log = logging.getLogger("rsio_tck.websocket")
 WIRE_MAX_BYTES = 4 * 1024 * 1024  # raw bytes of both directions one connection records (as a session's trace)
-READ_LIMIT = 256 * 1024
+# The StreamReader's limit: past twice this many stream bytes not yet read by the session, the transport pauses.
+# Smaller than TCP's (``transport.READ_LIMIT``) because a stream byte can cost a WebSocket frame to parse
+# (~17 us on a loaded machine): a session that stopped reading (a verdict, bytes it cannot decode) faced with
+# one-byte continuations (RS-IO's stream framing hands each on at once) made the link parse 512K frames per
+# connection before the pause, and eight such connections starved the event loop for a minute.
+READ_LIMIT = 16 * 1024
 HIGH_WATER = 256 * 1024  # bytes queued on the socket before drain() waits
 ANSWERS_MAX_BYTES = 1024 * 1024  # bytes queued on the socket before the kit stops reading (pongs nobody reads)
 
