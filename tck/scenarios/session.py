@@ -80,6 +80,7 @@ NOT_SENT_NAMED = 3  # frames named in a "(not sent: ...)" line; the rest of a lo
 # the next up to READ_SIZE.  A target that floods from the start is judged (and found out)
 # on a few KiB; legal heavy traffic reaches full-size reads after a handful.  READ_SIZE also
 # bounds how far one read can overshoot the inbox caps.
+CLOSE_WAIT = 1.0  # seconds a finished session waits for the connection to close before it aborts it
 READ_SIZE = 64 * 1024
 FIRST_READ_SIZE = 2 * 1024
 GOODBYE_GRACE = 0.05  # seconds a wait on a stream lasts once the target said goodbye: what was in flight
@@ -346,11 +347,15 @@ class KitSession:
             except (asyncio.CancelledError, Exception):
                 pass
         del tasks
+        # A target that goes on sending and never reads our close (a flood the kit closed at its own limit) would
+        # hold the connection open: the transport is aborted once the wait is over (shorter then: nothing is owed).
         try:
             self.writer.close()
-            await asyncio.wait_for(self.writer.wait_closed(), 1.0)
+            await asyncio.wait_for(self.writer.wait_closed(), CLOSE_WAIT if self.kit_limit is None else 0.1)
         except (TimeoutError, OSError, RuntimeError, ConnectionError):
-            pass
+            transport = getattr(self.writer, "transport", None)
+            if transport is not None:
+                transport.abort()
 
     # -- receiving ----------------------------------------------------------------------
 
