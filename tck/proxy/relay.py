@@ -24,7 +24,10 @@ marked ``cut``); the trace of a connection stops at ``TRACE_MAX_BYTES`` with a
 truncation marker.  Every connect has a timeout.  A pump reads ``READ_SIZE`` at a time
 and writes it on before reading again (awaiting the receiver's drain), so the relay holds
 at most a read per direction besides what the monitor holds: a partial frame or line
-within the binding's limits (and RSocket's reassembly within its ``max_reassembly``).
+within the limits it judges with (and RSocket's reassembly within its ``max_reassembly``):
+the binding's defaults for a proxy (16 MiB of one RSocket frame or Ditto line, 64 MiB of
+RSocket reassembly per direction), the kit's own in listen mode, where the kit is the
+receiver (its scenario adapter's ``session_limits``: 4 MiB, 1 MiB of reassembly).
 In listen mode (``certain``: the client) the verdict on the client is certain once it
 broke a MUST rule: as the kit's own scenarios stop reading a target then, the relay
 passes ``POST_VERDICT_BYTES`` more of the client's bytes (a goodbye, a close) and closes
@@ -133,6 +136,7 @@ class _WebSocketView:
         self.observer = observer
         self.verdict = verdict
         self.wire = _Recorder()
+        self.closed: set[Side] = set()  # senders whose stream ended inside the WebSocket (close frame, failure)
 
     def judged(self, t: float, sender: Side, data: bytes) -> bytes:
         self.wire.add(t, sender, data)
@@ -142,6 +146,15 @@ class _WebSocketView:
             self.verdict.error = f"WebSocket: {failure}"
             if failure.violation is not None and failure.violation.rule in RULES:
                 self.verdict.monitor.observe_error(sender, failure.violation, t)
+        if (sender in self.observer.ended or sender in self.observer.failure) and sender not in self.closed:
+            # A close frame ends the sender's stream, and so does a WebSocket it broke: the monitor judges that
+            # end now, not the receiver's answer to it as a close owing what the stream no longer asks (a Ditto
+            # server closing after a client's close frame owes no `created`).
+            self.closed.add(sender)
+            if stream:
+                self.verdict.monitor.observe(sender, stream, t)
+                stream = b""
+            self.verdict.monitor.close(sender, t)
         return stream
 
 
@@ -217,7 +230,8 @@ async def _pump(reader: asyncio.StreamReader, sender: Side, relayed: _Relayed) -
         if not data:
             relayed.ended(f"the {sender} closed")
             recorder.add(t, sender, None)
-            monitor.close(sender, t)
+            if view is None or sender not in view.closed:  # a WebSocket close frame ended it already
+                monitor.close(sender, t)
             try:
                 writer = relayed.writers[receiver]
                 if writer.can_write_eof():
@@ -243,8 +257,8 @@ async def _pump(reader: asyncio.StreamReader, sender: Side, relayed: _Relayed) -
 
 async def _relay_one(index: int, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter,
                      target: Target, binding: Binding, profile: str | None, out_dir: Path | None,
-                     verdicts: list[ConnectionVerdict], certain: Side | None = None) -> None:
-    monitor = Monitor(profile, binding=binding)
+                     verdicts: list[ConnectionVerdict], certain: Side | None = None, limits: Any = None) -> None:
+    monitor = Monitor(profile, limits, binding=binding)
     verdict = ConnectionVerdict(index, monitor)
     verdicts.append(verdict)
     recorder = _Recorder()
@@ -283,11 +297,13 @@ async def _relay_one(index: int, client_reader: asyncio.StreamReader, client_wri
 async def run_proxy(listen: str, target: str, binding: Binding, profile: str | None = None, *,
                     out_dir: Path | None = None, max_connections: int = 100, duration: float = 600.0,
                     on_ready: Callable[[str], None] | None = None, stop: asyncio.Event | None = None,
-                    grace: float = 2.0, certain: Side | None = None) -> ProxyResult:
+                    grace: float = 2.0, certain: Side | None = None, limits: Any = None) -> ProxyResult:
     """Relay and judge until ``max_connections`` have ended, ``duration`` seconds have passed, or
     ``stop`` is set (then connections still open get ``grace`` seconds to end before they are cut).
     ``certain`` (listen mode: the client) is the side judged: once it broke a MUST rule, a connection
-    relays ``POST_VERDICT_BYTES`` more of its bytes and is closed (a proxy passes everything on)."""
+    relays ``POST_VERDICT_BYTES`` more of its bytes and is closed (a proxy passes everything on).  ``limits``:
+    the binding's limits the monitor judges with (None: the binding's defaults, a proxy's assumption about
+    receivers it does not know; listen mode gives the kit's own, as its receiver)."""
     where = Target.parse(listen)
     to = Target.parse(target)
     if where.scheme == "ws" or to.websocket:
@@ -319,7 +335,8 @@ async def run_proxy(listen: str, target: str, binding: Binding, profile: str | N
         assert task is not None
         tasks.add(task)
         try:
-            await _relay_one(accepted, reader, writer, to, binding, profile, out_dir, result.connections, certain)
+            await _relay_one(accepted, reader, writer, to, binding, profile, out_dir, result.connections, certain,
+                             limits)
         finally:
             tasks.discard(task)
             if accepted >= max_connections and not tasks:
