@@ -9,6 +9,8 @@
     rsio-peer --connect tcp://host:port [--subscribe NAME]          # the client role (ws://host:port/path too)
     rsio-peer --list-faults
     rsio-peer --binding rsocket --listen tcp://127.0.0.1:0 --hostile garbage   # misbehave on purpose
+    rsio-peer --binding rsocket --connect tcp://127.0.0.1:7879 --hostile flood   # a hostile client (once)
+    rsio-peer --binding ditto --connect env --hostile garbage       # ... to $RSIO_URL (listen mode's client command)
     rsio-peer --binding ditto --hostile list                        # every hostile mode, one line each
     rsio-peer --binding rsocket --profile rsocket-1.0 --listen tcp://127.0.0.1:7878   # another wire
 
@@ -50,7 +52,8 @@ def parser(peer: PeerBinding | None = None) -> argparse.ArgumentParser:
     mode.add_argument("--capabilities", action="store_true", help="print the capabilities file and exit")
     mode.add_argument("--hostile", metavar="MODE",
                       help="with --listen (tcp:// or ws://): misbehave on every connection as MODE says, to test "
-                           "the kit's bounds ('list' prints the modes)")
+                           "the kit's bounds; with --connect: one connection as a hostile client, exit 1 when the "
+                           "mode ends (--connect env: the URL in $RSIO_URL, for listen mode) ('list' prints the modes)")
     p.add_argument("--hostile-max-bytes", type=int, default=64 * 1024 * 1024, metavar="N",
                    help="with --hostile: bytes written per connection at most (default 64 MiB)")
     p.add_argument("--hostile-max-seconds", type=float, default=300.0, metavar="S",
@@ -148,6 +151,29 @@ async def run_hostile(args: argparse.Namespace, peer: PeerBinding) -> int:
     await serve_hostile(args.listen, material, args.hostile, max_bytes=args.hostile_max_bytes,
                         max_seconds=args.hostile_max_seconds, seed=args.seed, stop=stop, on_listening=listening)
     return 0
+
+
+async def run_hostile_client(args: argparse.Namespace, peer: PeerBinding) -> int:
+    """``--connect URL --hostile MODE``: one connection as a hostile client (listen mode's client command, a
+    proxy's client); exit 1 once the mode ended: a hostile client never performs a test case."""
+    from .hostile import client_hello, connect_hostile
+
+    url = args.connect
+    if url == "env":
+        url = os.environ.get("RSIO_URL", "")
+        if not url:
+            raise ValueError("--connect env: RSIO_URL is not set")
+    profile = profile_from(args, peer)
+    material = peer.hostile_material(profile)  # type: ignore[attr-defined]
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    why = await connect_hostile(url, material, args.hostile, hello=client_hello(material, peer.name, profile),
+                                max_bytes=args.hostile_max_bytes, max_seconds=args.hostile_max_seconds,
+                                seed=args.seed, stop=stop)
+    print(f"hostile client ({args.hostile}) to {url}: {why}", flush=True)
+    return 1
 
 
 def write_port(path: Path, port: int) -> None:
@@ -279,14 +305,14 @@ def hostile_main(args: argparse.Namespace, peer: PeerBinding) -> int:
     if args.hostile == "list":
         print(describe_modes(material(peer_profile(peer, None)).modes))
         return 0
-    if not args.listen or args.stdio or args.connect:
-        parser(peer).error("--hostile MODE needs --listen URL (tcp:// or ws://), and neither --stdio nor --connect")
+    if sum(map(bool, (args.listen, args.stdio, args.connect))) != 1 or args.stdio:
+        parser(peer).error("--hostile MODE needs --listen URL or --connect URL (tcp:// or ws://), and not --stdio")
     if args.hostile_max_bytes < 1 or args.hostile_max_seconds <= 0:
         parser(peer).error("--hostile-max-bytes and --hostile-max-seconds must be positive")
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING if args.quiet else logging.INFO,
                         format="rsio-peer[%(process)d] %(message)s")
     try:
-        return asyncio.run(run_hostile(args, peer))
+        return asyncio.run(run_hostile_client(args, peer) if args.connect else run_hostile(args, peer))
     except (HostileError, ValueError, TargetError, OSError) as exc:
         print(f"rsio-peer: {exc}", file=sys.stderr)
         return 2

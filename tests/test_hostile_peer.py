@@ -259,3 +259,83 @@ def test_rsio_huge_length_over_websocket_announces_in_the_stream() -> None:
         messages = asyncio.run(_websocket(url, hello, 4))
     assert all(f.opcode is Opcode.BINARY and f.fin for f in messages)
     assert messages[1].data == bytes([0x08, 0x01, 0xC6]) + b"\xff" * 4 and messages[2].data == b"\x2a"
+
+
+# -- the client role (``--connect URL --hostile MODE``): listen mode's and the proxy's hostile client -----------
+
+async def _serve_once(url: str, wanted: int, *, websocket: bool = False, framing: object = None,
+                      ) -> tuple[bytes, str | None]:
+    """Accept one hostile client, read ``wanted`` bytes of its stream (over ws:// through a server link, which
+    refuses an unmasked frame); the stream and the link's failure, if any."""
+    from rsio_tck.errors import Side
+    from rsio_tck.websocket.link import WebSocketLink
+
+    got = bytearray()
+    failure: list[str] = []
+    done = asyncio.Event()
+
+    async def one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        link = WebSocketLink(Side.SERVER, framing) if websocket else None  # type: ignore[arg-type]
+        try:
+            while len(got) < wanted:
+                data = await asyncio.wait_for(reader.read(65536), WAIT)
+                if not data:
+                    break
+                if link is None:
+                    got.extend(data)
+                    continue
+                got.extend(link.receive_data(data))
+                for out in link.data_to_send():
+                    writer.write(out)
+                if link.failure is not None:
+                    failure.append(str(link.failure))
+                    break
+        finally:
+            writer.close()
+            done.set()
+
+    target = Target.parse(url)
+    server = await asyncio.start_server(one, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    client = await asyncio.create_subprocess_exec(
+        *PEER, "--binding", "ditto" if target.websocket else "rsocket", "--connect",
+        f"{target.scheme}://127.0.0.1:{port}{target.path if target.websocket else ''}", "--hostile", "garbage"
+        if not target.websocket else "flood", "--hostile-max-bytes", str(4 * wanted), "--hostile-max-seconds", "20",
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        await asyncio.wait_for(done.wait(), 3 * WAIT)
+        out, err = await asyncio.wait_for(client.communicate(), 3 * WAIT)
+    finally:
+        server.close()
+        if client.returncode is None:
+            client.kill()
+    assert client.returncode == 1 and b"Traceback" not in err, err  # a hostile client never passes a case
+    assert out.decode().startswith("hostile client (")
+    return bytes(got), failure[0] if failure else None
+
+
+def test_a_hostile_client_opens_with_a_valid_setup_then_misbehaves() -> None:
+    from rsio_tck.bindings.rsocket.frames import Setup as SetupFrame
+
+    stream, _ = asyncio.run(_serve_once("tcp://x:0", 200_000))
+    decoder = get_binding("rsocket").decoder("rsocket-1.0")
+    first = decoder.feed(stream[:3 + int.from_bytes(stream[:3], "big")])
+    assert len(first) == 1 and isinstance(first[0], SetupFrame)  # then random bytes, up to its budget
+    assert len(stream) >= 200_000
+
+
+def test_a_hostile_websocket_client_masks_its_frames_and_opens_with_a_subscribe() -> None:
+    framing = get_binding("ditto").websocket_framing("streaming")  # type: ignore[attr-defined]
+    stream, failure = asyncio.run(_serve_once("ws://x:0/ws/2", 20_000, websocket=True, framing=framing))
+    assert failure is None  # an unmasked frame from a client fails the server's link (RFC 6455 5.1)
+    lines = stream.split(b"\n")
+    assert b'"topic":"tck/range/things/twin/streaming/subscribeForPersistedEvents"' in lines[0]
+    assert len(lines) > 10 and all(b"/streaming/created" in line for line in lines[1:-1])
+
+
+def test_a_hostile_client_that_cannot_connect_is_one_line_and_exit_2() -> None:
+    done = subprocess.run([*PEER, "--binding", "rsocket", "--connect", "tcp://127.0.0.1:9", "--hostile", "flood"],
+                          capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 2, done.stderr
+    assert "cannot connect" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in done.stderr

@@ -12,12 +12,18 @@ and the binding's own modes (``Burst``: bytes written once, then others again an
 again).  ``carriers.py`` writes those bytes on TCP as they are, or over ws:// inside
 proper WebSocket frames after a proper upgrade (``rsio_tck.websocket``).
 
+``rsio-peer --binding B --connect URL --hostile MODE`` runs the same modes as a client, once
+(``connect_hostile``): it sends the binding's client opening (``HostileMaterial.hello``, RSocket's
+SETUP, a Ditto subscribe), then misbehaves; it is the client command of listen mode's hostile
+tests, and a proxy's hostile client.
+
 Nothing runs forever: each connection writes at most ``max_bytes``, and the process
 lives at most ``max_seconds`` (``--hostile-max-bytes``, ``--hostile-max-seconds``).
 """
 
-from .driver import HostileError, serve_hostile
+from .driver import HostileError, client_hello, connect_hostile, serve_hostile
 from .material import Burst, HostileMaterial
 from .modes import MODES, describe_modes
 
-__all__ = ["MODES", "Burst", "HostileError", "HostileMaterial", "describe_modes", "serve_hostile"]
+__all__ = ["MODES", "Burst", "HostileError", "HostileMaterial", "client_hello", "connect_hostile", "describe_modes",
+           "serve_hostile"]

@@ -6,12 +6,18 @@ reading stops the driver too.  The WebSocket carrier answers the kit's upgrade w
 sans-IO link the peer uses (``rsio_tck.websocket.link``), then writes frames itself: the
 hostile modes need frames the link would never send (no FIN ever, a close followed by data, a
 header announcing more than will come), and a server's frames are unmasked (RFC 6455 5.1).
+
+In the client role (``--connect``, ``client=True``) the driver speaks first: ``opening()``
+reads nothing on TCP, and on ws:// sends the upgrade request and waits for its answer; every
+frame the client writes is masked, as RFC 6455 5.1 asks of a client (so only the hostile
+part is hostile, not the framing).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import struct
 
 from websockets.frames import Close, Frame, Opcode
@@ -34,12 +40,16 @@ class Spent(Exception):  # noqa: N818 - a control-flow signal: the connection's 
 class TcpCarrier:
     transport = "tcp"
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, max_bytes: int) -> None:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, max_bytes: int,
+                 client: bool = False) -> None:
         self.reader, self.writer = reader, writer
         self.left = max_bytes
+        self.client = client  # the driver connected (it speaks first)
 
     async def opening(self) -> bytes:
-        """The kit's first bytes (b"" if none came in ``OPENING_WAIT``)."""
+        """The kit's first bytes (b"" if none came in ``OPENING_WAIT``); b"" at once for a client."""
+        if self.client:
+            return b""
         with contextlib.suppress(TimeoutError):
             return await asyncio.wait_for(self.reader.read(READ_SIZE), OPENING_WAIT)
         return b""
@@ -93,20 +103,27 @@ class WebSocketCarrier(TcpCarrier):
     transport = "ws"
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, max_bytes: int,
-                 framing: object, path: str | None) -> None:
-        super().__init__(reader, writer, max_bytes)
+                 framing: object, path: str | None, client: bool = False, uri: str = "") -> None:
+        super().__init__(reader, writer, max_bytes, client)
         self.framing = framing
-        self.link = WebSocketLink(Side.SERVER, framing, path=path)  # type: ignore[arg-type]
+        self.link = (WebSocketLink(Side.CLIENT, framing, uri=uri) if client  # type: ignore[arg-type]
+                     else WebSocketLink(Side.SERVER, framing, path=path))  # type: ignore[arg-type]
         binary = getattr(framing, "message_type", "binary") == "binary"
         self.opcode = Opcode.BINARY if binary else Opcode.TEXT
         self.endless_started = False  # an ENDLESS message has its first frame out
         self.announced_in_stream = False  # ``announce`` put the binding's own header in a message
 
     async def opening(self) -> bytes:
-        """The upgrade, answered by the link; then the kit's first stream bytes (b"" if none came)."""
+        """The upgrade, answered by the link; then the kit's first stream bytes (b"" if none came).  A client
+        sends the upgrade request and returns once the kit accepted it."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + OPENING_WAIT
+        if self.client:
+            for out in self.link.data_to_send():
+                self.writer.write(out)  # the upgrade request: not charged to the hostile budget either
         while loop.time() < deadline:
+            if self.client and self.link.opened:
+                return b""
             try:
                 data = await asyncio.wait_for(self.reader.read(READ_SIZE), deadline - loop.time())
             except TimeoutError:
@@ -118,14 +135,14 @@ class WebSocketCarrier(TcpCarrier):
                 self.writer.write(out)  # the handshake's answer: not charged to the hostile budget
             if self.link.failure is not None:
                 raise ConnectionError(str(self.link.failure))
-            if stream:
+            if stream and not self.client:
                 return stream
         if not self.link.opened:
             raise ConnectionError("no WebSocket upgrade from the kit")
         return b""
 
     def frame(self, opcode: Opcode, payload: bytes, fin: bool = True) -> bytes:
-        return Frame(opcode, payload, fin=fin).serialize(mask=False)
+        return Frame(opcode, payload, fin=fin).serialize(mask=self.client)
 
     def messages(self, data: bytes) -> list[bytes]:
         """Whole frames of the binding's stream as the messages its framing makes of them."""
@@ -170,8 +187,10 @@ class WebSocketCarrier(TcpCarrier):
 
     async def header(self, opcode: Opcode, length: int) -> None:
         """A frame header alone, announcing ``length`` payload bytes (RFC 6455 5.2: 127, then 64 bits).
-        Hand-written: ``Frame.serialize`` needs the payload it announces."""
-        await self.raw(bytes([0x80 | opcode.value, 127]) + struct.pack("!Q", length))
+        Hand-written: ``Frame.serialize`` needs the payload it announces.  A client's header has the mask bit
+        and a masking key (the payload that trickles after it is never unmasked whole: it never ends)."""
+        mask = (0x80, os.urandom(4)) if self.client else (0, b"")
+        await self.raw(bytes([0x80 | opcode.value, mask[0] | 127]) + struct.pack("!Q", length) + mask[1])
 
     async def cut(self, frame: bytes) -> None:
         whole = b"".join(self.frame(self.opcode, m) for m in self.messages(frame))

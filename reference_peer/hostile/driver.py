@@ -1,4 +1,10 @@
-"""The hostile driver: listen, and on every connection run one mode, within its bounds."""
+"""The hostile driver: listen, and on every connection run one mode, within its bounds; or connect once
+and run it as a client (``connect_hostile``: the kit in listen mode, or a proxy, against a hostile client).
+
+Both roles share the carriers and the modes; only the opening differs (a client speaks first: the
+binding's ``HostileMaterial.hello``, or the kit's own opening for the binding when it lends none).
+Both are bounded alike: ``max_bytes`` a connection, ``max_seconds`` in all.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ import logging
 import random
 from collections.abc import Awaitable, Callable
 
+from rsio_tck.binding import get_binding
 from rsio_tck.transport import Target, TargetError
 
 from .carriers import Spent, TcpCarrier, WebSocketCarrier
@@ -21,7 +28,7 @@ class HostileError(ValueError):
     """A hostile run that cannot start (an unknown mode, a mode the URL's transport has not): one line."""
 
 
-def pick(material: HostileMaterial, mode: str, urls: list[str]) -> Mode:
+def pick(material: HostileMaterial, mode: str, urls: list[str], verb: str = "listens") -> Mode:
     """The mode called ``mode``, checked against the listeners' transports."""
     modes = all_modes(material.modes)
     chosen = modes.get(mode)
@@ -30,10 +37,10 @@ def pick(material: HostileMaterial, mode: str, urls: list[str]) -> Mode:
     for url in urls:
         target = Target.parse(url)
         if target.scheme not in ("tcp", "ws"):
-            raise HostileError(f"--hostile listens on tcp:// or ws:// only, not {url}")
+            raise HostileError(f"--hostile {verb} on tcp:// or ws:// only, not {url}")
         transport = "ws" if target.websocket else "tcp"
         if transport not in chosen.transports:
-            raise HostileError(f"--hostile {mode}: needs a {' or '.join(chosen.transports)}:// listener, not {url}")
+            raise HostileError(f"--hostile {mode}: needs a {' or '.join(chosen.transports)}:// URL, not {url}")
     return chosen
 
 
@@ -57,19 +64,17 @@ async def serve_hostile(urls: list[str], material: HostileMaterial, mode: str, *
             tasks.add(task)
             carrier: TcpCarrier = (WebSocketCarrier(reader, writer, max_bytes, material.framing(), websocket_path)
                                    if websocket else TcpCarrier(reader, writer, max_bytes))
-            why = "done"
             try:
                 opening = b"" if mode == "silent" else await carrier.opening()
-                await chosen.run(Conn(carrier, material, random.Random(seed * 1_000_003 + number), opening))
-            except Spent:
-                why = f"wrote its {max_bytes} bytes"
+                why = await _run(chosen, Conn(carrier, material, random.Random(seed * 1_000_003 + number), opening),
+                                 max_bytes)
             except (ConnectionError, OSError, TimeoutError) as exc:
                 why = f"ended: {exc or type(exc).__name__}"
             finally:
                 tasks.discard(task)
-                log.info("hostile connection %d (%s): %s", number, mode, why)
                 with contextlib.suppress(Exception):
                     carrier.close()
+            log.info("hostile connection %d (%s): %s", number, mode, why)
 
         return connection
 
@@ -97,3 +102,69 @@ async def serve_hostile(urls: list[str], material: HostileMaterial, mode: str, *
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
     return served
+
+
+async def _run(chosen: Mode, conn: Conn, max_bytes: int) -> str:
+    """One connection's mode to its end; why it ended, in a few words."""
+    try:
+        await chosen.run(conn)
+    except Spent:
+        return f"wrote its {max_bytes} bytes"
+    except (ConnectionError, OSError, TimeoutError) as exc:
+        return f"ended: {exc or type(exc).__name__}"
+    return "done"
+
+
+def client_hello(material: HostileMaterial, binding: str, profile: str) -> bytes:
+    """The client role's opening: the binding's own (``material.hello``), else the kit's for the binding (its
+    scenario adapter's ``opening()`` frames, encoded: RS-IO's clientHello, RSocket's SETUP)."""
+    if material.hello is not None:
+        return material.hello
+    chosen = get_binding(binding)
+    adapter = chosen.scenario_adapter(profile, {})  # type: ignore[attr-defined]
+    encoder = chosen.encoder(profile)
+    return b"".join(encoder.encode(frame) for frame in adapter.opening())
+
+
+CONNECT_WAIT = 5.0  # seconds the connect may take
+
+
+async def connect_hostile(url: str, material: HostileMaterial, mode: str, *, hello: bytes, max_bytes: int,
+                          max_seconds: float, seed: int = 0, stop: asyncio.Event | None = None) -> str:
+    """Connect to ``url`` once and run ``mode`` as a client (``hello`` first), until the mode ends, the kit
+    closes, ``stop`` is set or ``max_seconds`` passed; returns why it ended, in a few words.  TargetError
+    (one line) when the connection cannot be made."""
+    chosen = pick(material, mode, [url], "connects")
+    target = Target.parse(url)
+    try:
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(target.host, target.port), CONNECT_WAIT)
+    except (OSError, TimeoutError) as exc:
+        raise TargetError(f"cannot connect to {url}: {getattr(exc, 'strerror', None) or exc or 'timed out'}") \
+            from None
+    carrier: TcpCarrier = (WebSocketCarrier(reader, writer, max_bytes, material.framing(), None, client=True,
+                                            uri=url) if target.websocket
+                           else TcpCarrier(reader, writer, max_bytes, client=True))
+
+    async def one() -> str:
+        try:
+            await carrier.opening()  # ws: the upgrade; tcp: nothing (the mode's answer() sends the hello)
+        except (ConnectionError, OSError, TimeoutError) as exc:
+            return f"ended: {exc or type(exc).__name__}"
+        return await _run(chosen, Conn(carrier, material, random.Random(seed * 1_000_003 + 1), b"", hello), max_bytes)
+
+    running = asyncio.ensure_future(one())
+    stopped = asyncio.ensure_future((stop or asyncio.Event()).wait())
+    try:
+        done, _ = await asyncio.wait({running, stopped}, timeout=max_seconds, return_when=asyncio.FIRST_COMPLETED)
+        if running in done:
+            why = running.result()
+        else:
+            why = "stopped" if stopped in done else f"ran its {max_seconds:g} s"
+    finally:
+        for task in (running, stopped):
+            task.cancel()
+        await asyncio.gather(running, stopped, return_exceptions=True)
+        with contextlib.suppress(Exception):
+            carrier.close()
+    log.info("hostile client (%s) to %s: %s", mode, url, why)
+    return why

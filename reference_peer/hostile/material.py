@@ -34,3 +34,7 @@ class HostileMaterial:
     filler: bytes  # one byte that continues a frame in progress (the huge one, an endless message)
     framing: Callable[[], Any]  # a fresh WebSocket framing of the binding (``rsio_tck.websocket.Framing``)
     modes: Mapping[str, Burst] = field(default_factory=dict)  # the binding's own modes, by name
+    # The client role's opening (``--connect``): whole frames a client starts a connection with (RSocket's
+    # SETUP, a Ditto subscribe).  None: the kit's own opening for the binding (its scenario adapter's
+    # ``opening()``, encoded), which a binding without a hello of its own (Ditto) must replace.
+    hello: bytes | None = None

@@ -1,7 +1,8 @@
 """The hostile modes every binding has, and how a binding's own ``Burst`` modes run.
 
 A mode is a coroutine over one connection (``Conn``): the carrier that writes, the binding's
-material, and a seeded random source.  Modes that name ``ws`` only need a ws:// listener.
+material, and a seeded random source.  The same modes run in both roles: a server answers the
+kit's opening first, a client sends its own (``Conn.answer``), then both misbehave alike.  Modes that name ``ws`` only need a ws:// listener.
 Every loop here ends: on the connection's byte budget (``Spent``), on the kit closing
 (``ConnectionError``) or on the process's time cap (the driver cancels it).
 """
@@ -25,10 +26,13 @@ class Conn:
     carrier: TcpCarrier
     material: HostileMaterial
     random: random.Random
-    opening: bytes  # what the kit sent first
+    opening: bytes  # what the kit sent first (a client: b"", it speaks first)
+    greeting: bytes | None = None  # the client role's own opening (None: the server role answers the kit's)
 
     async def answer(self) -> None:
-        await self.carrier.send(self.material.answer(self.opening))
+        """The mode's valid start: the answer to the kit's opening, or, as a client, the client's opening (so
+        that the hostile bytes come after a valid start, e.g. RSocket garbage after a SETUP)."""
+        await self.carrier.send(self.material.answer(self.opening) if self.greeting is None else self.greeting)
 
     @property
     def ws(self) -> WebSocketCarrier:

@@ -1,7 +1,8 @@
 """RSocket's material for the hostile driver (``reference_peer.hostile``): frames only, no logic.
 
 A server answers no SETUP (Protocol.md: the connection is set up by the client's SETUP alone),
-so the opening gets nothing back.  The valid frame is PAYLOAD NEXT on stream 1, which the kit
+so the opening gets nothing back.  A hostile client (``--connect``) opens with the kit's own
+SETUP (its scenario adapter's), so what follows is hostile, not the opening.  The valid frame is PAYLOAD NEXT on stream 1, which the kit
 opened or not: either way it is well formed.  The huge header is the length prefix of the
 largest frame (16 MiB - 1) and the start of a PAYLOAD frame.
 """
@@ -27,6 +28,8 @@ def hostile_material(profile: str) -> HostileMaterial:
         huge_header=encoder.profile.build_prefix(FRAME_MAX) + start,  # type: ignore[attr-defined]
         filler=b"\x2a",
         framing=lambda: binding.websocket_framing(profile),  # type: ignore[attr-defined]
+        hello=b"".join(encoder.encode(frame) for frame in
+                       binding.scenario_adapter(profile, {}).opening()),  # type: ignore[attr-defined]
         modes={
             "endless-fragments": Burst("PAYLOAD with the F flag on stream 1, forever: a payload that never ends",
                                        fragment),
