@@ -18,6 +18,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from . import schemas
+from .completeness import Expected
 from .sources import connection_frames, connection_work, fuzz_rows, result_rows, run_row
 
 
@@ -28,6 +29,7 @@ class BaseTables:
     violations: DataFrame
     frames: DataFrame
     fuzz_findings: DataFrame
+    expected: Expected  # what the run directories must give (completeness.check)
 
     def as_dict(self) -> dict[str, DataFrame]:
         return {
@@ -61,7 +63,10 @@ def _codec_of(run_dir: Path) -> tuple[str, str, str]:
 def ingest(spark: SparkSession, run_dirs: list[Path]) -> BaseTables:
     """The base tables of ``run_dirs`` (lazy DataFrames; ``write_tables`` stores them)."""
     context = spark.sparkContext
-    paths = [str(p.resolve()) for p in run_dirs]
+    # Executors get absolute paths: on a cluster their working directory is not the driver's, and a
+    # relative path there reads nothing (or another directory's files).
+    run_dirs = [p.resolve() for p in run_dirs]
+    paths = [str(p) for p in run_dirs]
     slices = max(1, context.defaultParallelism * 2)
     tagged = context.parallelize(paths, max(1, min(len(paths), slices))).flatMap(_read_run).cache()
 
@@ -72,9 +77,12 @@ def ingest(spark: SparkSession, run_dirs: list[Path]) -> BaseTables:
         return spark.createDataFrame(rows.map(lambda r: tuple(r.get(f) for f in fields)), schema)
 
     work = []
+    expected = Expected()
     for run_dir in run_dirs:
         run_id, codec, binding = _codec_of(run_dir)
-        work.extend(connection_work(run_dir, run_id, codec, binding))
+        found = connection_work(run_dir, run_id, codec, binding)
+        expected.add_run(run_dir, run_id, found)
+        work.extend(found)
     fields = schemas.FRAMES.fieldNames()
     frame_rdd = context.parallelize(work, max(1, min(len(work), slices * 4))).flatMap(
         lambda item: (tuple(row.get(f) for f in fields) for row in connection_frames(*item))
@@ -82,6 +90,7 @@ def ingest(spark: SparkSession, run_dirs: list[Path]) -> BaseTables:
     return BaseTables(
         runs=table("runs"), scenario_results=table("scenario_results"), violations=table("violations"),
         frames=spark.createDataFrame(frame_rdd, schemas.FRAMES), fuzz_findings=table("fuzz_findings"),
+        expected=expected,
     )
 
 
