@@ -1,4 +1,5 @@
 # rsio-tck: `make run` tests the embedded reference peer; `make test` runs the kit's own tests.
+# `make docs` builds the documentation site (mkdocs.yml, docs/) into build/docs-site/; `make test` builds it too.
 # Test modules run on TEST_WORKERS pytest-xdist workers: most of a test's time is the kit waiting on a
 # peer (a silence window, a process starting), so four overlap well on two cores.
 PYTHON ?= python3
@@ -10,7 +11,7 @@ TEST_WORKERS ?= 4
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYSPARK_PYTHON := $(abspath $(PY))
 
-.PHONY: install run test bench mutation lint typecheck clean report publish
+.PHONY: install run test bench mutation lint typecheck clean report publish docs
 
 # The set-up installs what the tests need from Debian: Java for Spark, chromium for the browser check of the
 # report (tests/test_report_browser.py), tshark to dissect captures.
@@ -47,8 +48,9 @@ report: $(STAMP)
 	echo "static report: $$run/report/index.html"
 
 test: $(STAMP)
-	$(PY) -m ruff check tck reference_peer tests benchmarks mutation interop
+	$(PY) -m ruff check tck reference_peer tests benchmarks mutation interop docs/hooks
 	$(MAKE) --no-print-directory typecheck
+	$(MAKE) --no-print-directory docs
 	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS)
 
 bench: $(STAMP)
@@ -64,7 +66,12 @@ publish: $(STAMP)
 	$(PY) -m rsio_tck.cli publish reports --out site
 
 lint: $(STAMP)
-	$(PY) -m ruff check tck reference_peer tests benchmarks mutation interop
+	$(PY) -m ruff check tck reference_peer tests benchmarks mutation interop docs/hooks
+
+# The documentation site, strictly: a broken link or anchor, or a page left out of the nav, fails the build.
+# Output in build/docs-site/ (gitignored, never committed). Not --quiet: it hides the warnings strict mode counts.
+docs: $(STAMP)
+	$(PY) -m mkdocs build --strict --site-dir build/docs-site
 
 # mypy sees the installed import name: build/typecheck/rsio_tck links tck/'s entries and reference_peer/.
 typecheck: $(STAMP)

@@ -23,6 +23,7 @@ from baselines import read_matrix_baseline
 from processes import HERE, Server, differs, say
 
 CASE_TIMEOUT = 30.0  # one client test case
+OUTPUT_KEPT = 400  # bytes of what the client printed last, shown on the cell's page
 # After the client process has exited its sockets are closed, so what its server still sends reaches no one:
 # the proxy gives the connection this long to end (a server that keeps a half-closed connection open would
 # otherwise cost the proxy's default grace in every cell).
@@ -32,6 +33,7 @@ FLOODING_CASES = ("cancel-infinite",)  # client test cases against a server that
 
 async def cell(client: str, server_url: str, case: str) -> dict[str, object]:
     from rsio_tck.binding import get_binding
+    from rsio_tck.child_process import run_to_end
     from rsio_tck.proxy import run_proxy
 
     loop = asyncio.get_running_loop()
@@ -41,16 +43,11 @@ async def cell(client: str, server_url: str, case: str) -> dict[str, object]:
                                             max_connections=4, duration=CASE_TIMEOUT + 5, on_ready=ready.set_result,
                                             stop=stop, grace=CELL_GRACE))
     url = await asyncio.wait_for(asyncio.shield(ready), 10)
-    process = await asyncio.create_subprocess_exec(
-        str(HERE / client / "client"), env={**os.environ, "RSIO_URL": url, "RSIO_TESTCASE": case},
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
-    try:
-        output, _ = await asyncio.wait_for(process.communicate(), CASE_TIMEOUT)
-        code: int | None = process.returncode
-    except TimeoutError:
-        process.kill()
-        await process.wait()
-        output, code = b"", None
+    # Output read to the end, its tail kept, every wait bounded (child_process): a client that logs a line per
+    # frame of a flood it cancelled (rsocket-py against rsocket-rust, F1) once hung the grid here.
+    finished = await run_to_end([str(HERE / client / "client")],
+                                {**os.environ, "RSIO_URL": url, "RSIO_TESTCASE": case}, CASE_TIMEOUT, OUTPUT_KEPT)
+    code, output = finished.code, finished.output
     stop.set()
     result = await relay
     sides: dict[str, list[str]] = {"client": [], "server": []}
@@ -67,7 +64,7 @@ async def cell(client: str, server_url: str, case: str) -> dict[str, object]:
             sides[side].append(finding["rule"])
     return {"client_exit": code, "client_rules": sorted(set(sides["client"])),
             "server_rules": sorted(set(sides["server"])), "unjudged": sorted(set(unjudged)),
-            "output": output.decode(errors="replace")[-400:]}
+            "output": output.decode(errors="replace")}
 
 
 def blind_from(findings: list[dict[str, Any]]) -> dict[str, float]:

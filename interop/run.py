@@ -134,8 +134,9 @@ def merge_run(into: Path, part: Path) -> None:
     counts: dict[str, int] = {}
     for line in lines:
         counts[line["verdict"]] = counts.get(line["verdict"], 0) + 1
-    meta.update(counts=counts, scenarios=len(lines),
-                finished=json.loads((part / "run.json").read_text(encoding="utf-8")).get("finished", meta["finished"]))
+    # A part whose kit was stopped by its time-out has results but no run.json: its end is unknown.
+    part_meta = json.loads((part / "run.json").read_text(encoding="utf-8")) if (part / "run.json").is_file() else {}
+    meta.update(counts=counts, scenarios=len(lines), finished=part_meta.get("finished", meta["finished"]))
     (into / "run.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
 
 
@@ -211,12 +212,14 @@ def publish(out: Path, names: list[str], ditto: bool) -> int:
     """One site per role (implementations x rules), each with the client x server grid, ditto-client's
     site, and an index of them; all from one Spark session (``publish.py``; Spark's log in OUT/logs/)."""
     grid = out / "matrix.json"
-    sites = [{"name": role, "out": str(out / "site" / role), "grid": str(grid) if grid.exists() else None,
+    sites = [{"name": role, "heading": heading, "out": str(out / "site" / role),
+              "grid": str(grid) if grid.exists() else None,
               "runs": [str(out / role / name) for name in names if (out / role / name).is_dir()]}
-             for role in ("server", "client")]
+             for role, heading in (("server", "RSocket servers"), ("client", "RSocket clients"))]
     if ditto and (out / "client" / "ditto-client").is_dir():
-        sites.append({"name": "ditto", "out": str(out / "site" / "ditto"), "grid": None,
+        sites.append({"name": "ditto", "heading": "Ditto's client", "out": str(out / "site" / "ditto"), "grid": None,
                       "runs": [str(out / "client" / "ditto-client")]})
+    shutil.rmtree(out / "site", ignore_errors=True)  # the site shows this run's directories, nothing older
     log = out / "logs" / "publish.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w", encoding="utf-8") as stream:
@@ -226,15 +229,16 @@ def publish(out: Path, names: list[str], ditto: bool) -> int:
         except subprocess.TimeoutExpired:
             say(f"publish: timed out after {SUITE_TIMEOUT} s ({log})")
             code = 3
-    (out / "site").mkdir(parents=True, exist_ok=True)
-    (out / "site" / "index.html").write_text(
-        "<!doctype html><html lang=en><meta charset=utf-8><title>rsio-tck interop</title><h1>RSocket interop</h1>"
-        "<ul><li><a href=server/index.html>implementations as servers</a> (the kit as client)</li>"
-        "<li><a href=client/index.html>implementations as clients</a> (the kit listening)</li>"
-        "<li><a href=server/grid.html>client x server grid</a> (real to real, judged by the kit's proxy)</li>"
-        + ("<li><a href=ditto/index.html>Eclipse Ditto's client</a> (the kit as Ditto's /ws/2 endpoint)</li>"
-           if ditto else "") + "</ul>\n",
-        encoding="utf-8")
+    landing = [(str(site["heading"]), str(site["name"])) for site in sites
+               if (out / "site" / str(site["name"]) / "site.json").is_file()]
+    if landing:
+        from rsio_tck.pipeline.landing import LandingError, write_landing
+
+        try:
+            write_landing(out / "site", landing, "Reactive Streams over the network")
+        except LandingError as exc:
+            say(f"publish: no landing page: {exc}")
+            code = code or 1
     return code
 
 

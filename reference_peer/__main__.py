@@ -57,6 +57,12 @@ def parser(peer: PeerBinding | None = None) -> argparse.ArgumentParser:
     p.add_argument("--no-freedoms", action="store_true", help="one fixed habit instead of seeded freedoms")
     p.add_argument("--wide-ints", action="store_true",
                    help="write every integer element of the test publishers in its widest MessagePack form")
+    p.add_argument("--tiny-writes", type=int, default=0, metavar="N",
+                   help="write at most N bytes a write, each after the last left (a freedom TCP allows; seeded: "
+                        "at most 1..N a connection; tiny for the first 4 KiB of each write, then up to 64 KiB)")
+    p.add_argument("--ids", metavar="HABIT",
+                   help="how the peer picks the ids it chooses, on every connection (the binding's choices; "
+                        "RS-IO: fresh, lowest, highest, mirror, random; default: the seeded freedoms decide)")
     p.add_argument("--port-file", type=Path, help="write the bound TCP/TLS port to this file")
     p.add_argument("--cert", type=Path, help="TLS certificate (PEM) for a tls:// or wss:// listener")
     p.add_argument("--key", type=Path, help="TLS private key (PEM) for a tls:// listener")
@@ -70,6 +76,11 @@ def parser(peer: PeerBinding | None = None) -> argparse.ArgumentParser:
                    help="variable-size elements longer than this are always sent split (default: the binding's)")
     p.add_argument("--write-buffer", type=int, default=256 * 1024,
                    help="bytes buffered per connection before production pauses")
+    p.add_argument("--stop-on", metavar="TEXT",
+                   help="stop answering for good once TEXT arrives on any connection (say, a publisher name only one "
+                        "scenario subscribes to): the event loop blocks, as a server's does when a handler never "
+                        "returns; no connection, old or new, is read or answered again (the kit's tests of a "
+                        "target that stops)")
     p.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
     add_arguments = getattr(peer, "add_arguments", None)
     if add_arguments is not None:
@@ -102,6 +113,8 @@ def config_from(args: argparse.Namespace, peer: PeerBinding | None = None) -> An
     options = {"args": args, "max_element": args.max_element, "max_frame": args.max_frame, "max_reassembly": args.max_reassembly,
                "max_subscriptions": args.max_subscriptions, "write_buffer": args.write_buffer,
                "freedoms": not args.no_freedoms, "seed": args.seed, "wide_ints": args.wide_ints,
+               "tiny_writes": args.tiny_writes,
+               "ids": args.ids,
                "faults": tuple(args.fault), "split_threshold": args.split_threshold}
     return peer.config(profile_from(args, peer), options)
 
@@ -112,13 +125,30 @@ def write_port(path: Path, port: int) -> None:
     os.replace(temporary, path)  # the reader never sees a half-written file
 
 
+def stop_answering(marker: str) -> None:
+    """Block the event loop for good (``--stop-on``): every connection, and every new one the kernel still
+    accepts, goes unread and unanswered.  SIGTERM and SIGINT get their default action back, so the process
+    still ends when asked to (asyncio's handlers would need the blocked loop)."""
+    log.warning("--stop-on %r seen: the peer stops answering every connection, new ones too", marker)
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    while True:
+        signal.pause()
+
+
 async def run(args: argparse.Namespace, config: Any) -> int:
     peer = Peer(config, binding=args.binding)
+    if args.stop_on:
+        peer.watch_for(args.stop_on.encode("utf-8"), lambda: stop_answering(args.stop_on))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     habit = "freedoms off" if not config.freedoms else f"freedoms on, seed {config.seed}"
+    if getattr(config, "tiny_writes", 0):
+        habit += f", tiny writes of at most {config.tiny_writes} bytes"
     faults = f", faults: {', '.join(config.faults)}" if config.faults else ""
     if args.stdio:
         served = asyncio.ensure_future(peer.serve_stdio())

@@ -25,13 +25,15 @@ import itertools
 import logging
 import ssl
 from collections import deque
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Protocol
 
 from rsio_tck.errors import Side
 
 from .peer_registry import DEFAULT_PEER, get_peer_binding, peer_profile
-from .transports import Target, connect, connect_stdio, listen
+from .tiny_writes import wrapper as tiny_writes
+from .transports import Target, Wrap, connect, connect_stdio, listen
 
 log = logging.getLogger("reference_peer")
 
@@ -65,6 +67,24 @@ class PeerSession(Protocol):
     def abort(self, reason: str) -> None: ...
 
 
+def _watch_bytes(session: Any, marker: bytes, action: Callable[[], None]) -> None:
+    """Wrap ``session.data_received`` so ``action`` runs once ``marker`` has arrived (across reads too).
+    Over WebSocket the session's bytes are the messages' payloads, unmasked, as for any transport."""
+    received = session.data_received
+    keep = len(marker) - 1
+    tail = b""
+
+    def data_received(data: bytes) -> None:
+        nonlocal tail
+        seen = tail + bytes(data)
+        if marker in seen:
+            action()
+        tail = seen[-keep:] if keep else b""
+        received(data)
+
+    session.data_received = data_received
+
+
 class Peer:
     """A reference peer: its publishers, listeners and connections.  Both roles, every transport.
 
@@ -76,9 +96,14 @@ class Peer:
         self.binding = get_peer_binding(binding)
         self.config = config if config is not None else self.binding.config(peer_profile(self.binding, profile), {})
         self.registry = self.binding.publishers(test_publishers=test_publishers)
+        # The tiny-writes habit (every binding's config has ``tiny_writes``: 0 = off), right above each socket.
+        most = int(getattr(self.config, "tiny_writes", 0) or 0)
+        self._wrap: Wrap | None = tiny_writes(most, seeded=bool(getattr(self.config, "freedoms", True)),
+                                              seed=int(getattr(self.config, "seed", 0))) if most else None
         self.sessions: set[PeerSession] = set()
         self.servers: list[Server] = []
         self._numbers = itertools.count(1)
+        self._watched: tuple[bytes, Callable[[], None]] | None = None
 
     # -- publishers ------------------------------------------------------------------------
 
@@ -95,11 +120,21 @@ class Peer:
     # -- connections -----------------------------------------------------------------------
 
     def _session(self, role: Side, label: str = "") -> Any:  # an asyncio.Protocol and a PeerSession
-        return self.binding.session(role, self, next(self._numbers), label)
+        session = self.binding.session(role, self, next(self._numbers), label)
+        if self._watched is not None:
+            _watch_bytes(session, *self._watched)
+        return session
+
+    def watch_for(self, marker: bytes, action: Callable[[], None]) -> None:
+        """Call ``action`` as soon as ``marker`` arrives on any connection made from now on (before the
+        session reads the bytes that complete it); ``rsio-peer --stop-on`` stops answering with it."""
+        if not marker:
+            raise ValueError("the marker to watch for is empty")
+        self._watched = (marker, action)
 
     async def listen(self, url: str, *, ssl_context: ssl.SSLContext | None = None) -> Server:
         server = await listen(url, lambda: self._session(Side.SERVER), ssl_context=ssl_context,
-                              framing=self._framing if Target.parse(url).websocket else None)
+                              framing=self._framing if Target.parse(url).websocket else None, wrap=self._wrap)
         handle = Server(self, url, server)
         self.servers.append(handle)
         return handle
@@ -115,7 +150,8 @@ class Peer:
                       timeout: float = 10.0) -> PeerConnection:
         label = url if Target.parse(url).scheme == "exec" else ""
         session: Any = await connect(url, lambda: self._session(Side.CLIENT, label), ssl_context=ssl_context,
-                                     timeout=timeout, framing=self._framing if Target.parse(url).websocket else None)
+                                     timeout=timeout, framing=self._framing if Target.parse(url).websocket else None,
+                                     wrap=self._wrap)
         return PeerConnection(session)
 
     async def serve_stdio(self) -> str:

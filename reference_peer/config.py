@@ -37,6 +37,11 @@ class PeerConfig:
     # Every integer element of tck/range, tck/infinite and tck/error in its widest MessagePack
     # form (legal; the kit warns under TCK-9), whether or not the freedoms are on.
     wide_ints: bool = False
+    # Write at most this many bytes a write, each once the last left (0: off; tiny_writes.py, --tiny-writes).
+    tiny_writes: int = 0
+    # How tck/subscribe picks its inner subscriptions' Ids (freedoms.ID_CHOICES), for every connection;
+    # None: the seeded freedoms choose per connection (fresh ones with freedoms off).
+    ids: str | None = None
     faults: tuple[str, ...] = ()
     # Seconds: a client must say hello within ``handshake_timeout``; an initiated goodbye
     # waits ``goodbye_timeout`` for its acknowledgement; after the last goodbye the peer

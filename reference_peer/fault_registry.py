@@ -7,6 +7,10 @@ chosen faults on a fresh policy: each replacement is called as
 combine and the sans-IO core has no fault switches.  ``profiles`` names the
 wire profiles a fault shows on (the self-check runs only those; empty: all);
 ``tolerate`` names rules the peer's own send checks let pass while it is on.
+``window`` marks a fault that shows only if the peer acts within a time window the
+scenario gives it (``hs-stream-before-hello``: its early frame must arrive before the
+kit's clientHello, 0.1 s after connecting): a starved peer process misses it, so the
+self-check tries such a fault again rather than calling it missed.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ class Fault:
     hooks: dict[str, Callable[..., Any]] = field(default_factory=dict)
     profiles: tuple[str, ...] = ()
     tolerate: frozenset[str] = frozenset()
+    window: bool = False
 
     def on(self, hook: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Decorator: the function replaces policy hook ``hook`` while this fault is on."""
@@ -47,13 +52,13 @@ class FaultRegistry:
         self.faults: dict[str, Fault] = {}
 
     def fault(self, name: str, rule: str, description: str, *, profiles: tuple[str, ...] = (),
-              tolerate: Iterable[str] = ()) -> Fault:
+              tolerate: Iterable[str] = (), window: bool = False) -> Fault:
         if not self.accepts(rule):
             raise ValueError(f"fault {name}: {rule} is not {self.rules_are}")
         if name in self.faults:
             raise ValueError(f"fault {name} is declared twice")
         declared = self.faults[name] = Fault(name, rule, description, self.policy, profiles=profiles,
-                                             tolerate=frozenset(tolerate))
+                                             tolerate=frozenset(tolerate), window=window)
         return declared
 
     def build_policy(self, names: Iterable[str]) -> Any:

@@ -5,7 +5,8 @@ Every choice rsio-v0 leaves to an implementation is drawn from one seeded
 reproducible with ``--seed``:
 
 - per connection: send serverHello before reading clientHello (loose
-  handshake); reuse its own subscriber Ids as soon as they are free (tck/subscribe);
+  handshake); how it picks its own subscriber Ids (tck/subscribe's inner
+  subscriptions), one of ``ID_CHOICES``;
   mix onNext and onNextPacked of random counts instead of packing maximally;
   chunk writes at arbitrary byte boundaries; split small variable-size elements
   nobody asked to be split;
@@ -18,6 +19,27 @@ The integer-width choices come from a second generator of their own, so adding
 them left every other choice of a seed as it was.  ``wide_ints=True``
 (``--wide-ints``) writes every integer element in its widest form, freedoms or
 not: the habit of encoders that always write fixed-width integers.
+
+The subscriber Ids of tck/subscribe's inner subscriptions are the peer's own
+space (rsio-v0 §4), any number from 0 to 2^63-1 that is not active there:
+
+- ``fresh``: counting up from 1, never reused (the fixed habit);
+- ``lowest``: the lowest Id free again (never subscribed, cancelled or ended),
+  from 0: reuses an Id as soon as it may;
+- ``highest``: the highest free Id, from 2^63-1 down;
+- ``mirror``: the number the remote uses for its own newest active
+  subscription on this connection (the outer ``tck/subscribe`` stream's), if
+  free in the peer's space: the same number in both directions at once;
+- ``random``: a free Id drawn uniformly from 0 to 2^63-1.
+
+With freedoms on, the old ``reuse-ids`` draw still decides ``lowest``; otherwise a
+generator of its own (so the other choices of a seed stay as they were) picks
+``fresh``, ``highest`` or ``random``.  ``mirror`` is never drawn: where the number
+is the remote's own outer Id, STR-015 cannot subscribe with it and leaves its cancel
+check out (SPEC.md Decision x), so a seeded peer with a fault that check catches
+(``str-cancel-in-own-space``) would go unnoticed on some connections.  ``ids=NAME``
+(``--ids NAME``) forces one choice for every connection, freedoms or not, so a whole
+run can be held to each, ``mirror`` included.
 
 Streams complete without waiting for demand (the last element and onComplete
 leave together).  ``enabled=False`` (``--no-freedoms``) gives one fixed habit:
@@ -36,14 +58,21 @@ ID_SPACE = 2**63
 # self-check accepts exactly these warnings from the correct peer.
 DELIBERATE_WARNINGS = frozenset({"TCK-9"})
 WIDEN_RATE = 0.25  # share of batches of a widening connection with one element widened
+ID_CHOICES = ("fresh", "lowest", "highest", "mirror", "random")
 
 
 class Freedoms:
-    def __init__(self, enabled: bool, seed: int, connection: int, *, wide_ints: bool = False) -> None:
+    def __init__(self, enabled: bool, seed: int, connection: int, *, wide_ints: bool = False,
+                 ids: str | None = None) -> None:
+        if ids is not None and ids not in ID_CHOICES:
+            raise ValueError(f"ids {ids!r}: choose one of {', '.join(ID_CHOICES)}")
         self.enabled = enabled
         self.rng = rng = random.Random(f"rsio-peer/{seed}/{connection}")
         self.early_hello = enabled and rng.random() < 0.5
         self.reuse_ids = enabled and rng.random() < 0.5
+        self.id_rng = random.Random(f"rsio-peer/{seed}/{connection}/ids")
+        drawn = "lowest" if self.reuse_ids else self.id_rng.choice(("fresh", "highest", "random"))
+        self.id_choice = ids if ids is not None else drawn if enabled else "fresh"
         self.mixed_packing = enabled and rng.random() < 0.5
         self.chunk_writes = enabled and rng.random() < 0.5
         self.split_rate = 0.05 if enabled and rng.random() < 0.5 else 0.0
@@ -52,13 +81,14 @@ class Freedoms:
         self.int_width = "widest" if wide_ints else "some" if enabled and self._ints.random() < 0.5 else "shortest"
 
     def describe(self) -> str:
+        ids = f", {self.id_choice} ids" if self.id_choice != "fresh" else ""
         if not self.enabled:
-            return "freedoms off" + (", every integer element widest" if self.int_width == "widest" else "")
-        chosen = [name for name, on in (("early-hello", self.early_hello), ("reuse-ids", self.reuse_ids),
-                                         ("mixed-packing", self.mixed_packing), ("chunked-writes", self.chunk_writes),
+            return "freedoms off" + ids + (", every integer element widest" if self.int_width == "widest" else "")
+        chosen = [name for name, on in (("early-hello", self.early_hello), ("mixed-packing", self.mixed_packing),
+                                         ("chunked-writes", self.chunk_writes),
                                          ("unsolicited-split", self.split_rate > 0),
                                          ("wide-ints", self.int_width == "some")) if on]
-        return "freedoms: " + (", ".join(chosen) or "none this connection") + (
+        return "freedoms: " + (", ".join(chosen) or "none this connection") + ids + (
             ", every integer element widest" if self.int_width == "widest" else "")
 
     def chunks(self, data: bytes) -> list[bytes] | None:

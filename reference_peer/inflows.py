@@ -2,9 +2,10 @@
 
 Each is an ``Inflow``: the object told about its onSubscribe, elements (split
 parts arrive joined, packed frames unpacked) and end.  Ids are this peer's own
-space: fresh ones counting up, or -- a freedom -- the lowest Id that is free
-again (never subscribed, cancelled, or terminated), which exercises the
-remote's handling of Id reuse.
+space: fresh ones counting up, or -- a freedom (``freedoms.ID_CHOICES``) -- the
+lowest or highest Id that is free (never subscribed, cancelled, or terminated),
+the remote's own number for its newest subscription, or a random free Id; these
+exercise the remote's handling of Id reuse and of one number in both directions.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from rsio_tck.bindings.rsio.wire.frames import (
 )
 from rsio_tck.protocol import ReassemblyLimit
 from rsio_tck.semantics import StreamState
+
+from .freedoms import ID_SPACE
 
 if TYPE_CHECKING:
     from .session import PeerSession
@@ -58,12 +61,28 @@ class Subscriptions:
         s.flush()
         return sid
 
+    def free(self, sid: int) -> bool:
+        """Whether ``sid`` may open a subscription in this peer's space now (no subscription active on it)."""
+        return sid not in self.by_sid and self.session.conn.subscription_state(sid, mine=True) in _FREE_STATES
+
     def allocate(self) -> int:
-        if self.session.freedoms.reuse_ids:
-            state = self.session.conn.subscription_state
-            sid = 1
-            while sid in self.by_sid or state(sid, mine=True) not in _FREE_STATES:
-                sid += 1
+        freedoms = self.session.freedoms
+        choice = freedoms.id_choice
+        if choice == "mirror":
+            # The remote's newest active subscription: tck/subscribe's outer stream when this is its inner one.
+            theirs = next((sid for sid in reversed(self.session.outflows) if self.free(sid)), None)
+            if theirs is not None:
+                return theirs
+            choice = "lowest"
+        if choice == "random":
+            while True:
+                sid = freedoms.id_rng.randrange(ID_SPACE)
+                if self.free(sid):
+                    return sid
+        if choice in ("lowest", "highest"):
+            sid, step = (0, 1) if choice == "lowest" else (ID_SPACE - 1, -1)
+            while not self.free(sid):
+                sid += step
             return sid
         sid, self._next_sid = self._next_sid, self._next_sid + 1
         return sid

@@ -19,7 +19,7 @@ RSocket's, ``rsio_tck.reference_peer.rsocket``, follows the same shape)::
     PEER.config(profile: str, options: Mapping[str, Any]) -> config
         # The binding's peer settings from the shell's command-line options (keys:
         # max_element, max_frame, max_reassembly, max_subscriptions, write_buffer,
-        # freedoms, seed, wide_ints, faults, split_threshold; take what applies).
+        # freedoms, seed, wide_ints, ids, tiny_writes, faults, split_threshold; take what applies).
         # ValueError (one line) for a bad value or an unknown fault.  The config
         # object must have .faults (tuple[str, ...]), .goodbye_timeout and .linger
         # (seconds), and .profile or .codec (the wire profile, for the log).
@@ -53,7 +53,7 @@ A module without ``PEER`` may instead expose the stream-shaped entry point
 is one, serving both its profiles as the publisher)::
 
     async serve_connection(reader, writer, config, number=0) -> str   # why the connection ended
-    make_config(args: argparse.Namespace) -> config   # reads profile, fault, seed, no_freedoms, its own flags
+    make_config(args: argparse.Namespace) -> config   # reads profile, fault, seed, no_freedoms, tiny_writes, its own flags
     FAULTS: Mapping[str, fault]                        # .rule, .description
     add_arguments(parser)                              # optional: its own flags
     DELIBERATE_WARNINGS: frozenset[str]                # optional
@@ -151,6 +151,7 @@ class StreamPeer:
         args.fault = list(options.get("faults", ()))
         args.seed = options.get("seed", 0)
         args.no_freedoms = not options.get("freedoms", True)
+        args.tiny_writes = options.get("tiny_writes", getattr(args, "tiny_writes", 0)) or 0
         return self.module.make_config(args)
 
     def publishers(self, *, test_publishers: bool) -> Any:

@@ -20,9 +20,10 @@ from rsio_tck.errors import Side
 from .appflows import AppPublisher
 from .config import PeerConfig
 from .faults import FAULTS, build_policy
-from .freedoms import DELIBERATE_WARNINGS
+from .freedoms import DELIBERATE_WARNINGS, ID_CHOICES
 from .registry import Registry
 from .session import PeerSession
+from .tiny_writes import checked as tiny_writes
 
 
 class RsioPeer:
@@ -48,10 +49,13 @@ class RsioPeer:
                             max_subscriptions=option("max_subscriptions", base.max_subscriptions),
                             write_high=write, write_low=write // 4,
                             freedoms=option("freedoms", base.freedoms), seed=option("seed", base.seed),
-                            wide_ints=option("wide_ints", base.wide_ints),
+                            wide_ints=option("wide_ints", base.wide_ints), ids=option("ids", base.ids),
+                            tiny_writes=tiny_writes(option("tiny_writes", base.tiny_writes)),
                             faults=tuple(option("faults", ())),
                             split_threshold=option("split_threshold", base.split_threshold))
         build_policy(config.faults)  # ValueError names an unknown fault
+        if config.ids is not None and config.ids not in ID_CHOICES:
+            raise ValueError(f"--ids {config.ids!r}: the RS-IO peer picks Ids {', '.join(ID_CHOICES)}")
         return config
 
     def publishers(self, *, test_publishers: bool) -> Registry:

@@ -84,7 +84,7 @@ class PeerSession(asyncio.Protocol):
         self.number = number
         self.label = label
         self.policy = build_policy(config.faults)
-        self.freedoms = Freedoms(config.freedoms, config.seed, number, wide_ints=config.wide_ints)
+        self.freedoms = Freedoms(config.freedoms, config.seed, number, wide_ints=config.wide_ints, ids=config.ids)
         self.conn = Connection(role, config.codec, config.limits, tolerate=self.policy.tolerate)
         self.checked = not config.faults  # a correct peer checks every frame it sends
         self.outflows: dict[int, Outflow] = {}

@@ -26,6 +26,12 @@ from rsio_tck.errors import Side
 from rsio_tck.transport import Target, TargetError
 
 ProtocolFactory = Callable[[], asyncio.Protocol]
+# Wraps each connection's protocol right above the socket (the tiny-writes habit, ``tiny_writes``).
+Wrap = Callable[[asyncio.BaseProtocol], asyncio.BaseProtocol]
+
+
+def _wrapped(factory: Callable[[], Any], wrap: Wrap | None) -> Callable[[], Any]:
+    return factory if wrap is None else (lambda: wrap(factory()))
 
 __all__ = ["Target", "TargetError", "connect", "connect_stdio", "listen", "client_ssl_context"]
 
@@ -39,9 +45,10 @@ def client_ssl_context(target: Target, cafile: str | None = None) -> ssl.SSLCont
 
 
 async def listen(url: str, factory: ProtocolFactory, *, ssl_context: ssl.SSLContext | None = None,
-                 backlog: int = 1024, framing: Any = None) -> asyncio.Server:
+                 backlog: int = 1024, framing: Any = None, wrap: Wrap | None = None) -> asyncio.Server:
     """Listen at ``url``; ``framing`` (the binding's ``websocket_framing``, a callable giving a fresh
-    one per connection) is needed for ws:// and wss://."""
+    one per connection) is needed for ws:// and wss://.  ``wrap``: each connection's protocol, as the
+    socket sees it, is ``wrap`` of it (over WebSocket: of the WebSocket adapter)."""
     target = Target.parse(url)
     loop = asyncio.get_running_loop()
     if target.websocket:
@@ -52,23 +59,25 @@ async def listen(url: str, factory: ProtocolFactory, *, ssl_context: ssl.SSLCont
         if target.scheme == "wss" and ssl_context is None:
             raise TargetError(f"{url}: listening on wss:// needs a certificate and key")
         path = target.path if target.path not in ("", "/") else None
-        return await loop.create_server(lambda: CarryOverWebSocket(factory, framing(), path=path), target.host, target.port,
+        return await loop.create_server(_wrapped(lambda: CarryOverWebSocket(factory, framing(), path=path), wrap),
+                                        target.host, target.port,
                                         backlog=backlog, ssl=ssl_context if target.scheme == "wss" else None,
                                         reuse_address=True)
     if target.scheme == "unix":
-        return await loop.create_unix_server(factory, target.path, backlog=backlog)
+        return await loop.create_unix_server(_wrapped(factory, wrap), target.path, backlog=backlog)
     if target.scheme == "exec":
         raise TargetError(f"{url}: exec: is for connecting; use --stdio to serve over stdin/stdout")
     if target.scheme == "tls" and ssl_context is None:
         raise TargetError(f"{url}: listening on tls:// needs a certificate and key")
-    return await loop.create_server(factory, target.host, target.port, backlog=backlog,
+    return await loop.create_server(_wrapped(factory, wrap), target.host, target.port, backlog=backlog,
                                     ssl=ssl_context if target.scheme == "tls" else None, reuse_address=True)
 
 
 async def connect(url: str, factory: ProtocolFactory, *, ssl_context: ssl.SSLContext | None = None,
-                  timeout: float = 10.0, framing: Any = None) -> asyncio.Protocol:
+                  timeout: float = 10.0, framing: Any = None, wrap: Wrap | None = None) -> asyncio.Protocol:
     """Connect and return the protocol ``factory`` made (its connection_made has run); over ws:// and
-    wss:// once the opening handshake completed (``framing``: as for ``listen``)."""
+    wss:// once the opening handshake completed (``framing``, ``wrap``: as for ``listen``; a child
+    process's pipes are not wrapped)."""
     target = Target.parse(url)
     loop = asyncio.get_running_loop()
     try:
@@ -82,22 +91,30 @@ async def connect(url: str, factory: ProtocolFactory, *, ssl_context: ssl.SSLCon
             secure = target.scheme == "wss"
             context = (ssl_context or client_ssl_context(target)) if secure else None
             transport, _ = await asyncio.wait_for(loop.create_connection(
-                lambda: adapter, target.host, target.port, ssl=context,
+                _wrapped(lambda: adapter, wrap), target.host, target.port, ssl=context,
                 server_hostname=target.host if secure else None), timeout)
             try:
                 return await asyncio.wait_for(asyncio.shield(adapter.opened), timeout)
             except (TimeoutError, WebSocketError) as exc:
                 transport.abort()
                 raise TargetError(f"cannot reach {url}: {exc or type(exc).__name__}") from None
+        made: list[Any] = []  # the session the factory made, under any wrapper
+
+        def session() -> Any:
+            made.append(factory())
+            return made[-1]
+
         if target.scheme == "tcp":
-            _, protocol = await asyncio.wait_for(loop.create_connection(factory, target.host, target.port), timeout)
+            await asyncio.wait_for(loop.create_connection(_wrapped(session, wrap), target.host, target.port), timeout)
+            protocol = made[0]
         elif target.scheme == "tls":
             context = ssl_context or client_ssl_context(target)
-            _, protocol = await asyncio.wait_for(
-                loop.create_connection(factory, target.host, target.port, ssl=context, server_hostname=target.host),
-                timeout)
+            await asyncio.wait_for(loop.create_connection(_wrapped(session, wrap), target.host, target.port,
+                                                          ssl=context, server_hostname=target.host), timeout)
+            protocol = made[0]
         elif target.scheme == "unix":
-            _, protocol = await asyncio.wait_for(loop.create_unix_connection(factory, target.path), timeout)
+            await asyncio.wait_for(loop.create_unix_connection(_wrapped(session, wrap), target.path), timeout)
+            protocol = made[0]
         else:
             bridge = ProcessBridge(factory())
             await asyncio.wait_for(loop.subprocess_exec(lambda: bridge, *target.command, stdin=asyncio.subprocess.PIPE,

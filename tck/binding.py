@@ -24,7 +24,14 @@ A binding provides, per wire *profile* (RS-IO: ``msgpack``/``varint``; RSocket:
   becomes frames, and how a received frame becomes the contract events scenarios wait on;
 - its rule catalogue (IDs in ``rsio_tck.rules.RULES``) and the translation of contract
   rule IDs (the stream table's) into its own;
-- how a frame is described in transcripts and reports.
+- how a frame is described in transcripts and reports;
+- its liveness probe (``LivenessProbe``): the cheapest exchange a target must answer, which the
+  kit tries on a fresh connection after a scenario ended on a time-out, to tell a target that
+  stopped answering altogether from one that missed one signal;
+- its part of a run's report: the lines that describe its wire (``report_notions``: the
+  specification and profile, RS-IO's serverHello) and its wire statistics, tables computed
+  from the run's recorded traffic (``report_statistics``); the report shows only these and
+  only the binding's own rules (``rules``), so it never names another binding's notions.
 
 All of this is sans-IO: bytes in, events out; no sockets, no clocks.
 """
@@ -32,10 +39,14 @@ All of this is sans-IO: bytes in, events out; no sockets, no clocks.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Protocol
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import ProtocolViolation, Side
+
+if TYPE_CHECKING:
+    from .monitor.trace import TraceRecord
 
 # name -> the package that defines ``BINDING``.  The first name is the default binding.
 REGISTRY: dict[str, str] = {
@@ -50,6 +61,27 @@ DEFAULT_BINDING = "rsio"
 Found = Callable[[ProtocolViolation, "int | None", Any], None]
 # A judge shows each frame it judges through this, when asked: (index, sender, t, frame).
 Keep = Callable[[int, Side, float, Any], None]
+
+
+Cell = str | int | float  # a statistics table's cell: numbers stay numbers in report.json
+
+
+@dataclass(frozen=True)
+class WireTable:
+    """One table of a run's wire statistics, as a binding computes it from the recorded traffic.
+
+    A binding returns only tables that have rows (the report leaves an empty one out), and no cell is
+    None: a measure with nothing to measure is left out, or shown as text that says so."""
+
+    id: str  # stable, for report.json and the page's anchor: "frames-by-type"
+    title: str  # "Frames by type"
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    note: str = ""  # one line under the title: what is counted, and how
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "note": self.note, "columns": list(self.columns),
+                "rows": [list(row) for row in self.rows]}
 
 
 class Decoder(Protocol):
@@ -113,6 +145,44 @@ class Binding(Protocol):
         """The binding's ID for a contract rule of the stream table (itself when the binding keeps it)."""
         ...
 
+    def liveness_probe(self, profile: str) -> LivenessProbe:
+        """A fresh probe of whether the target still answers (after a scenario ended on a time-out)."""
+        ...
+
+    def rules(self) -> list[str]:
+        """The IDs of the binding's own rules (``rsio_tck.rules.RULES``, ``rule_prefixes``), in catalogue order."""
+        ...
+
+    def report_notions(self, run: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """(label, text) lines a run's report shows about the wire, from ``run`` (run.json): the profile
+        and the specification it follows, and whatever else the binding has (RS-IO: the target's hello)."""
+        ...
+
+    def report_statistics(self, profile: str, traces: Iterable[Sequence[TraceRecord]]) -> list[WireTable]:
+        """The run's wire statistics from its traces (one per connection, as recorded): only tables
+        with rows (``rsio_tck.report.traffic.decoded`` decodes a trace the way the monitor does)."""
+        ...
+
+
+class LivenessProbe(Protocol):
+    """The cheapest exchange a target must answer on a fresh connection; sans-IO, one per probe.
+
+    The kit opens a connection, sends ``opening()``, and feeds ``answered`` every frame the target
+    sends until one returns True (the target still answers) or a bounded time passes (it stopped):
+    RS-IO's clientHello (serverHello), RSocket's SETUP then KEEPALIVE with R (KEEPALIVE), Ditto's
+    subscribe (created).  ``asks`` names the exchange in messages ("SETUP, then KEEPALIVE with R").
+    """
+
+    asks: str
+
+    def opening(self) -> list[Any]:
+        """The frames the probe sends on its fresh connection."""
+        ...
+
+    def answered(self, frame: Any) -> bool:
+        """Whether ``frame``, received from the target, answers the probe (any answer: a refusal too)."""
+        ...
+
 
 def get_binding(name: str) -> Binding:
     """The binding called ``name``; ValueError (one line, naming the choices) for an unknown one."""
@@ -169,6 +239,10 @@ class ScenarioAdapter(Protocol):
     contract name (``onSubscribe``, ``onNext``...) or a wire name (``serverHello``,
     ``KEEPALIVE``...), ``frame`` the wire name of the frame that carried it, ``fields`` the
     names scenarios match on.
+
+    Optional: ``in_flight(key, event) -> bool``, for a binding whose cancel lets events already sent
+    arrive however late (Ditto: SPEC.md decision DITTO-g): ``expect_silence`` lets such events of a
+    subscription the kit cancelled pass, and the binding's judge bounds them by the demand granted.
     """
 
     binding: Binding
@@ -216,6 +290,17 @@ class ScenarioAdapter(Protocol):
 
     def keepalive(self) -> list[Any]:
         """The frames the kit sends every ``keepalive_every`` seconds (RSocket's client KEEPALIVE)."""
+        ...
+
+    def barrier(self, token: bytes) -> list[Any]:
+        """Frames the target answers only after it has read what the kit sent before them, carrying
+        ``token`` (RSocket: KEEPALIVE with R, whose answer echoes its data); [] for a binding that has
+        none.  ``barrier_answered(token)`` says when the answer came.  Steps prove absence with it:
+        what the target wrote before reading the barrier arrives before the answer."""
+        ...
+
+    def barrier_answered(self, token: bytes) -> bool:
+        """True once the target answered the ``barrier(token)`` the kit sent (each token answers once)."""
         ...
 
     def key(self, name: str, fields: dict[str, Any]) -> ScenarioKey:

@@ -19,6 +19,7 @@ from .binding import DEFAULT_BINDING
 from .fuzz.cli import fuzz_command
 from .gate import BINDING_HELP, CODEC_HELP, EXIT_CODES_HELP, PROFILE_HELP, ExitCode, GateError, guard
 from .listen.cli import list_client_tests_command
+from .output_files import FULL
 from .pipeline.cli import pipeline_command, publish_command
 from .proxy.cli import proxy_command
 from .report.cli import check_pcap_command, report_command
@@ -27,6 +28,7 @@ from .wireshark.cli import wireshark_app
 
 if TYPE_CHECKING:
     from .capabilities import Capabilities
+    from .interruption import SignalCatcher
     from .scenarios import Scenario
     from .transport import Target
 
@@ -70,7 +72,12 @@ def run(
     scenarios_paths: list[Path] = typer.Option([], "--scenarios", metavar="PATH",
                                                help="scenario file or directory (*.yaml, *.yml; repeatable); "
                                                     "default: the kit's own suite"),
-    signal_timeout: float = typer.Option(2.0, min=0.001, metavar="SECONDS", help="seconds a signal may take"),
+    signal_timeout: float = typer.Option(2.0, min=0.001, metavar="SECONDS",
+                                         help="seconds of silence (no bytes from the target) before a signal "
+                                              "counts as missing"),
+    scenario_budget: float = typer.Option(30.0, min=0.001, metavar="SECONDS",
+                                          help="seconds of a scenario within which bytes still arriving may "
+                                               "stretch a wait past the signal timeout"),
     silence_window: float = typer.Option(0.05, min=0.0, metavar="SECONDS",
                                          help="seconds of silence that prove nothing arrives"),
     fault: list[str] = typer.Option([], metavar="NAME",
@@ -110,9 +117,9 @@ def run(
         inputs = _run_inputs(target, wire, capabilities, name, strict, baseline, keyword, scenarios_paths, fault)
         if inputs.target is not None:
             gate.reach_target(inputs.target, wait_for_target)
-        code = _run_suite(inputs, target, wire, strict, report_dir, jobs, signal_timeout, silence_window,
-                          min_run, quiet)
-    raise typer.Exit(int(code))
+        code = _run_suite(inputs, target, wire, strict, report_dir, jobs, (signal_timeout, scenario_budget),
+                          silence_window, min_run, quiet)
+    raise typer.Exit(code)
 
 
 @dataclass
@@ -149,17 +156,35 @@ def _run_inputs(target: str | None, wire: tuple[str, str], capabilities: Path | 
 
 
 def _run_suite(inputs: _RunInputs, target: str | None, wire: tuple[str, str], strict: bool, report_dir: Path,
-               jobs: int, signal_timeout: float, silence_window: float, min_run: int, quiet: bool) -> ExitCode:
+               jobs: int, timeouts: tuple[float, float], silence_window: float, min_run: int,
+               quiet: bool) -> int:
+    """``timeouts``: the signal timeout and the scenario budget (scenarios.clock).  SIGINT and SIGTERM stop the
+    run and keep what finished (``rsio_tck.interruption``); the exit code is then 128 + the signal."""
+    from .interruption import SignalCatcher
+
+    with SignalCatcher() as catcher:
+        return _run_suite_caught(catcher, inputs, target, wire, strict, report_dir, jobs, timeouts, silence_window,
+                                 min_run, quiet)
+
+
+def _run_suite_caught(catcher: SignalCatcher, inputs: _RunInputs, target: str | None, wire: tuple[str, str],
+                      strict: bool, report_dir: Path, jobs: int, timeouts: tuple[float, float],
+                      silence_window: float, min_run: int, quiet: bool) -> int:
+    signal_timeout, scenario_budget = timeouts
     from .embedded import EmbeddedPeer, EmbeddedPeerError
+    from .interruption import exit_code, until_signal
+    from .output_files import output_error_line
     from .report import RunRecorder
     from .report import build as build_report
     from .scenarios import ScenarioResult, Verdict, run_suite
+    from .scenarios.liveness import probe_timeout
 
     binding, profile = wire
     chosen = inputs.chosen
     peer = None
     if target is None:
         peer = EmbeddedPeer(binding=binding, profile=profile, faults=inputs.faults)
+        catcher.before_exit(peer.kill_now)
         try:
             target = peer.start()
         except EmbeddedPeerError as exc:
@@ -171,44 +196,73 @@ def _run_suite(inputs: _RunInputs, target: str | None, wire: tuple[str, str], st
     except OSError as exc:
         if peer is not None:
             peer.stop()
-        raise GateError(f"--report-dir {report_dir}: {gate.one_line(exc)}") from None
+        raise GateError(f"--report-dir {report_dir}: {gate.one_line(exc)}",
+                        ExitCode.UNRUNNABLE if exc.errno in FULL else ExitCode.USAGE) from None
     config = gate.run_config(binding, profile, target=target, capabilities=inputs.capabilities, strict=strict,
-                             signal_timeout=signal_timeout, silence_window=silence_window,
-                             baseline=inputs.baseline, keep_trace=True)
+                             signal_timeout=signal_timeout, scenario_budget=scenario_budget,
+                             silence_window=silence_window, baseline=inputs.baseline, keep_trace=True,
+                             probe_timeout=probe_timeout(signal_timeout))
     started = time.time()
-    recorder = RunRecorder(directory, target=target, codec=profile, binding=binding, started=started,
-                           capabilities=inputs.capabilities,
-                           target_name=inputs.named[0] if inputs.named else None,
-                           target_version=inputs.named[1] if inputs.named else None)
+    results: list[ScenarioResult] = []  # in the order they finished
+    running: dict[str, None] = {}  # ids in flight (an ordered set)
+    try:
+        recorder = RunRecorder(directory, target=target, codec=profile, binding=binding, started=started,
+                               capabilities=inputs.capabilities,
+                               target_name=inputs.named[0] if inputs.named else None,
+                               target_version=inputs.named[1] if inputs.named else None)
+    except OSError as exc:
+        if peer is not None:
+            peer.stop()
+        raise GateError(output_error_line(exc), ExitCode.UNRUNNABLE) from None
     try:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console, disable=quiet) as progress:
             task = progress.add_task(f"rsio-tck {binding} {profile} -> {target}", total=len(chosen))
 
+            def start(scenario: Scenario) -> None:
+                running[scenario.id] = None
+
             def done(result: ScenarioResult) -> None:
                 recorder.add(result)  # results.jsonl line, trace, pcap, transcript
+                running.pop(result.id, None)
                 result.trace = []  # written: do not keep every trace of the run in memory
+                results.append(result)
                 progress.advance(task)
 
-            results = asyncio.run(run_suite(chosen, config, jobs=jobs, on_result=done))
+            asyncio.run(until_signal(run_suite(chosen, config, jobs=jobs, on_result=done, on_start=start), catcher))
+    except OSError as exc:  # the run directory could not be written (a full disk): the run cannot go on
+        raise GateError(output_error_line(exc), ExitCode.UNRUNNABLE) from None
     finally:
         recorder.close()
         if peer is not None:
             peer.stop()
-    recorder.finish(time.time(), len(chosen))
-    index = build_report(directory)
+    interruption = catcher.interruption(len(chosen), recorder.written, running if catcher.caught else ())
+    try:
+        recorder.finish(time.time(), len(chosen), interruption)
+        index = build_report(directory)
+    except OSError as exc:
+        raise GateError(output_error_line(exc), ExitCode.UNRUNNABLE) from None
     summary(results)
     outcome = gate.suite_outcome(results, min_run)
-    if outcome.code is ExitCode.UNRUNNABLE:
+    stopped = gate.target_stopped(results)
+    if interruption is not None:
+        failed = [r for r in results if r.verdict in (Verdict.FAIL, Verdict.ERROR, Verdict.XPASS)]
+        gate.show_failures(console, failed, directory / "results.jsonl")
+        console.print(f"error: {interruption.line()}", markup=False, highlight=False)
+    elif outcome.code is ExitCode.UNRUNNABLE and stopped is None:
         console.print(f"error: {outcome.message}", markup=False, highlight=False)
     else:
-        failed = [r for r in results if r.verdict in (Verdict.FAIL, Verdict.ERROR, Verdict.XPASS)]
+        # Once the target stopped answering, the scenarios after it are errors of one cause, said once below.
+        failed = [r for r in results if r.verdict in (Verdict.FAIL, Verdict.ERROR, Verdict.XPASS)
+                  and (r.stopped is None or r.stopped.during == r.id)]
         gate.show_failures(console, failed, directory / "results.jsonl")
         if outcome.message:
             console.print(f"{'error' if outcome.code else 'warning'}: {outcome.message}", markup=False,
                           highlight=False)
     typer.echo(f"results: {directory / 'results.jsonl'}  report: {index}  ({time.time() - started:.2f} s)")
-    return outcome.code
+    if interruption is not None and catcher.signum is not None:
+        return exit_code(catcher.signum)
+    return int(outcome.code)
 
 
 def summary(results: list) -> None:  # type: ignore[type-arg]

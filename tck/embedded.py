@@ -102,6 +102,12 @@ class EmbeddedPeer:
                         listening.set()
         listening.set()  # the peer exited: start() stops waiting and reports its output
 
+    def kill_now(self) -> None:
+        """SIGKILL the peer without waiting: for a kit exiting at once (a second Ctrl-C), which must not leave
+        its peer listening behind it."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+
     def stop(self) -> None:
         if self._process is not None and self._process.poll() is None:
             self._process.terminate()

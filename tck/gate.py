@@ -29,11 +29,14 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .binding import BINDING_NAMES, DEFAULT_BINDING
+
 if TYPE_CHECKING:
     from rich.console import Console
 
     from .capabilities import Capabilities
     from .scenarios import Scenario, ScenarioResult
+    from .scenarios.result import TargetStop
     from .transport import Target
 
 
@@ -41,16 +44,24 @@ class ExitCode(IntEnum):
     OK = 0  # everything that ran passed, and something ran
     FAILED = 1  # conformance failures (violations, findings)
     USAGE = 2  # usage or input errors: flags, files, capabilities, baseline, scenarios
-    UNRUNNABLE = 3  # the kit could not run the target (unreachable, or every scenario errored)
+    UNRUNNABLE = 3  # the kit could not run the target (unreachable, stopped answering, every scenario errored),
+    # or could not write its output (a full disk)
+    # A run stopped by a signal: 128 + the signal, the shell's convention (``rsio_tck.interruption.exit_code``).
+    INTERRUPTED_SIGINT = 130
+    INTERRUPTED_SIGTERM = 143
 
 
-# The table of ``--help`` and the README.  "\b" keeps click's formatter from rewrapping the lines.
+# The table of ``--help`` and of the documentation (docs/guide/exit-codes.md).  "\b" keeps click's formatter
+# from rewrapping the lines.
 EXIT_CODES_HELP = (
     "\b\nExit codes:\n"
     "  0  everything that ran passed, and something ran\n"
     "  1  conformance failures (violations, fuzz findings)\n"
     "  2  usage or input errors (flags, files, capabilities, baseline, scenarios)\n"
-    "  3  the kit could not run the target (unreachable, or every scenario errored)"
+    "  3  the kit could not run the target (unreachable, stopped answering during the run, or every\n"
+    "     scenario errored), or could not write its output (disk full: one line naming the file)\n"
+    "  130, 143  interrupted by SIGINT (Ctrl-C) or SIGTERM (128 + the signal): what finished is kept,\n"
+    "     run.json says interrupted; a second signal exits at once"
 )
 
 
@@ -105,7 +116,8 @@ def console(stderr: bool = True) -> Console:
 
 @contextmanager
 def guard() -> Iterator[None]:
-    """Turn a GateError into its one-line message on stderr and the typer exit code."""
+    """Turn a GateError into its one-line message on stderr and the typer exit code; a Ctrl-C where no
+    ``interruption.SignalCatcher`` holds SIGINT (checking inputs, loading scenarios) into one line and 130."""
     import typer
 
     try:
@@ -113,6 +125,9 @@ def guard() -> Iterator[None]:
     except GateError as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         raise typer.Exit(int(exc.code)) from None
+    except KeyboardInterrupt:
+        print("error: interrupted (SIGINT)", file=sys.stderr, flush=True)
+        raise typer.Exit(int(ExitCode.INTERRUPTED_SIGINT)) from None
 
 
 def one_line(exc: BaseException) -> str:
@@ -135,7 +150,7 @@ def check_codec(codec: str, flag: str = "--codec") -> str:
 
 # -- seam (H1): the binding and its wire profile -------------------------------------------------
 
-BINDING_HELP = "the wire binding: rsio or rsocket (default rsio)"
+BINDING_HELP = f"the wire binding: {', '.join(BINDING_NAMES)} (default {DEFAULT_BINDING})"
 PROFILE_HELP = ("the binding's wire profile (rsio: msgpack or varint; rsocket: rsocket-1.0 or "
                 "reactivesocket-draft); default: the binding's first")
 CODEC_HELP = "RS-IO's wire codec, msgpack or varint: the same as --profile (rsio only)"
@@ -356,12 +371,32 @@ class SuiteOutcome:
     message: str | None  # what to say loudly, if anything
 
 
+def target_stopped(results: Sequence[ScenarioResult]) -> str | None:
+    """The one line saying the target stopped answering during the run (``scenarios.liveness``), or None."""
+    stop = next((r.stopped for r in results if r.stopped is not None), None)
+    if stop is None:
+        return None
+    return stop_line(stop, sum(1 for r in results if r.stopped is not None and r.id != stop.during))
+
+
+def stop_line(stop: TargetStop, after: int) -> str:
+    """What the kit says, once, when the target stopped answering; ``after``: the scenarios not judged since."""
+    running = f" (with {len(stop.running)} other scenario(s) running: {', '.join(stop.running[:10])})" \
+        if stop.running else ""
+    return (f"the target stopped answering during {stop.during}{running}: after its time-out, {stop.why}; "
+            f"{after} scenario(s) after it not judged (error)")
+
+
 def suite_outcome(results: Sequence[ScenarioResult], min_run: int) -> SuiteOutcome:
-    """The exit code of a suite run: 3 if every scenario that ran errored, 1 on failures, 2 if too few ran."""
+    """The exit code of a suite run: 3 if the target stopped answering or every scenario that ran errored,
+    1 on failures, 2 if too few ran."""
     from .scenarios import Verdict
 
     ran = [r for r in results if r.verdict is not Verdict.SKIP]
     skipped = len(results) - len(ran)
+    stopped = target_stopped(results)
+    if stopped is not None:
+        return SuiteOutcome(ExitCode.UNRUNNABLE, len(ran), skipped, stopped)
     errored = [r for r in ran if r.verdict is Verdict.ERROR]
     if ran and len(errored) == len(ran):
         why = Counter(r.reason or "; ".join(f.render() for f in r.failures) for r in errored).most_common()

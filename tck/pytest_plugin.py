@@ -15,6 +15,7 @@ import pytest
 
 if TYPE_CHECKING:
     from .scenarios import RunConfig, Scenario, ScenarioResult
+    from .scenarios.liveness import TargetWatch
 
 _OPTIONS = (
     # (option, ini name, help, default)
@@ -30,7 +31,10 @@ _OPTIONS = (
                                  "(default: its URL)", None),
     ("--rsio-baseline", "rsio_baseline", "file of scenario ids the target is known to fail (reported as xfail)", None),
     ("--rsio-scenarios", "rsio_scenarios", "scenario file or directory (*.yaml, *.yml; default: the kit's own)", None),
-    ("--rsio-signal-timeout", "rsio_signal_timeout", "seconds a signal may take to arrive (default 2)", "2.0"),
+    ("--rsio-signal-timeout", "rsio_signal_timeout", "seconds of silence before a signal counts as missing "
+                                                     "(default 2)", "2.0"),
+    ("--rsio-scenario-budget", "rsio_scenario_budget", "seconds of a scenario within which bytes still arriving "
+                                                       "may stretch a wait (default 30)", "30.0"),
     ("--rsio-silence-window", "rsio_silence_window", "seconds of silence that prove nothing arrives (default 0.05)",
      "0.05"),
 )
@@ -141,6 +145,23 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return ScenarioFile.from_parent(parent, path=file_path)
 
 
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Exit 3 once the target stopped answering (the scenarios after it errored, not run)."""
+    state = session.config.stash.get(_STATE, None)
+    if state is not None and state.stop_line() is not None:
+        from .gate import ExitCode
+
+        session.exitstatus = int(ExitCode.UNRUNNABLE)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """The one line saying the target stopped answering, and during which scenario."""
+    state = config.stash.get(_STATE, None)
+    line = state.stop_line() if state is not None else None
+    if line is not None:
+        terminalreporter.write_line(f"rsio: {line}", red=True, bold=True)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(_STATE, None)
     if state is not None:
@@ -156,25 +177,47 @@ class _State:
         self._run_config: RunConfig | None = None
         self._baseline: frozenset[str] | None = None
         self._peer: Any = None
+        self._watch: TargetWatch | None = None
+        self.not_run = 0  # scenarios not run once the target stopped answering
 
     def run_config(self) -> RunConfig:
         if self._run_config is None:
             from .capabilities import Capabilities
             from .gate import run_config
+            from .scenarios.liveness import probe_timeout
 
             binding, profile = _wire(self.config)  # checked at configure time
             target = self._reach(_get(self.config, "rsio_target"), binding, profile)
             caps_file = _get(self.config, "rsio_capabilities")
+            signal_timeout = float(_get(self.config, "rsio_signal_timeout", "2.0"))
             self._run_config = run_config(
                 binding, profile,
                 target=target,
                 capabilities=Capabilities.load(Path(caps_file), binding) if caps_file else Capabilities.everything(binding),
                 strict=bool(_get(self.config, "rsio_strict")),
-                signal_timeout=float(_get(self.config, "rsio_signal_timeout", "2.0")),
+                signal_timeout=signal_timeout,
+                scenario_budget=float(_get(self.config, "rsio_scenario_budget", "30.0")),
                 silence_window=float(_get(self.config, "rsio_silence_window", "0.05")),
                 baseline=self.baseline(),
+                probe_timeout=probe_timeout(signal_timeout),
             )
         return self._run_config
+
+    def watch(self) -> TargetWatch | None:
+        """The session's watch on the target: a probe after a scenario's time-out, the stop decided once."""
+        if self._watch is None:
+            from .scenarios.liveness import watch_of
+
+            self._watch = watch_of(self.run_config())
+        return self._watch
+
+    def stop_line(self) -> str | None:
+        """The line saying the target stopped answering, once it did; else None."""
+        if self._watch is None or self._watch.stop is None:
+            return None
+        from .gate import stop_line
+
+        return stop_line(self._watch.stop, self.not_run)
 
     def _reach(self, target: str | None, binding: str, profile: str) -> str:
         """The target URL, reached once (or the embedded peer, started); else the session stops with one line."""
@@ -281,6 +324,19 @@ class ScenarioItem(pytest.Item):
         self.user_properties.append(("rules", " ".join(scenario.rules)))
         self.user_properties.append(("level", scenario.level))
 
+    def setup(self) -> None:
+        """Once the target stopped answering, a scenario that would run is not run: an error, said in one
+        line each (the summary says once where the target stopped)."""
+        state = self.config.stash[_STATE]
+        watch = state.watch()
+        if watch is None or watch.stop is None:
+            return
+        from .scenarios.runner import skip_reason
+
+        if skip_reason(self.scenario, state.run_config()) is None:
+            state.not_run += 1
+            pytest.fail(f"not run: the target went silent during {watch.stop.during}", pytrace=False)
+
     def runtest(self) -> None:
         import asyncio
 
@@ -295,7 +351,7 @@ class ScenarioItem(pytest.Item):
         if allure is not None:
             allure.label_scenario(self.scenario, target)
         plain = type(config)(**{**config.__dict__, "baseline": frozenset(), "keep_trace": allure is not None})
-        result = asyncio.run(run_scenario(self.scenario, plain))
+        result = asyncio.run(run_scenario(self.scenario, plain, state.watch()))
         self.user_properties.append(("verdict", result.verdict.value))
         if allure is not None:
             allure.attach_result(result)  # epic/feature/severity/links, transcript, trace, pcap

@@ -78,7 +78,9 @@ DITTO_RULES: tuple[Rule, ...] = (
     Rule(id="DITTO-SEARCH-5", level=M, binds="both", source=_DQ + "Failed (its JSON Schema)",
          title="The value of a search failed carries the error (its JSON Schema)."),
     Rule(id="DITTO-SEARCH-6", level=M, binds="publisher", source=_DQ + "Subscribe (size: results per next, default 25, max 200), Next",
-         title="A search next holds at least one and at most size(n) items (n of the subscribe's options; 25 without size)."),
+         title="A search next holds at least one and at most size(n) items (n of the subscribe's options; 25 without size); fewer than n is legal."),
+    Rule(id="DITTO-SEARCH-7", level=M, binds="publisher", source=_DQ + "Subscribe (filter and options: 'the same semantics and defaults as other search APIs'; 'always responds with a created event'); " + _DE + "Overview (client mistakes), Error response format (HTTP-semantics status); bindings.md §3 (a valid filter that matches nothing)",
+         title="A search whose filter is valid RQL but matches no thing completes after the first request, without a page; one whose filter is not RQL fails after the first request with a 4xx status, without a page."),
     # framings
     Rule(id="DITTO-LINE-1", level=M, binds="both", source="kit; bindings.md §3 (one JSON envelope per line on TCP, per text message on WebSocket)",
          title="A message (a TCP line or a WebSocket text message) is no longer than the receiver's maximum."),
@@ -88,7 +90,7 @@ DITTO_RULES: tuple[Rule, ...] = (
          title="Over WebSocket every Ditto Protocol message is one text message; a binary message is a violation."),
     # subscriptions (judged by tck/bindings/ditto/judge.py)
     Rule(id="DITTO-SUB-1", level=M, binds="publisher", source=_DS + "Interaction pattern (1); " + _DQ + "Interaction pattern, Subscribe ('always responds with a created event')",
-         title="Every subscribe gets exactly one created, carrying the subscribe's correlation-id."),
+         title="Every subscribe gets exactly one created, carrying the subscribe's correlation-id when it had one (decision DITTO-m)."),
     Rule(id="DITTO-SUB-2", level=M, binds="publisher", source=_DS + "Signal mapping ('a subscription ID links all messages of one streaming request'); " + _DQ + "Created",
          title="The subscriptionId of a created is not that of a subscription still live on the connection."),
     Rule(id="DITTO-SUB-3", level=M, binds="publisher", source=_DS + "Interaction pattern (created next* (complete | failed)?); " + _DQ + "Interaction pattern",
@@ -122,13 +124,13 @@ DITTO_RULES: tuple[Rule, ...] = (
          title="A failed carries an error with an integer status that is an HTTP error status (400 to 599) and a string error code."),
     # test publishers (bindings.md §3)
     Rule(id="DITTO-TCK-1", level=M, binds="target", source="bindings.md §3 (tck/range)",
-         title="subscribeForPersistedEvents on tck/range with revisions S..T streams items of revisions S..T in order, then complete."),
+         title="subscribeForPersistedEvents on tck/range with revisions S..T streams items of revisions S..T in order, then complete (without T: no item, complete after the first request)."),
     Rule(id="DITTO-TCK-2", level=M, binds="target", source="bindings.md §3 (tck/infinite)",
          title="subscribeForPersistedEvents on tck/infinite from revision S streams S, S+1, ... while demand lasts, and never completes."),
     Rule(id="DITTO-TCK-3", level=M, binds="target", source="bindings.md §3 (tck/error)",
          title="subscribeForPersistedEvents on tck/error with revisions S..T streams S..T, then failed."),
     Rule(id="DITTO-TCK-4", level=M, binds="target", source="bindings.md §3 (search profile)",
-         title="search subscribe with filter eq(attributes/tck,N) yields tck:thing-0..tck:thing-(N-1) in order, each once, in pages, then complete."),
+         title="search subscribe with filter eq(attributes/tck,N) yields tck:thing-0..tck:thing-(N-1), each once, in pages, in the order of its sort option (none: Ditto's default sort(+thingId), string order), then complete."),
     Rule(id="DITTO-TCK-5", level=M, binds="target", source="bindings.md §3; " + _DS + "Interaction pattern",
          title="A subscribe naming no test publisher (or with parameters it cannot serve) is answered created, then failed after the first request."),
 )

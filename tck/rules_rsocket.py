@@ -55,7 +55,7 @@ RSOCKET_RULES: tuple[Rule, ...] = (
          title="SETUP uses stream id 0."),
     Rule(id="RS-SETUP-5", level=M, binds="client", source=P + "SETUP Frame (Time Between KEEPALIVE Frames, Max Lifetime: 'Value MUST be > 0')",
          title="SETUP's keepalive interval and max lifetime are greater than 0."),
-    Rule(id="RS-SETUP-6", level=M, binds="server", source=P + "Versioning Scheme; Negotiation; Connection Establishment",
+    Rule(id="RS-SETUP-6", level=S, binds="server", source=P + "Versioning Scheme ('It is up to a server to accept clients of lower versions'); Connection Establishment; no sentence makes the check a MUST (decision RS-s)",
          title="A server answers a SETUP of a major version above the profile's (which it cannot speak) with ERROR[UNSUPPORTED_SETUP|INVALID_SETUP|REJECTED_SETUP] on stream 0."),
     Rule(id="RS-SETUP-7", level=M, binds="client", source=P + "SETUP Frame (Encoding MIME Type: 'MUST NOT be null terminated')",
          title="SETUP names a metadata and a data MIME type: each non-empty and not null-terminated."),
@@ -156,6 +156,8 @@ RSOCKET_RULES: tuple[Rule, ...] = (
          title="During resumption (before RESUME_OK), every ERROR the server sends is CONNECTION_ERROR or REJECTED_RESUME."),
     Rule(id="RS-RESUME-5", level=M, binds="both", source=P + "RESUME Frame, RESUME_OK Frame ('MUST always use Stream ID 0')",
          title="RESUME and RESUME_OK use stream id 0."),
+    Rule(id="RS-RESUME-6", level=M, binds="server", source=P + "Resume Operation ('On receiving a RESUME frame, the server: MUST send an ERROR[REJECTED_RESUME] frame if the server does not support resuming operation')",
+         title="A server answers a RESUME: with RESUME_OK if it resumes, otherwise with an ERROR on stream 0 (REJECTED_RESUME when it does not support resumption)."),
     # Handling the unexpected
     Rule(id="RS-UNEXPECTED-1", level=M, binds="both", source=P + "Handling the Unexpected ('Receiving a Request frame on a Stream ID that is already in use MUST be ignored'; CANCEL, ERROR, PAYLOAD on an unknown Stream ID; METADATA_PUSH with a non-0 Stream ID)",
          title="A frame on an unknown stream, a request on a stream in use and a METADATA_PUSH on a non-0 stream are ignored: no ERROR answers them."),

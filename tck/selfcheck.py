@@ -42,6 +42,7 @@ CLIENT_PROGRAMS: dict[str, str] = {"rsocket": "rsio_tck.reference_peer.rsocket.t
                                    "ditto": "rsio_tck.reference_peer.ditto.testcases"}
 CLIENT_FAULT_PREFIX = "client-"
 FAULT_WORKERS = 4  # faults checked at once (each against a peer process of its own)
+WINDOW_TRIES = 3  # more runs of a time-window fault's citing scenarios, one at a time, before it counts as missed
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,12 +76,13 @@ def freedom_only(result: ScenarioResult, binding: str = DEFAULT_BINDING) -> bool
 
 
 def run_against_peer(scenarios: list[Scenario], codec: str | None = None, faults: tuple[str, ...] = (),
-                     jobs: int = 8, *, binding: str = DEFAULT_BINDING,
+                     jobs: int = 8, *, binding: str = DEFAULT_BINDING, extra: tuple[str, ...] = (),
                      stop_when: Callable[[ScenarioResult], bool] | None = None) -> list[ScenarioResult]:
-    """The scenarios against the binding's embedded peer.  ``stop_when``: once a result satisfies it, the
-    scenarios still running are cancelled, and only the finished ones are returned."""
+    """The scenarios against the binding's embedded peer.  ``extra``: more of the peer's flags
+    (``--tiny-writes 7``).  ``stop_when``: once a result satisfies it, the scenarios still running are
+    cancelled, and only the finished ones are returned."""
     profile = codec or get_binding(binding).profiles[0]
-    with EmbeddedPeer(binding=binding, profile=profile, faults=faults) as url:
+    with EmbeddedPeer(binding=binding, profile=profile, faults=faults, extra=extra) as url:
         config = RunConfig(target=url, codec=profile, binding=binding)
         if stop_when is None:
             return asyncio.run(run_suite(scenarios, config, jobs=jobs))
@@ -168,7 +170,23 @@ def check_fault(fault: str, rule: str, scenarios: list[Scenario], codec: str | N
     if not is_client_fault(fault, binding):
         # Missed: which scenarios the fault disturbs at all is what a reader needs to find out why.
         results = run_against_peer(scenarios, profiles[0], (fault,), jobs=8, binding=binding)
-        failed += [r.id for r in failing(results) if r.id not in failed]
+        bad = failing(results)
+        failed += [r.id for r in bad if r.id not in failed]
+        # A citing scenario that fails here catches the fault too.  Some faults show only within a time
+        # window (hs-stream-before-hello: HS-2 sees the early frames only if they arrive before the kit's
+        # clientHello), and under load, with other faults checked beside it, the peer can miss the window
+        # in the first run; this is a second run of the same scenarios, not a looser judgement.
+        caught = tuple(r.id for r in bad if rule in r.rules)
+        if caught:
+            return FaultOutcome(fault, rule, caught, tuple(failed))
+        if citing and getattr(_peer(binding).faults.get(fault), "window", False):
+            # A fault that shows only within a time window (Fault.window) was missed twice, by a starved
+            # peer: its citing scenarios run again one at a time, the peer's only load, up to WINDOW_TRIES.
+            for _ in range(WINDOW_TRIES):
+                results = run_against_peer(citing, profiles[0], (fault,), jobs=1, binding=binding)
+                caught = tuple(r.id for r in failing(results) if rule in r.rules)
+                if caught:
+                    return FaultOutcome(fault, rule, caught, tuple(failed))
     return FaultOutcome(fault, rule, (), tuple(failed))
 
 

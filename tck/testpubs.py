@@ -7,6 +7,7 @@ read a name differently.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Union
 from urllib.parse import parse_qsl
@@ -87,26 +88,45 @@ _PARAMS: dict[str, tuple[str, ...]] = {
 _INT64 = (-(2**63), 2**63 - 1)
 
 
+# A decimal integer (TCK-7): an optional minus sign and ASCII digits.  str.isdigit() is not this test:
+# it takes other Unicode digits (and int() then refuses superscripts).
+_DECIMAL = re.compile(r"-?[0-9]+")
+# What common integer parsers also take (a leading '+': Java's Long.parseLong, Go's strconv.ParseInt;
+# other Unicode decimal digits: Java, Python).  The reference peer refuses these, but a target that reads
+# them as numbers is not held to a refusal (Decision m): rsio-v0 §8 only says "decimal".
+_LENIENT_DECIMAL = re.compile(r"[+-]?\d+")
+
+
+class _Lenient(ValueError):
+    """A malformation a reasonable target may read otherwise (Malformed.certain is False)."""
+
+
 def _int(params: dict[str, str], key: str, default: int | None, low: int) -> int:
     if key not in params:
         if default is None:
             raise ValueError(f"parameter {key} is required")
         return default
-    text = params[key]
-    if not text or not (text.isdigit() or (text[0] == "-" and text[1:].isdigit())):
-        raise ValueError(f"{key}={text!r} is not an integer")
-    value = int(text)
+    return _decimal(f"{key}={params[key]!r}", params[key], low)
+
+
+def _decimal(what: str, text: str, low: int) -> int:
+    if not _DECIMAL.fullmatch(text):
+        if _LENIENT_DECIMAL.fullmatch(text):
+            raise _Lenient(f"{what} is not a plain decimal integer")
+        raise ValueError(f"{what} is not an integer")
+    # 2^63 has 19 digits: a longer one is out of range, and int() is not asked to read a megabyte.
+    value = int(text) if len(text.lstrip("-").lstrip("0")) <= 19 else _INT64[1] + 1
     if not low <= value <= _INT64[1]:
-        raise ValueError(f"{key}={value} is out of range (at least {low})")
+        raise ValueError(f"{what} is out of range ({low} to 2^63-1)")
     return value
 
 
 def _strategy(text: str) -> Strategy:
     if text in ("all", "one"):
         return Strategy(kind=text)
-    kind, _, count = text.partition(":")
-    if kind in ("batch", "cancel") and count.isdigit() and int(count) >= 1:
-        return Strategy(kind=kind, n=int(count))
+    kind, colon, count = text.partition(":")
+    if kind in ("batch", "cancel") and colon:
+        return Strategy(kind=kind, n=_decimal(f"request={text!r}", count, 1))
     raise ValueError(f"request={text!r} is not all, one, batch:N or cancel:N")
 
 
@@ -143,6 +163,8 @@ def parse(name: str) -> TestPublisher | Malformed | None:
         if "to" not in params or not params["to"]:
             raise ValueError("parameter to is required")
         return SubscribeBack(to=params["to"], request=_strategy(params.get("request", "all")))
+    except _Lenient as exc:
+        return Malformed(reason=str(exc), certain=False)
     except ValueError as exc:
         return Malformed(reason=str(exc))
 

@@ -17,9 +17,16 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from .child_process import reap
+
 
 class TargetError(Exception):
-    """The target could not be reached or its URL is not understood."""
+    """The target could not be reached or its URL is not understood; ``timed_out``: reaching it took too long
+    (a connection or, over WebSocket, an opening handshake nobody answered), not a refusal."""
+
+    def __init__(self, message: str, *, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,11 +107,7 @@ class _ProcessWriter:
         return self._stdin.is_closing()
 
     async def wait_closed(self) -> None:
-        try:
-            await asyncio.wait_for(self._process.wait(), 2.0)
-        except TimeoutError:
-            self._process.kill()
-            await self._process.wait()
+        await reap(self._process, 2.0)  # bounded, even when nobody reads the child's output any more
 
     def write_eof(self) -> None:
         self._stdin.close()
@@ -180,10 +183,12 @@ async def open_target(target: Target | str, timeout: float = 5.0, *, binding: An
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.DEVNULL,
+                start_new_session=True,  # its own group: a kill reaches what it started (child_process.reap)
             ),
             timeout,
         )
         assert process.stdout is not None
         return process.stdout, _ProcessWriter(process)
     except (TimeoutError, OSError, ssl.SSLError) as exc:
-        raise TargetError(f"cannot reach {target.url}: {str(exc) or type(exc).__name__}") from None
+        raise TargetError(f"cannot reach {target.url}: {str(exc) or type(exc).__name__}",
+                          timed_out=isinstance(exc, TimeoutError)) from None

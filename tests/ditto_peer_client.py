@@ -70,7 +70,9 @@ class Sub:
     cid: str
     profile: str
     target: Target
-    expect: tuple[str, Any]  # ("range", (S, N)), ("infinite", S), ("error", (S, K)), ("search", (N, size)), ("fail", None)
+    # ("range", (S, N)), ("infinite", S), ("error", (S, K)), ("search", (N, size)); a search filter other than the
+    # collection's: ("empty", ...) when it is RQL (complete, no page), ("invalid", ...) when not (failed 4xx, no page)
+    expect: tuple[str, Any]
     sid: str | None = None
     demand: int = 0
     requested: bool = False
@@ -93,6 +95,8 @@ class RuleCheck:
 
     def created(self, sid: str, cid: Any) -> Sub | None:
         waiting = [s for s in self.subs if s.sid is None and s.cid == cid]
+        # A subscribe without a correlation-id: its created carries none, or one the publisher made up (DITTO-m).
+        waiting = waiting or [s for s in self.subs if s.sid is None and s.cid is None]
         if not waiting:
             self.bad("DITTO-SUB-1", f"created {sid} with correlation-id {cid!r} answers no subscribe waiting for one")
             return None
@@ -130,7 +134,9 @@ class RuleCheck:
             rule = "DITTO-CAN-1" if sub.cancelled_at is not None else "DITTO-DEM-1"
             self.bad(rule, f"next for {sub.sid} beyond the demand")
         sub.demand -= 1
-        if sub.profile == "search":
+        if sub.profile == "search" and sub.expect[0] in ("empty", "invalid"):
+            self.bad("DITTO-SEARCH-7", f"a page for a search whose filter is {sub.expect[0]}: no page was due")
+        elif sub.profile == "search":
             page = message.items
             size = sub.expect[1][1]
             if not 0 < len(page) <= size:
@@ -138,8 +144,10 @@ class RuleCheck:
             start = sum(map(len, sub.items))
             sub.items.append(page)
             things = [t.get("thingId") if isinstance(t, dict) else t for t in page]
-            if things != [f"tck:thing-{i}" for i in range(start, start + len(page))]:
-                self.bad("DITTO-TCK-4", f"things {things[:8]} where tck:thing-{start}.. were due, in order, each once")
+            # Ditto's default order, sort(+thingId): the thingIds as strings (tck:thing-10 before tck:thing-2).
+            due = sorted(f"tck:thing-{i}" for i in range(sub.expect[1][0]))[start:start + len(page)]
+            if sub.expect[0] == "search" and things != due:
+                self.bad("DITTO-TCK-4", f"things {things[:8]} where {due[:8]} were due, in order, each once")
         else:
             kind, spec = sub.expect
             first = spec[0] if isinstance(spec, tuple) else spec
@@ -163,6 +171,11 @@ class RuleCheck:
                 self.bad("DITTO-DEM-2", f"demand <= 0 answered with {action}")
             return
         count = len(sub.items)
+        if kind == "empty" and action != "complete":
+            self.bad("DITTO-SEARCH-7", f"a valid filter matching nothing ended with {action}, not complete")
+        if kind == "invalid" and (action != "failed" or not isinstance(message.error.status, int)
+                                  or not 400 <= message.error.status <= 499):
+            self.bad("DITTO-SEARCH-7", f"a filter that is not RQL ended with {action}, not failed with a 4xx status")
         if kind == "range" and (action != "complete" or count != spec[1]):
             self.bad("DITTO-TCK-1", f"tck/range ended with {action} after {count} of {spec[1]} revisions")
         if kind == "infinite":
@@ -201,13 +214,15 @@ class Client:
     def send_raw(self, data: bytes) -> None:
         self.writer.write(data)
 
-    def subscribe(self, name: str, first: int | None = 0, last: int | None = None, **expect: Any) -> Sub:
+    def subscribe(self, name: str, first: int | None = 0, last: int | None = None, *, named: bool = True,
+                  **expect: Any) -> Sub:
+        """``named``: with a correlation-id (without one, the created may carry none or a made-up one)."""
         self._count += 1
-        cid = f"c-{self._count}"
+        cid = f"c-{self._count}" if named else None
         target = Target(namespace="tck", entity_name=name)
-        message = SubscribeForPersistedEvents(target=target, headers={"correlation-id": cid}, from_revision=first,
-                                              to_revision=last)
-        count = None if last is None else last - (first or 0) + 1
+        message = SubscribeForPersistedEvents(target=target, headers={"correlation-id": cid} if named else {},
+                                              from_revision=first, to_revision=last)
+        count = 0 if last is None else last - (first or 0) + 1  # without toHistoricalRevision: count 0
         kind = expect.get("kind", name)
         spec: Any = first if name == "infinite" else (first or 0, count)
         sub = Sub(cid=cid, profile="streaming", target=target, expect=(kind, spec))
@@ -215,19 +230,23 @@ class Client:
         self.send(message)
         return sub
 
-    def search(self, total: int, size: int | None = None, filter: str | None = None) -> Sub:
+    def search(self, total: int, size: int | None = None, filter: str | None = None, kind: str = "search") -> Sub:
+        """``kind``: what the filter is, "search" (the collection), "empty" (RQL matching nothing), "invalid"."""
         self._count += 1
         cid = f"q-{self._count}"
         options = None if size is None else f"size({size})"
         message = SearchSubscribe(headers={"correlation-id": cid}, filter=filter or f"eq(attributes/tck,{total})",
                                   options=options)
-        sub = Sub(cid=cid, profile="search", target=message.target,
-                  expect=("fail" if filter else "search", (total, size or 25)))
+        sub = Sub(cid=cid, profile="search", target=message.target, expect=(kind, (total, size or 25)))
         self.check.subs.append(sub)
         self.send(message)
         return sub
 
     def request(self, sub: Sub, demand: int) -> None:
+        self.send_raw(self.request_line(sub, demand))
+
+    def request_line(self, sub: Sub, demand: int) -> bytes:
+        """The request of ``demand`` for ``sub`` as a line (to write it in one write with other lines)."""
         assert sub.sid is not None, "request before created"
         sub.requested = True
         if demand <= 0:
@@ -236,17 +255,21 @@ class Client:
             sub.demand = min(MAX, sub.demand + demand)
         cls: Any = SearchRequest if sub.profile == "search" else StreamingRequest
         extra = {} if sub.profile == "search" else {"target": sub.target}
-        self.send(cls(subscription_id=sub.sid, demand=demand, headers={"correlation-id": f"r-{sub.sid}"}, **extra))
+        return encode_line(cls(subscription_id=sub.sid, demand=demand, headers={"correlation-id": f"r-{sub.sid}"},
+                               **extra))
 
     def cancel(self, sub: Sub) -> None:
+        self.send_raw(self.cancel_line(sub))
+
+    def cancel_line(self, sub: Sub) -> bytes:
+        """The cancel of ``sub`` as a line (to write it in one write with other lines)."""
         assert sub.sid is not None
         from rsio_tck.bindings.ditto import SearchCancel
 
         sub.cancelled_at = sub.demand
         if sub.profile == "search":
-            self.send(SearchCancel(subscription_id=sub.sid))
-        else:
-            self.send(StreamingCancel(target=sub.target, subscription_id=sub.sid))
+            return encode_line(SearchCancel(subscription_id=sub.sid))
+        return encode_line(StreamingCancel(target=sub.target, subscription_id=sub.sid))
 
     # -- receiving -----------------------------------------------------------------------------------
 
@@ -321,7 +344,7 @@ class Client:
     async def probe(self) -> bool:
         """A one-revision range, served to its end: the peer serves subscriptions round-robin, oldest first,
         so whatever it was producing for older subscriptions when the probe was served has arrived too."""
-        probe = self.subscribe("range", 0, 0)
+        probe = self.subscribe("range", 1, 1)
         if not await self.opened(probe):
             return False
         self.request(probe, 1)

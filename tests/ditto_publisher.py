@@ -6,7 +6,9 @@ both profiles, correctly, and uses the legal freedoms a target has, so the
 scenarios are shown to pass under them: random subscriptionIds, its writes cut
 into random chunks, ``complete`` right after the last item when the demand
 allowed it, a ``failed`` answering a request on an unknown id (decision DITTO-e),
-``failed`` with ``general:``-less protocol error codes.
+``failed`` with ``general:``-less protocol error codes, search results in Ditto's
+default order (thingIds as strings), a made-up correlation-id on the ``created`` of a
+subscribe that named none (decision DITTO-m).
 """
 
 from __future__ import annotations
@@ -65,23 +67,27 @@ class Sub:
 def _source(msg: Any) -> tuple[list[Any] | None, int, ErrorInfo | None, ErrorInfo | None]:
     """(items or None, first revision, end error, refusal) for a subscribe."""
     if isinstance(msg, SearchSubscribe):
-        match = _EQ.fullmatch(msg.filter or "")
+        text = msg.filter or ""
+        match = _EQ.fullmatch(text)
         size_match = _SIZE.search(msg.options or "")
         size = int(size_match[1]) if size_match else 25
-        if match is None or not 1 <= size <= 200:
-            return [], 0, None, ErrorInfo(status=400, error="thing-search:search.query.invalid", message="bad query")
-        total = int(match[1]) if msg.namespaces is None or "tck" in msg.namespaces else 0
-        things = [{"thingId": f"tck:thing-{i}", "attributes": {"tck": total}} for i in range(total)]
+        # Not RQL (this publisher's rough test: brackets that do not balance), or a size out of range: refused.
+        if text.count("(") != text.count(")") or text.count('"') % 2 or not 1 <= size <= 200:
+            return [], 0, None, ErrorInfo(status=400, error="rql.expression.invalid", message="bad query")
+        total = int(match[1]) if match and (msg.namespaces is None or "tck" in msg.namespaces) else 0
+        ids = sorted(f"tck:thing-{i}" for i in range(total))  # Ditto's default sort(+thingId): strings
+        things = [{"thingId": thing, "attributes": {"tck": total}} for thing in ids]
         return [things[i:i + size] for i in range(0, total, size)], 0, None, None
     target = msg.target
     first = msg.from_revision or 0
     last = msg.to_revision
     if target.namespace == "tck" and target.entity_name == "infinite":
         return None, first, None, None
-    if target.namespace == "tck" and target.entity_name in ("range", "error") and last is not None:
+    if target.namespace == "tck" and target.entity_name in ("range", "error") and first >= 0 \
+            and (last is None or last >= 1):
         end = ErrorInfo(status=500, error="tck:publisher.failed", message="boom") \
             if target.entity_name == "error" else None
-        return list(range(first, last + 1)), first, end, None
+        return list(range(first, last + 1)) if last is not None else [], first, end, None  # no last: count 0
     return [], 0, None, ErrorInfo(status=404, error="things:thing.notfound", message="no such publisher")
 
 
@@ -117,7 +123,8 @@ class Publisher:
         if isinstance(msg, (SubscribeForPersistedEvents, SearchSubscribe)):
             sid = f"{self.rng.randrange(10**6)}-{len(self.subs)}"
             items, first, end, refuse = _source(msg)
-            headers = {"correlation-id": msg.correlation_id} if msg.correlation_id is not None else {}
+            cid = msg.correlation_id if msg.correlation_id is not None else f"made-up-{sid}"
+            headers = {"correlation-id": cid}
             if "big-pages" in self.faults and items:
                 flat = [thing for page in items for thing in page]
                 size = len(items[0]) + 1

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = {"rsio_tck.reference_peer": ROOT / "reference_peer", "rsio_tck": ROOT / "tck"}
 
 # The reference peer's binding-neutral shell; every other module of the peer belongs to a binding.
-PEER_SHELL = {"__main__", "transports", "api", "peer_registry", "tlscert"}
+PEER_SHELL = {"__main__", "transports", "api", "peer_registry", "tlscert", "tiny_writes"}
 
 # Neutral roots, by prefix: every module under each is walked.
 ROOTS = [
@@ -151,8 +151,11 @@ def test_every_registered_binding_satisfies_the_protocol(name: str) -> None:
     assert binding.name == name
     assert binding.profiles and all(isinstance(profile, str) for profile in binding.profiles)
     assert profile_of(binding, None) == binding.profiles[0]
-    for method in ("decoder", "encoder", "judge", "describe", "contract_rule"):
+    for method in ("decoder", "encoder", "judge", "describe", "contract_rule", "liveness_probe"):
         assert callable(getattr(binding, method, None)), f"{name}: no {method}()"
+    for profile in binding.profiles:  # the probe after a time-out: something to send, and a name for it
+        probe = binding.liveness_probe(profile)
+        assert probe.opening() and probe.asks, (name, profile)
     # The binding's contract rule IDs are catalogue IDs.
     from rsio_tck.rules import RULES
 

@@ -1,7 +1,7 @@
 """The kit as a CI gate: every command fed bad files and bad flags, from one table.
 
-Each bad case must exit with the code of the README's table (2: usage or input,
-3: target unreachable) and say what is wrong in one line naming the file or the
+Each bad case must exit with the code of the exit-code table of ``--help`` and docs/guide/exit-codes.md
+(2: usage or input, 3: target unreachable) and say what is wrong in one line naming the file or the
 flag, never with a traceback.  The good paths (0, 1, and 3 when every scenario
 errors) run against the embedded reference peer or a local socket, on a few
 scenarios only.

@@ -20,6 +20,7 @@ from rsio_tck.bindings.ditto import (
     ErrorInfo,
     SearchComplete,
     SearchCreated,
+    SearchFailed,
     SearchNext,
     SearchRequest,
     SearchSubscribe,
@@ -78,6 +79,23 @@ def search(filter_: str = "eq(attributes/tck,3)", options: str | None = "size(2)
             (S, SearchCreated(headers=h("q"), subscription_id="q1"))]
 
 
+def search_req(n: int) -> tuple[Side, Any]:
+    return C, SearchRequest(subscription_id="q1", demand=n)
+
+
+SEARCH_DONE = (S, SearchComplete(subscription_id="q1"))
+NOT_RQL = "eq(attributes/tck,3"
+
+
+def unnamed(target: Target = RANGE, first: int = 1, last: int | None = 2) -> tuple[Side, Any]:
+    """A subscribe without a correlation-id."""
+    return C, SubscribeForPersistedEvents(target=target, headers={}, from_revision=first, to_revision=last)
+
+
+def string_order(total: int) -> list[int]:
+    return sorted(range(total), key=lambda i: f"tck:thing-{i}")
+
+
 def page(*things: int) -> tuple[Side, Any]:
     return S, SearchNext(subscription_id="q1", items=tuple({"thingId": f"tck:thing-{i}"} for i in things))
 
@@ -119,6 +137,17 @@ CASES: list[tuple[str, Side, list[tuple[Side, Any]]]] = [
     ("DITTO-TCK-3", S, [sub(target=ERROR, last=1), created(target=ERROR), req(5, target=ERROR),
                         nxt(0, target=ERROR), nxt(1, target=ERROR), done(target=ERROR)]),
     ("DITTO-TCK-4", S, [*search(), (C, SearchRequest(subscription_id="q1", demand=5)), page(0, 2)]),
+    # numeric order where Ditto's default sort(+thingId) orders the thingIds as strings (decision DITTO-l)
+    ("DITTO-TCK-4", S, [*search("eq(attributes/tck,12)", None), search_req(1), page(*range(12))]),
+    ("DITTO-TCK-4", S, [*search("eq(attributes/tck,3)", "size(1),sort(-thingId)"), search_req(3), page(0)]),
+    ("DITTO-TCK-4", S, [*search("eq(attributes/tck,3)", "sort(+attributes/tck)"), search_req(3), page(1), page(1)]),
+    ("DITTO-TCK-1", S, [sub(last=None), created(), req(5), nxt(0)]),  # without toHistoricalRevision: no item
+    ("DITTO-SEARCH-7", S, [*search(NOT_RQL), search_req(1), page(0)]),
+    ("DITTO-SEARCH-7", S, [*search(NOT_RQL), search_req(1), SEARCH_DONE]),
+    ("DITTO-SEARCH-7", S, [*search('eq(thingId,"x)'), search_req(1), (S, SearchFailed(
+        subscription_id="q1", error=ErrorInfo(status=500, error="x")))]),
+    ("DITTO-SUB-1", S, [unnamed(), (S, StreamingCreated(target=RANGE, headers={}, subscription_id="s1")),
+                        (S, StreamingCreated(target=RANGE, headers=h("made-up"), subscription_id="s2"))]),
     ("DITTO-TCK-4", S, [*search(), (C, SearchRequest(subscription_id="q1", demand=5)), page(0, 1), (S, SearchComplete(
         subscription_id="q1"))]),
     ("DITTO-TCK-5", S, [sub(target=Target(namespace="tck", entity_name="nothing")),
@@ -147,9 +176,32 @@ LEGAL: dict[str, list[tuple[Side, Any]]] = {
     "search pages": [*search(), (C, SearchRequest(subscription_id="q1", demand=1)), page(0, 1),
                      (C, SearchRequest(subscription_id="q1", demand=1)), page(2), (S, SearchComplete(
                          subscription_id="q1"))],
-    "error publisher": [sub(target=ERROR, last=0), created(target=ERROR), req(3, target=ERROR),
-                        nxt(0, target=ERROR), failed(ErrorInfo(status=500, error="tck:publisher.failed"),
+    "error publisher": [sub(target=ERROR, first=1, last=1), created(target=ERROR), req(3, target=ERROR),
+                        nxt(1, target=ERROR), failed(ErrorInfo(status=500, error="tck:publisher.failed"),
                                                      target=ERROR)],
+    # decision DITTO-l: Ditto's default order, short pages, explicit sorts, empty and invalid queries
+    "search in Ditto's default order": [*search("eq(attributes/tck,12)", None), search_req(1),
+                                        page(*string_order(12)), SEARCH_DONE],
+    "short pages": [*search("eq(attributes/tck,3)", "size(2)"), search_req(5), page(0), page(1), page(2), SEARCH_DONE],
+    "sort(+thingId) as asked": [*search("eq(attributes/tck,11)", "size(3),sort(+thingId)"), search_req(4),
+                                page(0, 1, 10), page(2, 3, 4), page(5, 6, 7), page(8, 9), SEARCH_DONE],
+    "sort(-thingId) as asked": [*search("eq(attributes/tck,11)", "sort(-thingId)"), search_req(1),
+                                page(*reversed(string_order(11))), SEARCH_DONE],
+    "another sort: any order": [*search("eq(attributes/tck,3)", "sort(+_modified)"), search_req(1), page(2, 0, 1),
+                                SEARCH_DONE],
+    "a valid filter matching nothing": [*search('eq(thingId,"tck:no-such-thing")', None), search_req(1), SEARCH_DONE],
+    "a filter that is not RQL refused": [*search(NOT_RQL), search_req(1), (S, SearchFailed(
+        subscription_id="q1", error=ErrorInfo(status=400, error="rql.expression.invalid")))],
+    # decision DITTO-m: a subscribe without a correlation-id gets created with none, or one made up
+    "created without correlation-id": [unnamed(), (S, StreamingCreated(target=RANGE, headers={}, subscription_id="s1")),
+                                       req(2), nxt(1), nxt(2), done()],
+    "created with a made-up correlation-id": [unnamed(), sub(cid="c2", first=5, last=5),
+                                              (S, StreamingCreated(target=RANGE, headers=h("c2"), subscription_id="b")),
+                                              (S, StreamingCreated(target=RANGE, headers=h("gen-1"), subscription_id="a")),
+                                              req(2, "a"), nxt(1, "a"), nxt(2, "a"), done("a")],
+    # decision DITTO-k: without toHistoricalRevision the range is empty; relative revisions are not judged
+    "range without toHistoricalRevision": [sub(first=3, last=None), created(), req(5), done()],
+    "relative revisions": [sub(first=-3, last=0), created(), req(5), nxt(17), nxt(18), done()],
 }
 
 

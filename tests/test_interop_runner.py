@@ -88,6 +88,17 @@ def test_merge_run_appends_results_moves_files_and_recounts(tmp_path: Path) -> N
     assert run.run_dir(tmp_path) is not None
 
 
+def test_a_part_whose_kit_was_stopped_by_its_time_out_is_merged_without_a_traceback(tmp_path: Path) -> None:
+    # The kit killed at interop's time-out has written results.jsonl but not yet run.json.
+    shared = _run_dir(tmp_path / "shared", [{"id": "A", "verdict": "pass"}])
+    before = json.loads((shared / "run.json").read_text())["finished"]
+    part = _run_dir(tmp_path / "part", [{"id": "B", "verdict": "fail"}])
+    (part / "run.json").unlink()
+    run.merge_run(shared, part)
+    meta = json.loads((shared / "run.json").read_text())
+    assert meta["counts"] == {"pass": 1, "fail": 1} and meta["finished"] == before
+
+
 def test_the_matrix_baseline_reads_known_and_flaky_cells() -> None:
     known, flaky = baselines.read_matrix_baseline(ROOT / "interop" / "matrix-baseline.txt")
     assert "rsocket-py rsocket-go channel-echo" in known and "rsocket-go rsocket-rust cancel-infinite" in flaky

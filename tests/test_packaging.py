@@ -3,7 +3,7 @@
 The wheel is built from a copy of the source tree (so the checkout gets no build/ or egg-info),
 without build isolation when the installed setuptools can build wheels itself (``wheel`` is in
 the dev extra), so no network is needed.  Installing it into a fresh virtual environment needs the package index and takes minutes;
-that was done by hand (see the README's install section) and is not repeated here.
+that was done by hand (see docs/install.md) and is not repeated here.
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ def test_the_wheel_installs_only_rsio_tck_with_the_suite_and_spec(wheel: zipfile
                                                      .split("/")[0]}
     for expected in ("rsio_tck/SPEC.md", "rsio_tck/rsio-v0.md", "rsio_tck/cli.py", "rsio_tck/gate.py",
                      "rsio_tck/schemas/capabilities.schema.json", "rsio_tck/report/schemas/run.schema.json",
-                     "rsio_tck/scenarios/schema.json", "rsio_tck/reference_peer/capabilities.json"):
+                     "rsio_tck/scenarios/schema.json", "rsio_tck/reference_peer/capabilities.json",
+                     "rsio_tck/findings/templates/bug-report.md.j2"):
         assert expected in names, expected
     suite = sorted(n for n in names if n.startswith("rsio_tck/suite/") and n.endswith(".yaml"))
     assert suite == sorted(f"rsio_tck/suite/{p.name}" for p in (ROOT / "scenarios").glob("*.yaml"))

@@ -42,7 +42,7 @@ async def range_under_demand(c: Client) -> None:
 async def empty_range_waits_for_request(c: Client) -> None:
     sub = c.subscribe("range", 3, 2)
     assert await c.opened(sub)
-    other = c.subscribe("range", 0, 0)  # a barrier that also needs production: the empty one has not ended
+    other = c.subscribe("range", 1, 1)  # a barrier that also needs production: the empty one has not ended
     assert await c.opened(other)
     c.request(other, 1)
     assert await c.until(lambda: other.end is not None)
@@ -96,7 +96,7 @@ async def search_pages(c: Client) -> None:
     for _ in range(3):
         c.request(sub, 1)
         assert await c.until(lambda n=len(sub.items): len(sub.items) > n or sub.end is not None)
-    c.request(sub, 1)
+    c.request(sub, 4)  # as many pages as things may remain: a page may hold fewer than size(3) (a freedom)
     assert await c.until(lambda: sub.end is not None)
 
 
@@ -110,12 +110,42 @@ async def search_default_size_and_empty(c: Client) -> None:
 
 
 async def search_bad_filter_fails_after_request(c: Client) -> None:
-    sub = c.search(3, 2, filter="eq(attributes/other,3)")
+    sub = c.search(3, 2, filter="eq(attributes/other,3")  # not RQL: failed 400 after the first request
     assert await c.opened(sub)
     await c.barrier()
     assert sub.end is None
     c.request(sub, 1)
     assert await c.until(lambda: sub.end is not None)
+
+
+async def search_queries(c: Client) -> None:
+    """A valid filter matching nothing completes; one that is not RQL fails 4xx; neither has a page (SEARCH-7)."""
+    empty = c.search(0, filter='eq(thingId,"tck:no-such-thing")', kind="empty")
+    invalid = c.search(0, filter="eq(attributes/tck,3", kind="invalid")
+    assert await c.opened(empty) and await c.opened(invalid)
+    c.request(empty, 1)
+    c.request(invalid, 1)
+    assert await c.until(lambda: empty.end is not None and invalid.end is not None)
+
+
+async def unnamed_subscribes(c: Client) -> None:
+    """Subscribes without a correlation-id still get created (DITTO-SUB-1, decision DITTO-m), and are served."""
+    first = c.subscribe("range", 1, 2, named=False)
+    second = c.subscribe("range", 5, 5, named=False)
+    assert await c.opened(first) and await c.opened(second)
+    c.request(first, 2)
+    c.request(second, 1)
+    assert await c.until(lambda: first.end is not None and second.end is not None)
+
+
+async def search_cancel_with_demand_left(c: Client) -> None:
+    """A request and the cancel in one write: the publisher holds demand at the cancel; only that may follow."""
+    sub = c.search(20, 1)
+    assert await c.opened(sub)
+    c.request(sub, 2)
+    assert await c.until(lambda: len(sub.items) == 2 or sub.end is not None)
+    c.send_raw(c.request_line(sub, 5) + c.cancel_line(sub))
+    assert await c.probe()  # pages beyond the 5 would come before the probe's end (or never: both judged)
 
 
 async def interleaved(c: Client) -> None:
@@ -131,7 +161,7 @@ async def interleaved(c: Client) -> None:
 PROGRAMS: dict[str, Program] = {p.__name__: p for p in (
     range_under_demand, empty_range_waits_for_request, error_after_two, demand_zero_fails, cancel_within_demand,
     demand_beyond_max_is_unbounded, search_pages, search_default_size_and_empty, search_bad_filter_fails_after_request,
-    interleaved)}
+    search_queries, unnamed_subscribes, search_cancel_with_demand_left, interleaved)}
 
 
 async def run_program(config: PeerConfig, program: Program, tolerate: bool) -> Client:

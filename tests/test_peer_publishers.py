@@ -351,20 +351,49 @@ def test_the_test_seeds_cover_every_freedom() -> None:
     for habit in ("early_hello", "reuse_ids", "mixed_packing", "chunk_writes"):
         assert {getattr(h, habit) for h in habits} == {True, False}, habit
     assert {h.split_rate > 0 for h in habits} == {True, False}
+    assert len({h.id_choice for h in habits}) > 1  # more than one way of picking subscribe-back Ids
     fixed = Freedoms(False, 0, 1)
     assert not (fixed.early_hello or fixed.reuse_ids or fixed.mixed_packing or fixed.chunk_writes or fixed.split_rate)
+    assert fixed.id_choice == "fresh"
+    # mirror is never drawn (it turns STR-015's cancel check off), only forced with ids="mirror".
+    assert "mirror" not in {Freedoms(True, seed, connection).id_choice for seed in range(20) for connection in range(9)}
 
 
-@pytest.mark.parametrize("seed, reused", [(1, True), (0, False)])
-def test_subscribe_back_reuses_its_own_ids_as_a_freedom(seed: int, reused: bool) -> None:
+def _seed_choosing(choice: str) -> int:
+    return next(seed for seed in range(1000) if Freedoms(True, seed, 1).id_choice == choice)
+
+
+# The inner Ids of three subscribe-backs in a row (each ends before the next): the choices ``--ids`` offers.
+@pytest.mark.parametrize("ids, expected", [
+    ("fresh", [1, 2, 3]),
+    ("lowest", [0, 0, 0]),  # free again as soon as the previous one ended
+    ("highest", [MAX, MAX, MAX]),
+    ("mirror", [1, 2, 3]),  # the number of the remote's own (outer) subscription
+])
+def test_subscribe_back_picks_its_own_ids_as_told(ids: str, expected: list[int]) -> None:
     async def go() -> None:
-        async with serving(seed=seed) as (_, url):
+        async with serving(ids=ids) as (_, url):
             p = await Probe.open(url)
             for sid in (1, 2, 3):
                 p.send(Subscribe(publisher="tck/subscribe?to=kit%2Fseq%3Fn%3D2", subscriber=sid, initial_demand=MAX))
                 assert isinstance(await p.finish(sid), OnComplete)
-            inner_ids = {frame.subscriber for frame in p.frames(Subscribe)}
-            assert (len(inner_ids) == 1) is reused
+            assert [frame.subscriber for frame in p.frames(Subscribe)] == expected
             await _clean(p)
+
+    run(go())
+
+
+@pytest.mark.parametrize("choice", ["lowest", "fresh", "random"])
+def test_subscribe_back_ids_are_a_seeded_freedom(choice: str) -> None:
+    async def go() -> None:
+        async with serving(seed=_seed_choosing(choice)) as (_, url):
+            p = await Probe.open(url)
+            for sid in (1, 2):  # both live at once: two different inner Ids, whatever the choice
+                p.send(Subscribe(publisher="tck/subscribe?to=kit%2Fone", subscriber=sid, initial_demand=MAX))
+            await p.wait(lambda: len(p.frames(Subscribe)) == 2, 2.0)
+            inner = [frame.subscriber for frame in p.frames(Subscribe)]
+            assert len(set(inner)) == 2
+            assert (inner == [0, 1]) is (choice == "lowest") and (inner == [1, 2]) is (choice == "fresh")
+            await p.close()
 
     run(go())

@@ -264,6 +264,10 @@ CASES: list[tuple[Any, ...]] = [
                                    first_available_client_position=0)), err(0, REJECTED_SETUP)]),
     ("RS-RESUME-5", C, [(C, Resume(stream_id=1, resume_token=b"t", last_received_server_position=0,
                                    first_available_client_position=0))]),
+    ("RS-RESUME-6", S, [(C, Resume(resume_token=b"t", last_received_server_position=0,
+                                   first_available_client_position=0)), (S, CLOSE)]),  # closed unanswered
+    ("RS-RESUME-6", S, [(C, Resume(resume_token=b"t", last_received_server_position=0,
+                                   first_available_client_position=0)), nxt(1)]),  # a frame, but no answer
     ("RS-UNEXPECTED-1", S, [setup(), cancel(7), err(0, CONNECTION_ERROR)]),
     ("RS-UNEXPECTED-1", S, [setup(), cancel(7), err(7)]),
     ("RS-UNEXPECTED-1", S, [setup(), rs(1, 5), rs(1, 5), err(0, CONNECTION_ERROR)]),

@@ -10,6 +10,7 @@ import pytest
 from rsio_tck.binding import get_binding
 from rsio_tck.rules import RULES
 from rsio_tck.scenarios import Scenario, ScenarioError, load_directory, load_file
+from rsio_tck.scenarios.loader import schema
 from rsio_tck.scenarios.values import ScenarioValueError, matches, resolve
 from rsio_tck.selection import SelectionError, select
 
@@ -51,6 +52,29 @@ def test_schema_errors_name_file_line_and_field(tmp_path: Path, text: str, where
     with pytest.raises(ScenarioError) as caught:
         load_file(path)
     assert f"{path}{where}" in str(caught.value)
+
+
+def test_step_alternatives_exclude_each_other_so_any_of_is_one_of() -> None:
+    # The schema checks a step with anyOf (it stops at the first match; oneOf tried all nineteen, most of a
+    # suite's load time).  That is oneOf only while no alternative allows another one's step word.
+    alternatives = schema()["$defs"]["step"]["anyOf"]
+    for a in alternatives:
+        assert a.get("additionalProperties") is False, a.get("required")
+        for b in alternatives:
+            if a is not b:
+                assert not set(b["required"]) <= set(a["properties"]), (a["required"], b["required"])
+
+
+def test_a_step_with_two_step_words_is_refused(tmp_path: Path) -> None:
+    text = GOOD.replace("    - send: {request: {subscriber: 1, demand: 1}}",
+                        "    - {send: {request: {subscriber: 1, demand: 1}}, expect_silence: {}}")
+    with pytest.raises(ScenarioError, match=r":6: \[0\]\.steps\[0\]: not a known step"):
+        load_file(write(tmp_path, text))
+
+
+def test_an_empty_file_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match=r"s\.yaml:0: \(top\): None is not of type 'array'"):
+        load_file(write(tmp_path, ""))
 
 
 def test_yaml_is_loaded_safely(tmp_path: Path) -> None:

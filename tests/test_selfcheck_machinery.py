@@ -4,12 +4,15 @@ check, the whole suite only to explain a miss; and a fault that shows whatever t
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
+from rsio_tck import selfcheck
 from rsio_tck.embedded import EmbeddedPeer
 from rsio_tck.reference_peer.rsocket.freedoms import Freedoms
 from rsio_tck.scenarios import RunConfig, Verdict, load_directory, run_suite
+from rsio_tck.scenarios.result import ScenarioResult
 from rsio_tck.selfcheck import check_fault, run_against_peer
 
 
@@ -26,6 +29,60 @@ def test_a_missed_fault_runs_the_whole_suite_to_show_what_it_disturbs() -> None:
     outcome = check_fault("dem-beyond-demand", "NO-SUCH-1", chosen)
     assert not outcome.caught
     assert outcome.failed and set(outcome.failed) <= {"DEM-001", "DEM-002", "STR-001"}
+
+
+def _caught_by(scenario_id: str, rule: str) -> ScenarioResult:
+    return ScenarioResult(id=scenario_id, title="", rules=(rule,), level="MUST", verdict=Verdict.FAIL)
+
+
+def test_a_citing_scenario_that_catches_the_fault_in_the_whole_suite_run_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    # HS-2 sees hs-stream-before-hello's early frames only if they beat the kit's clientHello: a first run
+    # whose peer missed that window (as under load) returns nothing here, and the whole-suite run catches it.
+    calls: list[tuple[bool, int]] = []
+
+    def window_missed_first(scenarios: list[Any], codec: str | None = None, faults: tuple[str, ...] = (),
+                            jobs: int = 8, **kwargs: Any) -> list[Any]:
+        calls.append((kwargs.get("stop_when") is not None, len(scenarios)))
+        return [] if kwargs.get("stop_when") is not None else [_caught_by("HS-001", "HS-2")]
+
+    monkeypatch.setattr(selfcheck, "run_against_peer", window_missed_first)
+    chosen = [s for s in load_directory() if s.id in ("HS-001", "HS-002", "STR-001")]
+    outcome = check_fault("hs-stream-before-hello", "HS-2", chosen, "msgpack")
+    assert calls == [(True, 1), (False, 3)]  # the citing scenario (HS-001), then the whole suite
+    assert outcome.caught and outcome.caught_by == ("HS-001",)
+
+
+@pytest.mark.parametrize(("fault", "runs"), [("hs-stream-before-hello", 2 + selfcheck.WINDOW_TRIES),
+                                             ("dem-beyond-demand", 2)])
+def test_only_a_time_window_fault_is_tried_again_when_both_runs_miss_it(
+        monkeypatch: pytest.MonkeyPatch, fault: str, runs: int) -> None:
+    calls: list[int] = []
+
+    def always_missed(scenarios: list[Any], codec: str | None = None, faults: tuple[str, ...] = (),
+                      jobs: int = 8, **kwargs: Any) -> list[Any]:
+        calls.append(jobs)
+        return []
+
+    monkeypatch.setattr(selfcheck, "run_against_peer", always_missed)
+    rule = "HS-2" if fault.startswith("hs-") else "DEM-1"
+    chosen = [s for s in load_directory() if s.id in ("HS-001", "DEM-001")]
+    outcome = check_fault(fault, rule, chosen, "msgpack")
+    assert not outcome.caught and len(calls) == runs
+    assert calls[2:] == [1] * (runs - 2)  # the tries again run one scenario at a time
+
+
+def test_a_time_window_fault_caught_on_a_try_again_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+
+    def caught_on_the_fourth(scenarios: list[Any], codec: str | None = None, faults: tuple[str, ...] = (),
+                             jobs: int = 8, **kwargs: Any) -> list[Any]:
+        calls.append(jobs)
+        return [_caught_by("HS-001", "HS-2")] if len(calls) == 4 else []
+
+    monkeypatch.setattr(selfcheck, "run_against_peer", caught_on_the_fourth)
+    chosen = [s for s in load_directory() if s.id == "HS-001"]
+    outcome = check_fault("hs-stream-before-hello", "HS-2", chosen, "msgpack")
+    assert outcome.caught_by == ("HS-001",) and len(calls) == 4
 
 
 def test_stop_when_cancels_the_scenarios_still_running() -> None:

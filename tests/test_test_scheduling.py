@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from conftest import SPARK_MODULES, scope_of
 
 TESTS = Path(__file__).resolve().parent
@@ -36,3 +37,17 @@ def test_no_property_test_is_timed() -> None:
     current = settings.default
     assert current is not None and current.deadline is None
     assert HealthCheck.too_slow in current.suppress_health_check
+
+
+def test_spark_tests_get_the_hang_guard_that_never_cuts_a_spark_call(request: pytest.FixtureRequest) -> None:
+    # Collected in this session: every test of a Spark module carries SPARK_TEST_TIMEOUT (none sets its own),
+    # and a test elsewhere, this one, keeps the ini default (120 s).
+    from conftest import SPARK_TEST_TIMEOUT
+
+    spark = [item for item in request.session.items if scope_of(item.nodeid) == "spark"]
+    if not spark:
+        pytest.skip("no test of a Spark module was collected in this session")
+    for item in spark:
+        marker = item.get_closest_marker("timeout")
+        assert marker is not None and marker.args == (SPARK_TEST_TIMEOUT,), item.nodeid
+    assert request.node.get_closest_marker("timeout") is None

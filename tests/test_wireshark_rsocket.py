@@ -487,14 +487,14 @@ def test_without_tcp_reassembly_frames_cut_by_a_segment_end_the_decoding_quietly
 
 
 def test_on_rsios_default_port_rsocket_is_decoded_once_rsios_port_preference_is_off(tmp_path: Path) -> None:
-    """RS-IO's dissector claims port 7878 before any heuristic; the README's workaround gives it back."""
+    """RS-IO's dissector claims port 7878 before any heuristic; the documented workaround (docs/wireshark.md) gives it back."""
     capture = tmp_path / "7878.pcap"
     write_capture(capture, [records_of(V1, "whole")], server_port=7878)
     kit = kit_view(capture, V1)
     decoded = decode_rsocket(capture, also_load=["rsio"], prefs={"rsio.tcp_port": "0"})
     assert decoded.lua_errors() == [] and decoded.anomalies() == []
     assert_same(kit, tshark_view(decoded))
-    assert decode_rsocket(capture, also_load=["rsio"]).frames == []  # what the README warns of
+    assert decode_rsocket(capture, also_load=["rsio"]).frames == []  # what the documentation warns of
 
 
 # -- malformed frames --------------------------------------------------------------------------
@@ -585,6 +585,11 @@ def test_malformed_frames_show_as_malformed_frames_not_as_dissector_errors(tmp_p
         assert decoded.undecoded >= len(cases)  # the bytes after a malformed frame are shown, not decoded
 
 
+# A hang guard of its own, as the full-run tests have: the test is CPU-bound, not waiting on anything.  Its
+# 40 sessions are ~10,500 TCP segments (half of them cut 1-9 bytes a write), which scapy builds and reads back
+# at about 1.4 ms each: 25 s on a quiet machine, 93 s and 131 s in loaded runs (two busy loops, four workers),
+# where the default 120 s fired in the middle of parsing tshark's 68 MB of PDML.
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize("profile", PROFILES)
 def test_mutated_sessions_decode_as_the_kit_decodes_them(tmp_path: Path, profile: str) -> None:
     """Sessions with one to three bytes changed at random (a fixed seed): wherever the kit's decoder stops,

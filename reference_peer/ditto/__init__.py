@@ -20,8 +20,8 @@ point of ``peer_registry``):
 
 What the peer decided where Ditto's pages and bindings.md §3 leave a choice:
 
-- every subscribe gets ``created``; a subscribe the peer cannot serve (unknown
-  publisher, bad filter or option, too many subscriptions) fails with 4xx after the
+- every subscribe gets ``created`` (one without a correlation-id too); a subscribe the peer
+  cannot serve (unknown publisher, bad filter or option, too many subscriptions) fails with 4xx after the
   subscriber's first request, never before it (Ditto's guarantee);
 - a request or cancel naming no live subscription is ignored (an answer would be an
   event for an id not announced); publisher-side messages and other topics from the
@@ -33,8 +33,13 @@ What the peer decided where Ditto's pages and bindings.md §3 leave a choice:
 - the ``failed`` of demand <= 0 carries status 400 and Ditto 3.8.0's error code
   (``streaming.subscription.protocol.error`` / ``thing-search:subscription.protocol.error``);
 - freedoms (``freedoms.py``): subscriptionId style, ``complete`` with or after the last
-  item, interleaving of several subscriptions, events within demand after ``cancel``,
-  the correlation-id of events, chunked writes.
+  item, interleaving of several subscriptions, events within demand after ``cancel``
+  (at once or late), the correlation-id of events and of a ``created`` answering a
+  subscribe that named none, short search pages, an empty result's ``complete`` in a
+  later write, chunked writes; ``--freedom NAME`` forces one on every connection;
+- search results in Ditto's default order, ``sort(+thingId)``: thingIds as strings;
+  a valid RQL filter other than the test collection's matches nothing (``complete``),
+  one that is not RQL fails 400 (``rql.py``).
 """
 
 from __future__ import annotations
@@ -44,8 +49,10 @@ from pathlib import Path
 
 from rsio_tck.bindings.ditto import PROFILE_NAMES
 
+from ..tiny_writes import checked as checked_tiny_writes
 from .config import PeerConfig
 from .faults import FAULTS, Fault
+from .freedoms import FORCEABLE, ID_CHOICES
 from .shell import serve_connection
 
 CAPABILITIES = Path(__file__).with_name("capabilities.json")
@@ -56,6 +63,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """This binding's flags (the shell adds --fault, --seed, --no-freedoms, --max-subscriptions itself)."""
     parser.add_argument("--max-line", type=int, default=None,
                         help="bytes of one received line (one message) before the connection ends (default 16 MiB)")
+    parser.add_argument("--freedom", action="append", default=None, metavar="NAME",
+                        help=f"use this freedom on every connection (repeatable): {', '.join(FORCEABLE)}")
 
 
 def make_config(args: argparse.Namespace) -> PeerConfig:
@@ -77,8 +86,17 @@ def make_config(args: argparse.Namespace) -> PeerConfig:
     if subscriptions < 1:
         raise ValueError(f"--max-subscriptions {subscriptions}: at least 1")
     write_buffer = getattr(args, "write_buffer", None) or defaults.write_high
-    return PeerConfig(profile=profile, faults=faults, seed=getattr(args, "seed", 0) or 0,
-                      freedoms=not getattr(args, "no_freedoms", False), max_subscriptions=subscriptions,
+    forced = tuple(getattr(args, "freedom", None) or ())
+    unknown_freedoms = [name for name in forced if name not in FORCEABLE]
+    if unknown_freedoms:
+        raise ValueError(f"--freedom {unknown_freedoms[0]!r}: choose from {', '.join(FORCEABLE)}")
+    ids = getattr(args, "ids", None)
+    if ids is not None and ids not in ID_CHOICES:
+        raise ValueError(f"--ids {ids!r}: the Ditto peer gives subscriptionIds {', '.join(ID_CHOICES)}")
+    return PeerConfig(profile=profile, faults=faults, seed=getattr(args, "seed", 0) or 0, ids=ids,
+                      freedoms=not getattr(args, "no_freedoms", False), forced_freedoms=forced,
+                      max_subscriptions=subscriptions,
+                      tiny_writes=checked_tiny_writes(getattr(args, "tiny_writes", 0) or 0),
                       limits=DittoLimits(max_message=max_line) if max_line else defaults.limits,
                       write_high=max(4096, write_buffer))
 

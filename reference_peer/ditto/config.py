@@ -15,7 +15,13 @@ class PeerConfig:
     # Freedoms the protocol leaves to a publisher, drawn reproducibly from ``seed`` (freedoms.py).
     freedoms: bool = True
     seed: int = 0
+    # Write at most this many bytes a write, each once the last left (0: off; reference_peer/tiny_writes.py).
+    tiny_writes: int = 0
+    # Freedoms switched on for every connection whatever the seed draws (``--freedom``; freedoms.FORCEABLE).
+    forced_freedoms: tuple[str, ...] = ()
     faults: tuple[str, ...] = ()
+    # Which subscriptionIds every connection gives (freedoms.ID_CHOICES); None: fresh ones.
+    ids: str | None = None
     # Live subscriptions one connection may hold; one more gets created, then failed (429) on its first request.
     max_subscriptions: int = 256
     # Events one production round sends before the transport is drained and input read again.

@@ -201,6 +201,7 @@ oversize = fault("search-page-oversize", "DITTO-SEARCH-6", "search: each page ho
 def _oversize(p: Policy, base: Base, s: DittoSession, sub: Subscription) -> None:
     if isinstance(sub.source, publishers.Pages):
         sub.source.size += 1
+        sub.source.page_size = publishers.full_pages  # every page full, so each shows the extra thing
     base(s, sub)
 
 
@@ -213,7 +214,7 @@ def _empty(p: Policy, base: Base, s: DittoSession, sub: Subscription, item: Any)
     if sub.profile == "search" and once(sub, "empty"):
         pages = sub.source
         if isinstance(pages, publishers.Pages):
-            pages.index -= len(item)  # the page's things come again in the next page
+            pages.give_back(item)  # the page's things come again in the next page
         item = ()
     base(s, sub, item)
 
@@ -266,6 +267,86 @@ def _duplicate(p: Policy, base: Base, s: DittoSession, sub: Subscription, item: 
     base(s, sub, item)
 
 
+
+
+numeric = fault("search-numeric-order", "DITTO-TCK-4",
+                "search: the things in numeric order (tck:thing-2 before tck:thing-10), not Ditto's default "
+                "sort(+thingId), which compares thingIds as strings", profiles=("search",))
+
+
+@numeric.on("created")
+def _numeric(p: Policy, base: Base, s: DittoSession, sub: Subscription) -> None:
+    if isinstance(sub.source, publishers.Pages):
+        sub.source.order = iter(range(sub.source.total))
+    base(s, sub)
+
+
+# -- search queries (DITTO-SEARCH-7) and a search's cancel (DITTO-CAN-1) -----------------------------------------
+
+not_rql = fault("search-invalid-query-completes", "DITTO-SEARCH-7",
+                "search: a filter that is not RQL is answered as an empty result (complete), not failed 400",
+                profiles=("search",))
+
+
+@not_rql.on("created")
+def _not_rql(p: Policy, base: Base, s: DittoSession, sub: Subscription) -> None:
+    source = sub.source
+    if isinstance(source, publishers.Failing) and source.final.error is not None \
+            and source.final.error.error == publishers.BAD_RQL:
+        sub.source = publishers.Pages(0, publishers.DEFAULT_PAGE_SIZE)
+    base(s, sub)
+
+
+refused = fault("search-empty-refused", "DITTO-SEARCH-7",
+                "search: a query with no result (a valid filter matching no thing) is answered failed 400, not "
+                "complete", profiles=("search",))
+
+
+@refused.on("created")
+def _refused(p: Policy, base: Base, s: DittoSession, sub: Subscription) -> None:
+    if isinstance(sub.source, publishers.Pages) and sub.source.total == 0:
+        sub.source = publishers.Failing(publishers.failure(400, publishers.BAD_QUERY, "no such things"))
+    base(s, sub)
+
+
+search_deaf = fault("search-cancel-ignored", "DITTO-CAN-1",
+                    "search: a cancel that leaves demand is ignored, and every page left follows, beyond that demand",
+                    profiles=("search",))
+
+
+@search_deaf.on("on_cancel")
+def _search_deaf(p: Policy, base: Base, s: DittoSession, sub: Subscription) -> None:
+    if sub.profile == "search" and sub.demand > 0:
+        sub.demand = MAX_DEMAND  # goes on as if the cancel never came, and as if all pages were asked for
+        return
+    base(s, sub)
+
+
+# -- a subscribe without a correlation-id (DITTO-SUB-1), an open range (DITTO-TCK-1) ------------------------
+
+unnamed = fault("created-needs-correlation-id", "DITTO-SUB-1",
+                "never answers a subscribe that names no correlation-id (no created)")
+
+
+@unnamed.on("created")
+def _unnamed(p: Policy, base: Base, s: DittoSession, sub: Subscription) -> None:
+    if sub.correlation_id is not None:
+        base(s, sub)
+
+
+open_range = fault("range-empty-refused", "DITTO-TCK-1",
+                   "tck/range with no revision to stream (no toHistoricalRevision: count 0) fails 400 instead of "
+                   "completing", profiles=("streaming",))
+
+
+@open_range.on("created")
+def _open_range(p: Policy, base: Base, s: DittoSession, sub: Subscription) -> None:
+    source = sub.source
+    if sub.profile == "streaming" and sub.target.entity_name == "range" and isinstance(source, publishers.Revisions) \
+            and source.left == 0:
+        sub.source = publishers.Failing(publishers.failure(400, "tck:range.unbounded", "tck/range needs "
+                                                                                      "toHistoricalRevision"))
+    base(s, sub)
 
 
 # -- the client role (testcases.py, listen mode): the subscriber's rules --------------------------------------

@@ -94,14 +94,16 @@ class Policy:
     # -- subscriptions ----------------------------------------------------------------------
 
     def subscription_id(self, s: DittoSession, sub: Subscription) -> str:
-        return s.fresh_id()  # the freedoms' style, never one still live (DITTO-SUB-2)
+        return s.fresh_id(sub)  # the freedoms' choice, never one still live (DITTO-SUB-2)
 
     def created(self, s: DittoSession, sub: Subscription) -> None:
         """``created`` answers every subscribe, with its correlation-id (DITTO-SUB-1)."""
         s.send(created(sub, self.subscribe_headers(sub)))
 
     def subscribe_headers(self, sub: Subscription) -> dict[str, Any]:
-        cid = sub.correlation_id
+        """The subscribe's correlation-id; for a subscribe without one, none or a made-up one (a freedom:
+        decision DITTO-m)."""
+        cid = sub.correlation_id if sub.correlation_id is not None else sub.created_cid
         return {"correlation-id": cid} if cid is not None else {}
 
     def event_headers(self, s: DittoSession, sub: Subscription) -> dict[str, Any]:
@@ -128,7 +130,12 @@ class Policy:
         return sub.demand
 
     def emit(self, s: DittoSession, sub: Subscription, item: Any) -> None:
-        s.send(next_event(sub, item, self.event_headers(s, sub)))
+        delay = s.freedoms.late_delay(sub.cancelled, sub.demand == 1)
+        if delay is not None:
+            # Held back a moment (a freedom): the last item of a demand, or one in flight after the cancel.
+            s.send_late(sub, next_event(sub, item, self.event_headers(s, sub)), delay)
+        else:
+            s.send(next_event(sub, item, self.event_headers(s, sub)))
         sub.demand -= 1
         sub.sent += 1
         if sub.cancelled:

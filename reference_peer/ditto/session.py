@@ -81,6 +81,8 @@ class Subscription:
     sent: int = 0  # next events sent
     after_cancel: int = 0  # events still allowed after the cancel (a freedom)
     request_cid: Any = None  # the correlation-id of the latest request
+    created_cid: Any = None  # a subscribe without a correlation-id: the one its created carries (a freedom)
+    held: int = 0  # events queued late, not yet written: nothing more of this subscription goes out before them
     pending_end: publishers.End | None = None  # the end waits for a later pump (another write: a freedom)
     pending_since: int = 0  # the pump that deferred it
     marks: set[str] = field(default_factory=set)  # what a fault already did here
@@ -96,6 +98,9 @@ class DittoSession:
         self.subscriptions: dict[str, Subscription] = {}  # live ones, by subscriptionId
         self.announced: set[str] = set()  # every id ever announced on this connection
         self.out = bytearray()
+        self.late = bytearray()  # events held back, written ``late_delay`` s later by the shell (a freedom)
+        self.late_delay = 0.0
+        self.late_subs: list[Subscription] = []  # whose events ``late`` holds, one entry per event
         self.closing: str | None = None  # set: flush what is queued, then close the transport
         self._line = bytearray()
         self._count = 0  # subscribes received
@@ -186,11 +191,13 @@ class DittoSession:
             source: publishers.Source = publishers.Failing(publishers.failure(
                 429, "tck:too.many.subscriptions", f"more than {self.max_subscriptions} live subscriptions"))
         elif isinstance(message, SearchSubscribe):
-            source = publishers.search(message)
+            source = publishers.search(message, self.freedoms.page_size)
         else:
             source = publishers.streaming(message)
         sub = Subscription(sid="", profile=message.topic.criterion, target=message.target,
                            correlation_id=message.correlation_id, source=source)
+        if sub.correlation_id is None:
+            sub.created_cid = self.freedoms.created_correlation_id()
         sub.sid = self.policy.subscription_id(self, sub)
         self.subscriptions[sub.sid] = sub
         self.announced.add(sub.sid)
@@ -198,7 +205,22 @@ class DittoSession:
 
     # -- output ------------------------------------------------------------------------------
 
-    def fresh_id(self) -> str:
+    def fresh_id(self, sub: Subscription | None = None) -> str:
+        """An id for ``sub``'s created, as the freedoms choose (``Freedoms.id_choice``); never a live one."""
+        choice = self.freedoms.id_choice
+        if choice == "mirror" and sub is not None and isinstance(sub.correlation_id, str) \
+                and sub.correlation_id and sub.correlation_id not in self.subscriptions:
+            return sub.correlation_id
+        if choice in ("lowest", "mirror"):
+            number = 0
+            while str(number) in self.subscriptions:
+                number += 1
+            return str(number)
+        if choice == "random":
+            while True:
+                sid = "".join(self.freedoms.rng.choice("abcdefghijklmnopqrstuvwxyz0123456789_-") for _ in range(12))
+                if sid not in self.subscriptions:
+                    return sid
         while True:
             sid = self.freedoms.subscription_id()
             if sid not in self.announced:  # never one announced before on this connection
@@ -207,6 +229,29 @@ class DittoSession:
     def send(self, message: Decoded) -> None:
         if self.closing is None:  # once closing, nothing more: what is queued is the last
             self.out += self.policy.encode(self, message)
+
+    def send_late(self, sub: Subscription, message: Decoded, delay: float) -> None:
+        """Queue ``message`` of ``sub`` to go out ``delay`` seconds from now (the shell's clock); until it has,
+        ``sub`` sends nothing more, so its events keep their order."""
+        if self.closing is None:
+            self.late += self.policy.encode(self, message)
+            self.late_delay = max(self.late_delay, delay)
+            self.late_subs.append(sub)
+            sub.held += 1
+
+    def late_to_send(self) -> tuple[float, bytes, list[Subscription]] | None:
+        """(delay, bytes, their subscriptions) of the events queued late since the last call, or None."""
+        if not self.late:
+            return None
+        data, delay, subs = bytes(self.late), self.late_delay, self.late_subs
+        self.late.clear()
+        self.late_delay, self.late_subs = 0.0, []
+        return delay, data, subs
+
+    def released(self, subs: list[Subscription]) -> None:
+        """The shell wrote the late events of ``subs``: they may go on."""
+        for sub in subs:
+            sub.held -= 1
 
     def send_raw(self, data: bytes) -> None:
         if self.closing is None:
@@ -238,8 +283,8 @@ class DittoSession:
     def has_work(self) -> bool:
         if self.closing is not None:
             return False
-        return any(self.policy.sendable(self, sub) > 0 and sub.source.available() > 0
-                   or self._may_end(sub) for sub in self.ready())
+        return any(not sub.held and (self.policy.sendable(self, sub) > 0 and sub.source.available() > 0
+                                     or self._may_end(sub)) for sub in self.ready())
 
     def _may_end(self, sub: Subscription) -> bool:
         if sub.pending_end is not None:
@@ -267,6 +312,8 @@ class DittoSession:
     def step(self, sub: Subscription, most: int) -> int:
         """Up to ``most`` events of ``sub``; the number of messages sent."""
         policy, source = self.policy, sub.source
+        if sub.held:
+            return 0  # events of it are still held back: nothing may overtake them
         if sub.pending_end is not None:
             if sub.pending_since == self._pumps:
                 return 0
@@ -283,9 +330,13 @@ class DittoSession:
             if sub.cancelled and not sub.done:
                 self.forget(sub)
             return len(items)
+        if sub.held:
+            return len(items)  # the end follows the events held back, in a later round
         end = source.end() if source.available() == 0 else None
         if end is not None and sub.requested:
-            if items and not policy.complete_together(self, sub):
+            # Another write for the complete: after the last item (a freedom), or for a result with no item at all.
+            later = not policy.complete_together(self, sub) if items else sub.sent == 0 and self.freedoms.empty_later
+            if later:
                 sub.pending_end, sub.pending_since = end, self._pumps  # a later pump: another write
                 return len(items)
             policy.finish(self, sub, end)

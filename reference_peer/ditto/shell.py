@@ -6,7 +6,9 @@ has work, then ``pump``s bounded rounds, flushing and draining after each, so
 a subscriber that does not read stops production at the transport's high-water
 mark, while its ``cancel`` still gets read).  The connection ends when the remote
 closes, the transport fails, or the session asks to close (a line over the
-limit, a fault that cuts a line); only that connection ends.
+limit, a fault that cuts a line); only that connection ends.  Events the session
+queued late (in flight after a cancel, a freedom) are written by a task of their
+own once their delay has passed.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from typing import Any
 
 from .config import PeerConfig
 from .faults import build_policy
@@ -28,11 +31,12 @@ class Connection:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, config: PeerConfig,
                  number: int = 0) -> None:
         self.reader, self.writer, self.config, self.number = reader, writer, config, number
-        self.freedoms = Freedoms(config.freedoms, config.seed, number)
+        self.freedoms = Freedoms(config.freedoms, config.seed, number, config.forced_freedoms, ids=config.ids)
         self.session = DittoSession(policy=build_policy(config.faults), freedoms=self.freedoms, limits=config.limits,
                                     max_subscriptions=config.max_subscriptions)
         self.wake = asyncio.Event()
         self.end_reason: str | None = None
+        self._late: set[asyncio.Future[None]] = set()
         with contextlib.suppress(AttributeError, NotImplementedError):
             writer.transport.set_write_buffer_limits(config.write_high, config.write_high // 4)  # type: ignore[attr-defined]
 
@@ -44,7 +48,9 @@ class Connection:
             self.end_reason = self.end_reason or f"transport lost: {exc}"
         finally:
             producer.cancel()
-            await asyncio.gather(producer, return_exceptions=True)
+            for task in self._late:
+                task.cancel()
+            await asyncio.gather(producer, *self._late, return_exceptions=True)
             await self._close()
         return self.end_reason or "closed"
 
@@ -91,11 +97,24 @@ class Connection:
             return 0
 
     def flush(self) -> None:
+        late = self.session.late_to_send()
+        if late is not None:
+            task = asyncio.ensure_future(self._write_late(*late))
+            self._late.add(task)
+            task.add_done_callback(self._late.discard)
         data = self.session.data_to_send()
         if not data or self.writer.is_closing():
             return
         for chunk in self.freedoms.chunks(data) or [data]:
             self.writer.write(chunk)
+
+    async def _write_late(self, delay: float, data: bytes, subs: list[Any]) -> None:
+        """Events held back (a freedom), written ``delay`` seconds later; then their subscriptions go on."""
+        await asyncio.sleep(delay)
+        if not self.writer.is_closing():
+            self.writer.write(data)
+        self.session.released(subs)
+        self.wake.set()
 
     async def _close(self) -> None:
         self.flush()

@@ -57,8 +57,10 @@ from pathlib import Path
 
 from rsio_tck.bindings.rsocket import PROFILE_NAMES
 
+from ..tiny_writes import checked as checked_tiny_writes
 from .config import PeerConfig
 from .faults import FAULTS, Fault
+from .freedoms import Freedoms
 from .session import Session, serve_connection
 
 CAPABILITIES = Path(__file__).with_name("capabilities.json")
@@ -94,8 +96,11 @@ def make_config(args: argparse.Namespace) -> PeerConfig:
     unknown = [name for name in faults if name not in FAULTS]
     if unknown:
         raise ValueError(f"--fault {unknown[0]!r}: no such RSocket fault (--list-faults shows them)")
-    return PeerConfig(profile=profile, mtu=mtu, faults=faults, seed=getattr(args, "seed", 0) or 0,
+    ids = getattr(args, "ids", None)
+    Freedoms(False, 0, 0, profile=profile, ids=ids)  # ValueError: an unknown choice, or one the profile forbids
+    return PeerConfig(profile=profile, mtu=mtu, faults=faults, seed=getattr(args, "seed", 0) or 0, ids=ids,
                       freedoms=not getattr(args, "no_freedoms", False),
+                      tiny_writes=checked_tiny_writes(getattr(args, "tiny_writes", 0) or 0),
                       lease_ttl_ms=getattr(args, "lease_ttl", None) or defaults.lease_ttl_ms,
                       lease_requests=getattr(args, "lease_requests", None) or defaults.lease_requests,
                       enforce_lifetime=bool(getattr(args, "enforce_lifetime", False)),

@@ -25,6 +25,11 @@ class PeerConfig:
     # Freedoms the spec leaves to an implementation, drawn reproducibly from ``seed`` (freedoms.py).
     freedoms: bool = True
     seed: int = 0
+    # Write at most this many bytes a write, each once the last left (0: off; reference_peer/tiny_writes.py).
+    tiny_writes: int = 0
+    # How this peer picks the stream ids of its own requests (freedoms.ID_CHOICES; the draft only);
+    # None: the seeded freedoms choose per connection.
+    ids: str | None = None
     faults: tuple[str, ...] = ()
     # Streams the remote may hold open on one connection; one more is answered ERROR[REJECTED].
     max_streams: int = 256

@@ -108,7 +108,7 @@ class Policy:
     # -- requesting (tck/subscribe, channel echo, the client role) --------------------------
 
     def open_inner(self, s: Session, back: SubscribeBack) -> None:
-        sid = s.endpoint.new_stream_id()
+        sid = s.new_stream_id()
         back.inner = sid
         s.inbound[sid] = back
         s.send(RequestStream(stream_id=sid, initial_request_n=back.initial_n(), data=back.spec.to.encode()))

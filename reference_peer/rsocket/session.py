@@ -60,7 +60,9 @@ class Session:
         self.number = number
         self.loop = asyncio.get_running_loop()
         self.policy = build_policy(config.faults)
-        self.freedoms = Freedoms(config.freedoms, config.seed, number)
+        self.freedoms = Freedoms(config.freedoms, config.seed, number, profile=config.profile, ids=config.ids)
+        self.used_ids: set[int] = set()  # every stream id a request named on this connection, either side's
+        self.remote_highest = 0  # the highest stream id of the remote's requests
         self.checked = not config.faults  # a correct peer checks every frame it sends
         setup: Setup | bool = False
         if role is Side.CLIENT:
@@ -204,8 +206,17 @@ class Session:
 
     # -- received events ----------------------------------------------------------------------
 
+    def new_stream_id(self) -> int:
+        """The stream id of this peer's next request, as its freedoms choose (never one used on the connection)."""
+        sid = self.freedoms.stream_id(self.used_ids, self.endpoint.new_stream_id, self.remote_highest)
+        self.used_ids.add(sid)
+        return sid
+
     def dispatch(self, events: list[object]) -> None:
         for event in events:
+            if isinstance(event, (RequestStream, RequestResponse, RequestChannel, RequestFnf)):
+                self.used_ids.add(event.stream_id)
+                self.remote_highest = max(self.remote_highest, event.stream_id)
             handler = self._HANDLERS.get(type(event))
             if handler is not None:
                 handler(self, event)

@@ -127,3 +127,14 @@ def client_tests(binding: str, names: list[str] | None = None) -> list[ClientTes
         raise ValueError(f"unknown client test case {unknown[0]!r} for binding {binding}; "
                          f"choose from {', '.join(mine)}")
     return [mine[name] for name in names]
+
+
+def result_id(binding: str, case: str) -> str:
+    """The id of a client test case's result: ``CLIENT-rsocket-channel-echo``."""
+    return f"CLIENT-{binding}-{case}"
+
+
+def case_of_result(binding: str, result: str) -> str | None:
+    """The client test case a listen-mode result is of (``CLIENT-rsocket-channel-echo``: ``channel-echo``)."""
+    prefix = result_id(binding, "")
+    return result.removeprefix(prefix) if result.startswith(prefix) else None

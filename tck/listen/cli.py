@@ -6,13 +6,18 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
+from ..gate import BINDING_HELP
+
+if TYPE_CHECKING:
+    from ..interruption import SignalCatcher
+
 
 def list_client_tests_command(
-    binding: str = typer.Option("rsio", metavar="NAME", help="wire binding: rsio or rsocket"),
+    binding: str = typer.Option("rsio", metavar="NAME", help=BINDING_HELP),
 ) -> None:
     """List the client test cases of listen mode for a binding, each with the rules it exercises."""
     from ..binding import get_binding
@@ -49,14 +54,10 @@ def run_listen(listen: str, client_command: str, binding_name: str, profile: str
     """Run the client test cases; write a run directory and its report; return the exit code."""
     from .. import gate
     from ..binding import get_binding, profile_of
-    from ..gate import ExitCode, GateError
-    from ..report import RunRecorder
-    from ..report import build as build_report
+    from ..gate import GateError
+    from ..interruption import SignalCatcher
     from ..report.rundir import run_id
-    from ..scenarios.result import apply_baseline
-    from ..transport import TargetError
     from .cases import client_tests
-    from .runner import run_client_tests
 
     try:
         binding = get_binding(binding_name)
@@ -70,33 +71,80 @@ def run_listen(listen: str, client_command: str, binding_name: str, profile: str
     if not client_command.strip():
         raise GateError("--client-command: give the command that starts the client under test")
     directory = report_dir / run_id()
-    directory.mkdir(parents=True, exist_ok=True)
     named = gate.check_target_name(name) if name else None
     known = gate.read_baseline(baseline) if baseline is not None else frozenset()
+    with SignalCatcher() as catcher:
+        return _run_cases(catcher, cases, client_command, listen, binding, chosen_profile, where, directory, timeout,
+                          min_run, named, known)
+
+
+def _run_cases(catcher: SignalCatcher, cases: list[Any], client_command: str, listen: str, binding: Any,
+               profile: str, where: Any, directory: Path, timeout: float, min_run: int,
+               named: tuple[str, str | None] | None, known: frozenset[str]) -> int:
+    """Listen mode's run, with SIGINT and SIGTERM held (``rsio_tck.interruption``): what finished is kept."""
+    from .. import gate
+    from ..gate import ExitCode, GateError
+    from ..interruption import exit_code, until_signal
+    from ..output_files import output_error_line
+    from ..report import RunRecorder
+    from ..report import build as build_report
+    from ..scenarios.result import apply_baseline
+    from ..transport import TargetError
+    from .cases import result_id
+    from .runner import run_client_tests
+
     started = time.time()
-    recorder = RunRecorder(directory, target=listen, codec=chosen_profile, binding=binding_name, started=started,
-                           target_name=named[0] if named else None, target_version=named[1] if named else None)
+    results: list[Any] = []
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        recorder = RunRecorder(directory, target=listen, codec=profile, binding=binding.name, started=started,
+                               target_name=named[0] if named else None, target_version=named[1] if named else None,
+                               target_role="client")
+    except OSError as exc:
+        raise GateError(output_error_line(exc), ExitCode.UNRUNNABLE) from None
 
     def done(result: Any) -> None:
         apply_baseline(result, known)
         recorder.add(result)
         result.trace = []
+        results.append(result)
         typer.echo(f"{result.id}: {result.verdict.value}" + (f" ({result.reason})" if result.reason else ""))
 
+    peers = serving_peer_factory(binding.name, profile, serving_url(where))
+
+    def serving(case: Any) -> Any:
+        peer = peers(case)
+        catcher.before_exit(peer.kill_now)  # a second signal exits at once: leave no peer listening
+        return peer
+
     try:
-        results = asyncio.run(run_client_tests(cases, client_command, listen, binding, chosen_profile,
-                                               serving_peer_factory(binding_name, chosen_profile, serving_url(where)),
-                                               timeout=timeout, on_result=done))
-    except (TargetError, OSError, RuntimeError) as exc:  # RuntimeError: the serving peer did not start
+        asyncio.run(until_signal(run_client_tests(cases, client_command, listen, binding, profile, serving,
+                                                  timeout=timeout, on_result=done), catcher))
+    except OSError as exc:
+        if exc.filename:  # writing the run directory (a full disk); any other OSError is the network's
+            raise GateError(output_error_line(exc), ExitCode.UNRUNNABLE) from None
+        raise GateError(f"listen mode could not run: {gate.one_line(exc)}", ExitCode.UNRUNNABLE) from None
+    except (TargetError, RuntimeError) as exc:  # RuntimeError: the serving peer did not start
         raise GateError(f"listen mode could not run: {gate.one_line(exc)}", ExitCode.UNRUNNABLE) from None
     finally:
         recorder.close()
-    recorder.finish(time.time(), len(cases))
-    index = build_report(directory)
+    # The cases run one at a time: the one in flight at a signal is the first without a result.
+    running = [result_id(binding.name, cases[len(results)].name)] if catcher.caught and len(results) < len(cases) \
+        else []
+    interruption = catcher.interruption(len(cases), len(results), running)
+    try:
+        recorder.finish(time.time(), len(cases), interruption)
+        index = build_report(directory)
+    except OSError as exc:
+        raise GateError(output_error_line(exc), ExitCode.UNRUNNABLE) from None
     outcome = gate.suite_outcome(results, min_run)
     failed = [r for r in results if r.verdict.value in ("fail", "error", "xpass")]
     gate.show_failures(gate.console(), failed, directory / "results.jsonl")
-    if outcome.message:
+    if interruption is not None:
+        typer.echo(f"error: {interruption.line()}", err=True)
+    elif outcome.message:
         typer.echo(f"{'error' if outcome.code else 'warning'}: {outcome.message}")
     typer.echo(f"results: {directory / 'results.jsonl'}  report: {index}")
+    if interruption is not None and catcher.signum is not None:
+        return exit_code(catcher.signum)
     return int(outcome.code)

@@ -28,12 +28,13 @@ from collections.abc import Callable
 from typing import Any
 
 from ..binding import Binding
+from ..child_process import run_to_end
 from ..errors import Side
 from ..monitor import Finding
 from ..proxy.relay import run_proxy
 from ..rules import Level
 from ..scenarios.result import Failure, ScenarioResult, Verdict
-from .cases import ClientTest
+from .cases import ClientTest, result_id
 
 MAX_CONNECTIONS = 4  # connections one case may open
 MAX_OUTPUT = 8 * 1024  # bytes of the client's output kept for the transcript
@@ -41,31 +42,13 @@ UNSUPPORTED = 127
 
 
 async def _run_client(command: str, env: dict[str, str], timeout: float) -> tuple[int | None, str]:
-    """Run the client; (exit code or None on timeout, the tail of its output)."""
-    process = await asyncio.create_subprocess_exec(
-        *shlex.split(command), env=env, stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
-    assert process.stdout is not None
-    tail = bytearray()
-
-    async def drain() -> None:
-        assert process.stdout is not None
-        while chunk := await process.stdout.read(4096):
-            tail.extend(chunk)
-            del tail[:-MAX_OUTPUT]
-
-    reading = asyncio.ensure_future(drain())
-    try:
-        code: int | None = await asyncio.wait_for(process.wait(), timeout)
-    except TimeoutError:
-        process.kill()
-        await process.wait()
-        code = None
-    try:
-        await asyncio.wait_for(reading, 2.0)
-    except TimeoutError:
-        reading.cancel()
-    return code, tail.decode(errors="replace")
+    """Run the client; (exit code or None on timeout, the tail of its output).  Its output is read to the
+    end and every wait is bounded (``child_process``), whatever the client or its children do."""
+    finished = await run_to_end(shlex.split(command), env, timeout, MAX_OUTPUT)
+    tail = finished.output.decode(errors="replace")
+    if finished.output_left_open:
+        tail += "\n(the kit gave up on the client's output: it stayed open after the client ended)"
+    return finished.code, tail
 
 
 def _verdict(case: ClientTest, code: int | None, output: str, connected: bool, findings: list[Finding],
@@ -79,7 +62,10 @@ def _verdict(case: ClientTest, code: int | None, output: str, connected: bool, f
     if mine:
         return Verdict.ERROR, [], f"the kit's own server broke {mine[0].rule} (a kit bug): {mine[0].message}"
     failures: list[Failure] = []  # the client's own rule breaks are findings, reported as such
-    primary = case.rules[0]
+    # A client that broke a MUST on the wire and then failed its case failed because of it (the kit refuses
+    # an undecodable frame): the exit is charged to that rule, not to the case's first rule, which the client
+    # may not have broken (FINDINGS.md F26: a METADATA_PUSH on stream 0 without M is no RS-PUSH-1).
+    primary = next((f.rule for f in theirs if f.level is Level.MUST), case.rules[0])
     if code is None:
         failures.append(Failure(rule=primary, expectation=f"the client to finish within {timeout:g} s",
                                 got="it did not; the kit killed it"))
@@ -125,7 +111,7 @@ async def run_client_case(case: ClientTest, command: str, listen: str, serving: 
     trace = result.connections[0].trace if result.connections else []
     wire = result.connections[0].wire_trace if result.connections else []
     return ScenarioResult(
-        id=f"CLIENT-{binding.name}-{case.name}", title=case.description, rules=case.rules, level="MUST",
+        id=result_id(binding.name, case.name), title=case.description, rules=case.rules, level="MUST",
         verdict=verdict, duration=time.monotonic() - started, failures=failures, findings=findings,
         reason=reason, transcript=transcript, target=command, codec=profile, trace=trace, wire_trace=wire,
         target_side="client")

@@ -18,6 +18,8 @@ from typing import Any, NoReturn
 
 import typer
 
+from ..output_files import is_full, output_error_line
+
 
 def _setup(run_dirs: list[Path], verbose: bool) -> list[Path]:
     """The run directories to read, checked; a missing path or a missing pyspark is exit 2, one line."""
@@ -91,28 +93,49 @@ def publish_command(
     build_reports: bool = typer.Option(True, help="build a missing per-run report with rsio_tck.report"),
     grid: Path | None = typer.Option(None, metavar="FILE", help="a client x server matrix.json (make interop) to "
                                      "publish as the grid page"),
+    findings: Path | None = typer.Option(None, metavar="FILE", help="FINDINGS.md of a checkout with interop/ "
+                                         "beside it: the findings behind the known failures"),
     verbose: bool = typer.Option(False, "-v", help="log progress"),
 ) -> None:
-    """Build the static multi-target compliance site (matrix, per-target pages, site.json) from run directories."""
+    """Build the static multi-target compliance site (scorecards, rule pages, per-target pages, site.json)."""
     found = _setup(run_dirs, verbose)
     from .completeness import LostData
 
+    sources = _sources(findings)
     started = time.perf_counter()
     spark = _spark(master)
     try:
         index, report = publish_runs(spark, found, out, warehouse=warehouse, judge=judge, build_reports=build_reports,
-                                     grid=grid)
+                                     grid=grid, sources=sources)
     except LostData as exc:
         _lost(exc)
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    except OSError as exc:  # the site could not be written (a full disk: exit 3, as for a run); it names the file
+        typer.echo(f"error: {output_error_line(exc)}", err=True)
+        raise typer.Exit(3 if is_full(exc) else 2) from None
     typer.echo(f"site: {index}  ({report.runs} runs, {report.frames} frames, "
                f"{report.offline_violations} offline violations, {time.perf_counter() - started:.1f} s)")
 
 
+def _sources(findings: Path | None) -> Any:
+    """FINDINGS.md and the interop baselines beside it, read; a file that cannot be is exit 2, one line."""
+    if findings is None:
+        return None
+    from ..findings.entries import FindingsError
+    from ..findings.sources import read_sources
+    from ..gate import GateError, guard
+
+    with guard():
+        try:
+            return read_sources(findings)
+        except FindingsError as exc:
+            raise GateError(str(exc)) from None
+
+
 def publish_runs(spark: Any, found: list[Path], out: Path, *, warehouse: Path | None = None, judge: bool = True,
-                 build_reports: bool = True, grid: Path | None = None) -> tuple[Path, Any]:
+                 build_reports: bool = True, grid: Path | None = None, sources: Any = None) -> tuple[Path, Any]:
     """One site from the run directories ``found``, in an open session (``make interop`` builds several in
     one): (its index page, the pipeline's report).  A ``grid`` that is no matrix is ValueError."""
     from .pipeline import collect_tables, run_pipeline
@@ -125,5 +148,6 @@ def publish_runs(spark: Any, found: list[Path], out: Path, *, warehouse: Path | 
 
         pairs = read_grid(spark, grid)
     report = run_pipeline(spark, found, tables_dir, judge=judge)
-    index = publish_site(collect_tables(spark, tables_dir), out, build_reports=build_reports, grid=pairs)
+    index = publish_site(collect_tables(spark, tables_dir), out, build_reports=build_reports, grid=pairs,
+                         sources=sources)
     return index, report

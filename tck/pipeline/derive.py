@@ -21,11 +21,13 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from ..reader_words import FAILED_OUTCOMES
 from ..rules import RULES
 from .framing import ELEMENT_TYPES, EOF, PART_TYPES, UNDECODABLE
 
 VERDICT_ORDER = ("fail", "error", "xpass", "warn", "xfail", "pass", "skip")
 FAILING = ("fail", "error", "xpass")
+FAILED = FAILED_OUTCOMES  # a run in which the scenario failed, for flakiness (reader_words)
 PERCENTILES = (0.5, 0.9, 0.99)
 # The kit dials the target and plays the client, in scenarios and fuzzing alike: in every connection
 # it records, its own direction is the client side and the target's the server side.
@@ -84,7 +86,8 @@ def run_summary(runs: DataFrame, results: DataFrame, violations: DataFrame) -> D
     """One row per run: its target, when, verdict counts and offline violations."""
     counts = results.groupBy("run_id").pivot("verdict", list(VERDICT_ORDER)).count().fillna(0)
     offline = _by_target(violations).groupBy("run_id").agg(F.count("*").alias("offline_violations"))
-    return (runs.select("run_id", "target", "target_version", "kit_version", "codec", "started", "fuzz", "path")
+    return (runs.select("run_id", "target", "target_version", "kit_version", "codec", "started", "fuzz", "path",
+                        "interrupted")
             .join(counts, "run_id", "left").join(offline, "run_id", "left")
             .fillna(0, subset=[*VERDICT_ORDER, "offline_violations"]))
 
@@ -96,7 +99,7 @@ def flakiness(runs: DataFrame, results: DataFrame) -> DataFrame:
     return (
         judged.groupBy("target", "target_version", "kit_version", "scenario")
         .agg(F.countDistinct("run_id").alias("runs"),
-             F.sum(F.col("verdict").isin(*FAILING).cast("int")).alias("failing_runs"),
+             F.sum(F.col("verdict").isin(*FAILED).cast("int")).alias("failing_runs"),
              F.countDistinct("verdict").alias("verdicts"),
              F.sort_array(F.collect_set("verdict")).alias("seen"))
         .withColumn("fail_rate", F.col("failing_runs") / F.col("runs"))
@@ -161,6 +164,15 @@ def wire_stats(runs: DataFrame, frames: DataFrame) -> DataFrame:
     )
 
 
+def frame_types(runs: DataFrame, frames: DataFrame) -> DataFrame:
+    """Per target, direction and wire type: frames and bytes.  Binding-neutral: the type is the binding's own
+    frame name (RSocket's PAYLOAD, Ditto's envelope kind, RS-IO's onNext), so every binding's page has it."""
+    return (frames.filter(~F.col("type").isin(EOF, UNDECODABLE))
+            .join(F.broadcast(runs.select("run_id", "target")), "run_id")
+            .groupBy("target", "direction", "type")
+            .agg(F.count("*").alias("frames"), F.sum("size").alias("bytes")))
+
+
 def latency(runs: DataFrame, frames: DataFrame) -> DataFrame:
     """Per target and measure: percentiles of request -> first element and subscribe -> onSubscribe (seconds)."""
     subscribing = F.when(F.col("type").isin("request", "subscribe"), F.col("direction")).otherwise(
@@ -205,5 +217,6 @@ def derive_all(tables: dict[str, DataFrame]) -> dict[str, DataFrame]:
         "violations_by_signature": violations_by_signature(runs, violations),
         "fuzz_dedup": fuzz_dedup(runs, tables["fuzz_findings"]),
         "wire_stats": wire_stats(runs, tables["frames"]),
+        "frame_types": frame_types(runs, tables["frames"]),
         "latency": latency(runs, tables["frames"]),
     }

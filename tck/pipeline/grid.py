@@ -16,7 +16,12 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F  # noqa: N812 - pyspark's convention
 
+from ..reader_words import word
+from .public import slug
+
 VERDICTS = ("pass", "fail", "xfail", "xpass", "skip")
+OUTPUT_MOST = 2000  # characters of a client's printed lines kept per case: what it received, for the cell's page
+
 
 
 def read_grid(spark: SparkSession, path: Path) -> list[dict[str, Any]]:
@@ -31,10 +36,13 @@ def read_grid(spark: SparkSession, path: Path) -> list[dict[str, Any]]:
     if not cells:
         return []
     rows = [(str(c["client"]), str(c["server"]), str(c["case"]), str(c["verdict"]),
-             [str(r) for r in c.get("client_rules") or []], [str(r) for r in c.get("server_rules") or []])
+             [str(r) for r in c.get("client_rules") or []], [str(r) for r in c.get("server_rules") or []],
+             c.get("client_exit") if isinstance(c.get("client_exit"), int) else None,
+             str(c.get("output") or "")[:OUTPUT_MOST])
             for c in cells]
     frame = spark.createDataFrame(rows, "client string, server string, case string, verdict string, "
-                                        "client_rules array<string>, server_rules array<string>")
+                                        "client_rules array<string>, server_rules array<string>, client_exit int, "
+                                        "output string")
     counts = [F.sum(F.when(F.col("verdict") == v, 1).otherwise(0)).alias(v) for v in VERDICTS]
     grouped = frame.groupBy("client", "server").agg(
         *counts,
@@ -42,16 +50,33 @@ def read_grid(spark: SparkSession, path: Path) -> list[dict[str, Any]]:
         .alias("not_passed"),
         F.sort_array(F.array_distinct(F.flatten(F.collect_list("client_rules")))).alias("client_rules"),
         F.sort_array(F.array_distinct(F.flatten(F.collect_list("server_rules")))).alias("server_rules"),
+        F.sort_array(F.collect_list(F.struct("case", "verdict", "client_exit", "client_rules", "server_rules",
+                                             "output"))).alias("cases"),
     ).orderBy("client", "server")
     return [row.asDict(recursive=True) for row in grouped.collect()]
 
 
-def grid_shape(pairs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Rows (clients), columns (servers) and cells keyed by (client, server), with each cell's worst verdict."""
+def grid_shape(pairs: list[dict[str, Any]], known: dict[tuple[str, str, str], Any] | None = None) -> dict[str, Any]:
+    """Rows (clients), columns (servers) and cells keyed by (client, server), in the reader's words: each
+    cell's cases passed and failed (a known failure counts as failed), its word, and per case the word and what
+    the grid's baseline says of it (``known``: (client, server, case) -> an object with ``findings``, ``flaky``)."""
+    known = known or {}
     clients = sorted({p["client"] for p in pairs})
     servers = sorted({p["server"] for p in pairs})
     cells = {}
     for pair in pairs:
-        worst = next((v for v in ("fail", "xpass", "xfail", "pass") if pair.get(v)), "skip")
-        cells[(pair["client"], pair["server"])] = {**pair, "worst": worst}
+        cases = []
+        for case in pair.get("cases") or []:
+            note = known.get((pair["client"], pair["server"], case["case"]))
+            cases.append({**case, "word": word(case["verdict"]),
+                          "findings": list(note.findings) if note else [], "flaky": bool(note and note.flaky),
+                          "known": case["verdict"] in ("xfail", "xpass")})
+        passed = pair.get("pass", 0) + pair.get("xpass", 0)
+        failed = pair.get("fail", 0) + pair.get("xfail", 0)
+        cell_word = "fail" if failed else ("pass" if passed else "not run")
+        cells[(pair["client"], pair["server"])] = {
+            **pair, "passed": passed, "failed": failed, "word": cell_word, "cases": cases,
+            "page": f"grid/{slug(pair['client'])}--{slug(pair['server'])}.html",
+            "findings": sorted({f for c in cases if c["word"] == "fail" for f in c["findings"]},
+                               key=lambda f: int(f[1:]) if f[1:].isdigit() else 0)}
     return {"clients": clients, "servers": servers, "cells": cells}

@@ -35,6 +35,9 @@ RUNS = _schema(
     ("host", StringType(), True), ("seed", LongType(), True), ("scenarios", IntegerType(), True),
     ("fuzz", BooleanType(), False), ("path", StringType(), True),
     ("binding", StringType(), True),  # the wire binding (null in run directories older than the field: rsio)
+    # A signal cut the run short (run.json's interrupted): its results are those that finished, never a complete
+    # run.  False for run directories older than the field; null when run.json is missing (the run never ended).
+    ("interrupted", BooleanType(), True),
 )
 
 SCENARIO_RESULTS = _schema(
@@ -71,7 +74,7 @@ BASE_TABLES = {
 
 DERIVED_TABLES = (
     "matrix_history", "matrix_latest", "run_summary", "flakiness", "violations_by_rule", "violations_by_signature",
-    "fuzz_dedup", "wire_stats", "latency",
+    "fuzz_dedup", "wire_stats", "frame_types", "latency",
 )
 
 

@@ -123,7 +123,16 @@ def run_row(run_dir: Path) -> dict[str, Any]:
         "host": str(run.get("host", "")), "seed": run.get("seed") if isinstance(run.get("seed"), int) else None,
         "scenarios": int(run.get("scenarios") or 0), "fuzz": (run_dir / "fuzz.json").is_file(),
         "path": str(run_dir.resolve()), "binding": str(run.get("binding") or "rsio"),
+        "interrupted": _interrupted(run_dir, run),
     }
+
+
+def _interrupted(run_dir: Path, run: dict[str, Any]) -> bool | None:
+    """run.json's interrupted (False for run directories older than the field); None without run.json, when
+    the run never ended (a fuzz run has no run.json: it ended if its fuzz.json was written)."""
+    if not (run_dir / "run.json").is_file():
+        return None if not (run_dir / "fuzz.json").is_file() else False
+    return bool(run.get("interrupted"))
 
 
 def result_rows(run_dir: Path, run_id: str) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:

@@ -3,8 +3,8 @@
 ``build(run_dir)`` rebuilds ``<run_dir>/report/`` (index.html, one page per
 scenario, badge.svg, report.json) from the run's files alone, writing the pcap
 of every trace that lacks one first.  ``RunRecorder`` writes a run directory
-while a run goes on.  The layout is described in the README's "Reports"
-section; the schemas are in ``tck/report/schemas``.
+while a run goes on.  The layout is described in the documentation's Reports page
+(docs/reports.md); the schemas are in ``tck/report/schemas``.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from .rundir import RunFiles, RunRecorder
 __all__ = ["RunFiles", "RunRecorder", "build"]
 
 
-def build(run_dir: Path) -> Path:
-    """Rebuild the report of ``run_dir``; returns the path of its index.html."""
+def build(run_dir: Path, spec_link: str | None = None) -> Path:
+    """Rebuild the report of ``run_dir``; returns the path of its index.html.  ``spec_link``: where its rule
+    links point (a published site's ``spec.html``, relative to the report); default ``html.spec_url()``."""
     from .html import render
     from .model import report_data
 
@@ -26,4 +27,4 @@ def build(run_dir: Path) -> Path:
         raise FileNotFoundError(f"{run_dir}: not a run directory")
     files = RunFiles.read(run_dir)
     files.restore_pcaps()
-    return render(report_data(files), files, run_dir / "report")
+    return render(report_data(files), files, run_dir / "report", spec_link=spec_link)

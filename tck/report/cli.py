@@ -1,6 +1,8 @@
 """Bodies of the report commands of ``rsio-tck`` (registered in ``tck/cli.py``).
 
-``report RUN_DIR`` rebuilds a run's report from its files; ``check-pcap FILE``
+``report RUN_DIR`` rebuilds a run's report from its files; ``report --finding F7`` (or
+``--all-findings --out-dir DIR``) writes a FINDINGS.md entry as a bug report for the implementation's
+tracker instead (``rsio_tck.findings``); ``check-pcap FILE``
 judges every TCP connection of a capture with the monitor (passive checking:
 the client is the side that sent the SYN).
 """
@@ -15,16 +17,42 @@ from ..gate import BINDING_HELP, CODEC_HELP, PROFILE_HELP
 
 
 def report_command(
-    run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="a run directory, e.g. reports/20261123T013000123Z"),
+    run_dir: Path | None = typer.Argument(None, metavar="RUN_DIR",
+                                          help="a run directory, e.g. reports/20261123T013000123Z"),
     check: bool = typer.Option(True, help="validate the run's JSON files against their schemas first (exit 2 if invalid)"),
+    finding: str | None = typer.Option(None, "--finding", metavar="F<n>",
+                                       help="instead of a run's report: the bug report of this FINDINGS.md entry, as "
+                                            "markdown for the implementation's tracker"),
+    all_findings: bool = typer.Option(False, "--all-findings",
+                                      help="instead of a run's report: the bug report of every live finding, "
+                                           "into --out-dir"),
+    out: Path | None = typer.Option(None, "--out", metavar="FILE",
+                                    help="with --finding: write the report to FILE (and its scenario file beside "
+                                         "it), not to stdout"),
+    out_dir: Path | None = typer.Option(None, "--out-dir", metavar="DIR",
+                                        help="with --all-findings: write F<n>.md (and F<n>-reproduction.yaml) per "
+                                             "finding here"),
+    findings_file: Path = typer.Option(Path("FINDINGS.md"), "--findings", metavar="FILE",
+                                       help="FINDINGS.md of the kit's checkout (the baselines are read from the "
+                                            "interop/ folder beside it)"),
 ) -> None:
-    """Rebuild report/ (and missing pcaps) of a run directory from its files alone."""
-    from ..gate import GateError, guard, one_line
+    """Rebuild report/ (and missing pcaps) of a run directory from its files alone; or, with --finding F<n> or
+    --all-findings, write bug reports ready to file upstream."""
+    from ..gate import ExitCode, GateError, guard, one_line
+    from ..output_files import is_full, output_error_line
     from . import build
     from .rundir import is_run_dir
     from .schema import check_run_dir
 
     with guard():
+        if finding is not None or all_findings or out is not None or out_dir is not None:
+            _check_finding_flags(run_dir, finding, all_findings, out, out_dir)
+            from ..findings.cli import finding_reports
+
+            finding_reports(finding, all_findings, out, out_dir, findings_file)
+            return
+        if run_dir is None:
+            raise GateError("give a RUN_DIR, or --finding F<n> (or --all-findings --out-dir DIR) for bug reports")
         if not run_dir.is_dir():
             raise GateError(f"{run_dir}: not a directory")
         if not is_run_dir(run_dir):
@@ -43,12 +71,34 @@ def report_command(
                                 "(--no-check writes one anyway)")
         try:
             index = build(run_dir)
-        except (OSError, ValueError) as exc:  # the message names the file
+        except OSError as exc:  # the message names the file; a full disk is exit 3, as for a run
+            raise GateError(output_error_line(exc), ExitCode.UNRUNNABLE if is_full(exc) else ExitCode.USAGE) \
+                from None
+        except ValueError as exc:  # the message names the file
             raise GateError(one_line(exc)) from None
         except (KeyError, TypeError) as exc:  # a file that parses but is not what the kit wrote
             raise GateError(f"{run_dir}: its files are not what the kit writes ({type(exc).__name__}: "
                             f"{one_line(exc)})") from None
         typer.echo(f"report: {index}")
+
+
+def _check_finding_flags(run_dir: Path | None, finding: str | None, all_findings: bool, out: Path | None,
+                         out_dir: Path | None) -> None:
+    from ..gate import GateError
+
+    if run_dir is not None:
+        raise GateError(f"RUN_DIR {run_dir} and --finding/--all-findings exclude each other: a run's report, or bug "
+                        "reports")
+    if finding is not None and all_findings:
+        raise GateError("--finding and --all-findings exclude each other")
+    if finding is None and not all_findings:
+        raise GateError(f"{'--out' if out is not None else '--out-dir'} needs --finding F<n> or --all-findings")
+    if all_findings and out is not None:
+        raise GateError("--all-findings writes one file per finding: give --out-dir DIR, not --out")
+    if all_findings and out_dir is None:
+        raise GateError("--all-findings needs --out-dir DIR")
+    if finding is not None and out_dir is not None:
+        raise GateError("--finding writes one report: give --out FILE (or nothing, for stdout), not --out-dir")
 
 
 def check_pcap_command(

@@ -21,15 +21,36 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from ..monitor import Monitor
-from .model import OUTCOMES, VERDICTS
+from ..output_files import write_text
+from ..reader_words import KNOWN_LABELS, SHOWN_WORDS, word, word_class
 from .rundir import RunFiles, file_stem
 
 FRAME_LINE = re.compile(r"^\s*[\d.]+ms #(\d+)")
 
 
 def _environment() -> Environment:
-    return Environment(loader=PackageLoader("rsio_tck.report", "templates"),
-                       autoescape=select_autoescape(["html", "svg"]), keep_trailing_newline=True)
+    env = Environment(loader=PackageLoader("rsio_tck.report", "templates"),
+                      autoescape=select_autoescape(["html", "svg"]), keep_trailing_newline=True)
+    env.filters["cell"] = cell
+    env.filters["word"] = word
+    env.filters["word_class"] = word_class
+    return env
+
+
+def shown_counts(counts: dict[str, int]) -> dict[str, int]:
+    """Counts under ``SHOWN_WORDS``: a known failure counts as a failure, one that did not show as a pass."""
+    out = {w: 0 for w in SHOWN_WORDS}
+    for outcome, count in counts.items():
+        if word(outcome) in out:
+            out[word(outcome)] += count
+    return out
+
+
+def cell(value: Any) -> str:
+    """A number of a wire statistics table as shown: an integer whole, any other to three decimals."""
+    if isinstance(value, float) and not value.is_integer():
+        return f"{value:.3f}"
+    return str(int(value)) if isinstance(value, float) else str(value)
 
 
 def spec_url() -> str | None:
@@ -73,16 +94,18 @@ def transcript_lines(text: str, hit_frames: set[int]) -> list[dict[str, Any]]:
     return lines
 
 
-def render(report: dict[str, Any], files: RunFiles, out_dir: Path) -> Path:
+def render(report: dict[str, Any], files: RunFiles, out_dir: Path, spec_link: str | None = None) -> Path:
     """Write the report pages into ``out_dir`` (usually ``<run>/report``); returns index.html."""
     env = _environment()
     (out_dir / "scenarios").mkdir(parents=True, exist_ok=True)
     pages = {s["id"]: Path(s["page"]).name for s in report["scenarios"]}
     index = out_dir / "index.html"
-    index.write_text(env.get_template("index.html").render(
-        report=report, verdicts=VERDICTS, columns=[o for o in OUTCOMES if o != "untested"], pages=pages,
-        spec_url=spec_url(), started=_time(report["run"].get("started")), finished=_time(report["run"].get("finished")),
-    ), encoding="utf-8")
+    write_text(index, env.get_template("index.html").render(
+        report=report, words=SHOWN_WORDS, shown=shown_counts(report["counts"]), known_labels=KNOWN_LABELS,
+        shown_counts=shown_counts,
+        pages=pages,
+        spec_url=spec_link or spec_url(), started=_time(report["run"].get("started")), finished=_time(report["run"].get("finished")),
+    ))
     page = env.get_template("scenario.html")
     for scenario in report["scenarios"]:
         # Only where something went wrong: a clean online judgement needs no second opinion (and it costs).
@@ -90,11 +113,11 @@ def render(report: dict[str, Any], files: RunFiles, out_dir: Path) -> Path:
         findings = rejudge(files, scenario["id"]) if judged else None
         hits = {f["frame_index"] for f in findings or [] if f["side"] == "server" and f["frame_index"] is not None}
         text = files.transcript(scenario["id"]) or ""
-        (out_dir / "scenarios" / f"{file_stem(scenario['id'])}.html").write_text(page.render(
-            report=report, s=scenario, lines=transcript_lines(text, hits),
+        write_text(out_dir / "scenarios" / f"{file_stem(scenario['id'])}.html", page.render(
+            report=report, s=scenario, lines=transcript_lines(text, hits), known_labels=KNOWN_LABELS,
             rejudged=[f for f in findings if f["side"] == "server"] if findings is not None else None,
-        ), encoding="utf-8")
+        ))
     badge = report["badge"]
-    (out_dir / "badge.svg").write_text(badge_svg(badge["label"], badge["message"], badge["color"]), encoding="utf-8")
-    (out_dir / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_text(out_dir / "badge.svg", badge_svg(badge["label"], badge["message"], badge["color"]))
+    write_text(out_dir / "report.json", json.dumps(report, indent=2) + "\n")
     return index

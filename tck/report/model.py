@@ -1,7 +1,10 @@
 """The compliance report's data: what ``report.json`` holds and the HTML pages show.
 
-Theory of operation: every rule of the catalogue (``rsio_tck.rules.RULES``) gets a
-row, grouped by area, whether or not a scenario tested it.  A scenario counts
+Theory of operation: a run speaks one binding (run.json's ``binding``; RS-IO for runs
+older than the field), and its report is that binding's alone.  Every rule of the
+binding's catalogue (``Binding.rules``) gets a row, grouped by area, whether or not a
+scenario tested it; the other bindings' rules are not shown, and "rules tested X of Y"
+counts the binding's rules only.  A scenario counts
 once under each rule it cites, with its verdict.  A monitor violation of a rule
 the scenario does not cite still counts against that rule (as fail for a MUST,
 warn for a SHOULD), so a rule is never shown passing while some connection
@@ -10,6 +13,12 @@ broke it.  A rule's overall outcome is the worst of its counts in the order of
 untested against a target (``Rule.untested_on_target``) never counts a pass:
 no scenario can make a target exercise it, so it shows as untested unless a
 connection actually broke it.
+
+What the report says about the wire comes from the binding too: ``notions`` (its
+profile, the specification it follows and, where the binding has one, the target's
+hello: ``Binding.report_notions``) and the wire statistics, tables the binding computes
+from the run's traces (``Binding.report_statistics``).  This module never asks which
+binding it has.
 """
 
 from __future__ import annotations
@@ -18,13 +27,15 @@ from collections import Counter
 from typing import Any
 
 from .. import __version__
+from ..binding import DEFAULT_BINDING, Binding, get_binding
 from ..rules import AREAS, RULES, Rule
 from .rundir import RunFiles, file_stem
+from .traffic import run_traces
 
 # Worst first: the order a rule's outcome is picked in, and the matrix columns.
 OUTCOMES = ("fail", "error", "xpass", "warn", "xfail", "pass", "skip", "untested")
 VERDICTS = ("pass", "fail", "warn", "skip", "xfail", "xpass", "error")
-COLORS = {"pass": "#44cc11", "warn": "#dfb317", "fail": "#e05d44", "untested": "#9f9f9f"}
+COLORS = {"pass": "#44cc11", "warn": "#dfb317", "fail": "#e05d44", "untested": "#9f9f9f", "interrupted": "#fe7d37"}
 
 
 def spec_anchor(rule: Rule) -> str:
@@ -39,9 +50,11 @@ def worst(counts: Counter[str]) -> str:
     return "untested"
 
 
-def _rule_counts(results: list[dict[str, Any]]) -> tuple[dict[str, Counter[str]], dict[str, list[str]]]:
-    counts: dict[str, Counter[str]] = {rule: Counter() for rule in RULES}
-    scenarios: dict[str, list[str]] = {rule: [] for rule in RULES}
+def _rule_counts(results: list[dict[str, Any]],
+                 rules: list[str]) -> tuple[dict[str, Counter[str]], dict[str, list[str]]]:
+    """Outcome counts and scenarios of each of ``rules`` (IDs the results cite outside them are not counted)."""
+    counts: dict[str, Counter[str]] = {rule: Counter() for rule in rules}
+    scenarios: dict[str, list[str]] = {rule: [] for rule in rules}
     for result in results:
         cited = set(result["rules"])
         for rule in result["rules"]:
@@ -61,39 +74,66 @@ def _rule_counts(results: list[dict[str, Any]]) -> tuple[dict[str, Counter[str]]
 
 def protocol_title(run: dict[str, Any]) -> str:
     """The run's protocol as reports name it (its binding's title; RS-IO for runs older than the field)."""
-    from ..binding import get_binding
-
-    name = str(run.get("binding") or "rsio")
+    name = str(run.get("binding") or DEFAULT_BINDING)
     try:
         return get_binding(name).title
     except ValueError:
         return name
 
 
-def badge(counts: Counter[str], total: int, label: str) -> dict[str, str]:
-    bad = counts["fail"] + counts["error"] + counts["xpass"]
+def badge(counts: Counter[str], total: int, label: str, interrupted: bool = False) -> dict[str, str]:
+    """The run's badge, in the reader's words: a known failure (xfail) is a failure, one that did not show
+    (xpass) a pass; an error is no pass either.  A run a signal cut short is never a pass: what it did not
+    reach was not judged."""
+    bad = counts["fail"] + counts["xfail"] + counts["error"]
+    passed = counts["pass"] + counts["xpass"]
     judged = total - counts["skip"]
-    message = f"{counts['pass']}/{judged} pass"
+    message = f"{passed}/{judged} pass"
     if bad:
         outcome, message = "fail", message + f", {bad} fail"
+    elif interrupted:
+        outcome, message = "interrupted", message + ", interrupted"
     elif counts["warn"]:
         outcome, message = "warn", message + f", {counts['warn']} warn"
-    elif counts["pass"]:
+    elif passed:
         outcome = "pass"
     else:
         outcome, message = "untested", "untested"
     return {"label": label, "message": message, "color": COLORS[outcome], "outcome": outcome}
 
 
-def report_data(files: RunFiles) -> dict[str, Any]:
-    """The whole report, as plain JSON data (validated by ``schemas/report.schema.json``)."""
-    totals: Counter[str] = Counter({v: 0 for v in VERDICTS})
-    totals.update(result["verdict"] for result in files.results)
-    per_rule, per_rule_scenarios = _rule_counts(files.results)
+def target_stopped(results: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Where the target stopped answering (a result's ``target_stopped``) and how many scenarios after it
+    were not judged; None if it never stopped."""
+    stop = next((r["target_stopped"] for r in results if r.get("target_stopped")), None)
+    if stop is None:
+        return None
+    after = sum(1 for r in results if r.get("target_stopped") and r["id"] != stop["during"])
+    return {"during": stop["during"], "why": stop["why"], "running": list(stop.get("running", [])),
+            "not_judged": after}
+
+
+def interruption(run: dict[str, Any]) -> dict[str, Any] | None:
+    """How far an interrupted run got (run.json's ``interruption``), with the line its banner says; None for a
+    run that ran to its end (and for run directories older than the field)."""
+    if not run.get("interrupted"):
+        return None
+    found = run.get("interruption") or {}
+    signal, selected = str(found.get("signal") or "a signal"), found.get("selected", run.get("scenarios"))
+    finished = found.get("finished", sum(int(n) for n in (run.get("counts") or {}).values()))
+    return {"signal": signal, "selected": selected, "finished": finished, "running": list(found.get("running", [])),
+            "line": f"interrupted after {finished} of {selected} scenarios ({signal})"}
+
+
+def _areas(binding: Binding, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The binding's rules by area (areas without one of its rules left out), each with its outcome."""
+    own = binding.rules()
+    per_rule, per_rule_scenarios = _rule_counts(results, own)
+    chosen = set(own)
     areas: list[dict[str, Any]] = []
     for area, title in AREAS.items():
         rows: list[dict[str, Any]] = []
-        for rule in (r for r in RULES.values() if r.area == area):
+        for rule in (r for r in RULES.values() if r.area == area and r.id in chosen):
             counts = per_rule[rule.id]
             rows.append({
                 "id": rule.id, "level": rule.level.value, "binds": rule.binds, "title": rule.title,
@@ -101,7 +141,17 @@ def report_data(files: RunFiles) -> dict[str, Any]:
                 "counts": {o: counts.get(o, 0) for o in OUTCOMES if o != "untested"},
                 "scenarios": sorted(set(per_rule_scenarios[rule.id])),
             })
-        areas.append({"id": area, "title": title, "rules": rows})
+        if rows:
+            areas.append({"id": area, "title": title, "rules": rows})
+    return areas
+
+
+def report_data(files: RunFiles) -> dict[str, Any]:
+    """The whole report, as plain JSON data (validated by ``schemas/report.schema.json``)."""
+    binding = get_binding(files.binding)
+    totals: Counter[str] = Counter({v: 0 for v in VERDICTS})
+    totals.update(result["verdict"] for result in files.results)
+    areas = _areas(binding, files.results)
     scenarios = []
     for result in sorted(files.results, key=lambda r: r["id"]):
         scenarios.append({
@@ -117,13 +167,19 @@ def report_data(files: RunFiles) -> dict[str, Any]:
         "run_id": files.run.get("run_id", files.run_dir.name),
         "generated_by": f"rsio-tck {__version__}",
         "run": files.run,
+        "binding": binding.name,
+        "profile": files.profile,
+        "notions": [{"label": label, "value": value} for label, value in binding.report_notions(files.run)],
         "counts": dict(totals),
+        "stopped": target_stopped(files.results),
         "total": len(files.results),
-        "badge": badge(totals, len(files.results), protocol_title(files.run)),
+        "interrupted": interruption(files.run),
+        "badge": badge(totals, len(files.results), binding.title, interrupted=bool(files.run.get("interrupted"))),
         "outcomes": list(OUTCOMES),
         "rules_total": len(all_rows),
         "rules_tested": sum(1 for row in all_rows if row["outcome"] not in ("untested", "skip")),
         "areas": areas,
         "scenarios": scenarios,
+        "wire": [table.to_json() for table in binding.report_statistics(files.profile, run_traces(files))],
         "fuzz": files.fuzz,
     }

@@ -17,8 +17,10 @@ most ``session.MAX_TRANSCRIPT`` lines, and a pcap at most
 
 from __future__ import annotations
 
+import io
 import json
 import multiprocessing
+import os
 import platform
 import re
 import time
@@ -26,12 +28,14 @@ from collections import Counter
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from .. import SPEC_VERSION, __version__
 from ..binding import DEFAULT_BINDING, get_binding
 from ..errors import ProtocolViolation, Side
+from ..interruption import Interruption, ignore_signals
 from ..monitor.trace import TraceRecord, read_trace, write_trace
+from ..output_files import ResultsLog, write_bytes, write_text
 from .pcap import target_port, write_pcap
 
 SAFE_ID = re.compile(r"[^A-Za-z0-9_.-]")
@@ -90,7 +94,20 @@ WIRE_DIR = "wire"
 def pcap_from_trace(trace: Path, pcap: Path, port: int, base: float, client_port: int) -> int:
     """Write the pcap of a trace file (a top-level function: it runs in a worker process)."""
     pcap.parent.mkdir(parents=True, exist_ok=True)
-    return write_pcap(pcap, read_trace(trace), server_port=port, base=base, client_port=client_port)
+    partial = pcap.with_name(f".{pcap.name}.partial")  # a full disk leaves no half pcap behind
+    try:
+        count = write_pcap(partial, read_trace(trace), server_port=port, base=base, client_port=client_port)
+        os.replace(partial, pcap)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror or str(exc), str(pcap)) from None
+    return count
+
+
+def _trace_bytes(records: list[TraceRecord]) -> bytes:
+    buffer = io.BytesIO()
+    write_trace(buffer, records)
+    return buffer.getvalue()
 
 
 @dataclass
@@ -112,10 +129,12 @@ class RunRecorder:
     pcap_workers: int = 1
     target_name: str | None = None  # --name NAME[@VERSION], for a target without a capabilities file
     target_version: str | None = None
+    target_role: str = "server"  # the part the target plays: "client" when the kit listened for it
     counts: Counter[str] = field(default_factory=Counter)
     hello: dict[str, Any] | None = None
+    stopped: dict[str, Any] | None = None  # where the target stopped answering (``TargetStop.to_json``), if it did
     problems: list[str] = field(default_factory=list)
-    _results: IO[str] | None = None
+    _results: ResultsLog | None = None
     _written: int = 0
     _pool: ProcessPoolExecutor | None = None
     _pending: list[tuple[str, Future[int]]] = field(default_factory=list)
@@ -123,39 +142,43 @@ class RunRecorder:
     def __post_init__(self) -> None:
         for sub in ("traces", "pcaps", "transcripts"):
             (self.run_dir / sub).mkdir(parents=True, exist_ok=True)
-        self._results = (self.run_dir / "results.jsonl").open("w", encoding="utf-8")
+        self._results = ResultsLog(self.run_dir / "results.jsonl")
         self.port = target_port(self.target)
 
     def add(self, result: Any) -> None:
-        """A ScenarioResult (run with ``keep_trace=True`` for its trace and pcap)."""
+        """A ScenarioResult (run with ``keep_trace=True`` for its trace and pcap).  Its transcript and traces
+        are written first and its results.jsonl line last: a line there is a scenario whose files are all
+        there, even when the disk fills up between them (the pcap follows from the trace)."""
         assert self._results is not None, "add() after close()"
-        self._results.write(json.dumps(result.to_json()) + "\n")
-        self._results.flush()
-        self.counts[result.verdict.value] += 1
-        self._written += 1
         stem = file_stem(result.id)
         if result.transcript or result.trace:
-            (self.run_dir / "transcripts" / f"{stem}.txt").write_text(result.explain() + "\n", encoding="utf-8")
+            write_text(self.run_dir / "transcripts" / f"{stem}.txt", result.explain() + "\n")
         trace = list(result.trace)
+        trace_path = self.run_dir / "traces" / f"{stem}.trace"
+        if trace:
+            write_bytes(trace_path, _trace_bytes(trace))
+        wire = list(getattr(result, "wire_trace", None) or ())
+        if trace and wire:  # WebSocket: the pcap shows the raw TCP bytes (upgrade, frames); the trace stays the binding's
+            trace_path = self.run_dir / "traces" / WIRE_DIR / f"{stem}.trace"
+            trace_path.parent.mkdir(exist_ok=True)
+            write_bytes(trace_path, _trace_bytes(wire))
+        self._results.append(json.dumps(result.to_json()))
+        self.counts[result.verdict.value] += 1
+        self._written += 1
+        stop = getattr(result, "stopped", None)
+        if stop is not None and self.stopped is None:
+            self.stopped = stop.to_json()
         if not trace:
             return
         if self.hello is None:
             self.hello = server_hello(trace, self.codec, self.binding)
-        trace_path = self.run_dir / "traces" / f"{stem}.trace"
-        with trace_path.open("wb") as stream:
-            write_trace(stream, trace)
-        wire = list(getattr(result, "wire_trace", None) or ())
-        if wire:  # WebSocket: the pcap shows the raw TCP bytes (upgrade, frames); the trace stays the binding's
-            trace_path = self.run_dir / "traces" / WIRE_DIR / f"{stem}.trace"
-            trace_path.parent.mkdir(exist_ok=True)
-            with trace_path.open("wb") as stream:
-                write_trace(stream, wire)
         job = (trace_path, self.run_dir / "pcaps" / f"{stem}.pcap", self.port, self.started, 40000 + self._written % 20000)
         if self.pcap_workers <= 0:
             pcap_from_trace(*job)
             return
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(self.pcap_workers, mp_context=multiprocessing.get_context("spawn"))
+            self._pool = ProcessPoolExecutor(self.pcap_workers, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=ignore_signals)
         self._pending.append((result.id, self._pool.submit(pcap_from_trace, *job)))
 
     def close(self) -> None:
@@ -173,8 +196,14 @@ class RunRecorder:
             self._pool.shutdown()
             self._pool = None
 
-    def finish(self, finished: float, scenarios: int) -> dict[str, Any]:
-        """Close results.jsonl, wait for the pcaps and write run.json; returns what was written."""
+    @property
+    def written(self) -> int:
+        """Results recorded so far (results.jsonl lines)."""
+        return self._written
+
+    def finish(self, finished: float, scenarios: int, interruption: Interruption | None = None) -> dict[str, Any]:
+        """Close results.jsonl, wait for the pcaps and write run.json (``interruption``: the signal that cut
+        the run short, if one did); returns what was written."""
         self.close()
         caps = self.capabilities
         tokens = sorted(caps.tokens) if caps is not None else []
@@ -186,11 +215,15 @@ class RunRecorder:
             "seed": self.seed, "started": self.started, "finished": finished, "host": platform.node(),
             "capabilities": tokens, "implementation": implementation, "scenarios": scenarios,
             "target_name": self.target_name, "target_version": self.target_version,
+            "target_role": self.target_role,
             "counts": dict(self.counts),
+            "target_stopped": self.stopped,
+            "interrupted": interruption is not None,
+            "interruption": interruption.to_json() if interruption is not None else None,
             "fingerprint": {"hello": self.hello, "capabilities": {
                 "implementation": implementation, "version": getattr(caps, "version", ""), "tokens": tokens}},
         }
-        (self.run_dir / "run.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        write_text(self.run_dir / "run.json", json.dumps(record, indent=2) + "\n")
         return record
 
 
@@ -223,8 +256,8 @@ class RunFiles:
 
     @property
     def profile(self) -> str:
-        """The run's wire profile (``codec`` in older run directories; msgpack if neither)."""
-        return str(self.run.get("profile") or self.run.get("codec") or "msgpack")
+        """The run's wire profile (``codec`` in older run directories; the binding's default if neither)."""
+        return str(self.run.get("profile") or self.run.get("codec") or get_binding(self.binding).profiles[0])
 
     def path(self, kind: str, scenario_id: str) -> Path:
         suffix = {"traces": "trace", "pcaps": "pcap", "transcripts": "txt"}[kind]

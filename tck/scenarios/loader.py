@@ -82,11 +82,26 @@ def _node_at(root: yaml.Node | None, path: list[Any]) -> yaml.Node | None:
     return node
 
 
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _where(path: list[Any]) -> str:
     out = ""
     for key in path:
         out += f"[{key}]" if isinstance(key, int) else (f".{key}" if out else str(key))
     return out or "(top)"
+
+
+def parse_document(text: str) -> tuple[yaml.Node | None, Any]:
+    """One YAML document's node tree (its positions give error lines) and the data built from it, in one
+    parse: libyaml's loader when PyYAML has it (the wheels do), since the pure-Python one took most of a
+    suite's load time.  yaml.YAMLError for text that is not YAML."""
+    loader = SAFE_LOADER(text)
+    try:
+        root = loader.get_single_node()
+        return root, loader.construct_document(root) if root is not None else None
+    finally:
+        loader.dispose()
 
 
 def load_file(path: Path) -> list[Scenario]:
@@ -96,8 +111,7 @@ def load_file(path: Path) -> list[Scenario]:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ScenarioError(f"{path}: cannot read: {reason}") from None
     try:
-        data = yaml.safe_load(text)
-        root = yaml.compose(text, Loader=yaml.SafeLoader)  # positions only: composes nodes, builds no objects
+        root, data = parse_document(text)
     except yaml.YAMLError as exc:
         raise ScenarioError(f"{path}: not valid YAML: {exc}") from None
     validator = jsonschema.Draft202012Validator(schema())
@@ -106,7 +120,7 @@ def load_file(path: Path) -> list[Scenario]:
         node = _node_at(root, list(error.absolute_path))
         line = node.start_mark.line + 1 if node is not None else 0
         message = error.message if len(error.message) < 200 else error.message[:200] + "..."
-        if error.validator == "oneOf":
+        if error.validator in ("anyOf", "oneOf"):
             message = "not a known step, or a step with a wrong field (see scenarios/README.md)"
         problems.append(f"{path}:{line}: {_where(list(error.absolute_path))}: {message}")
     if problems:

@@ -31,6 +31,20 @@ class Failure:
         return f"[{self.rule}]{where} expected {self.expectation}; got {self.got}"
 
 
+@dataclass(frozen=True, slots=True)
+class TargetStop:
+    """The target stopped answering: after ``during`` ended on a time-out, a fresh connection got no answer
+    to the binding's liveness probe (``why``).  ``running``: the other scenarios in flight at that moment
+    (``--jobs N``), whose own time-outs then prove nothing."""
+
+    during: str
+    why: str
+    running: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"during": self.during, "why": self.why, "running": list(self.running)}
+
+
 @dataclass(slots=True)
 class ScenarioResult:
     id: str
@@ -53,6 +67,11 @@ class ScenarioResult:
     truncated: dict[str, str] = field(default_factory=dict)
     # The side the target plays: "server" when the kit is the client, "client" in listen mode.
     target_side: str = "server"
+    # The scenario ended waiting for the target: a step's time-out, or a connection that took too long to open.
+    timed_out: bool = False
+    # Set when the target stopped answering during this run: on the scenario it stopped during (``during`` is
+    # its own id; its verdict stands) and on every scenario judged after it (verdict error).
+    stopped: TargetStop | None = None
 
     @property
     def violations(self) -> list[dict[str, Any]]:
@@ -75,6 +94,7 @@ class ScenarioResult:
             "codec": self.codec,
             "kit_version": self.kit_version,
             **({"truncated": dict(self.truncated)} if self.truncated else {}),
+            **({"target_stopped": self.stopped.to_json()} if self.stopped is not None else {}),
         }
 
     def explain(self) -> str:
@@ -89,6 +109,10 @@ class ScenarioResult:
         for finding in self.findings:
             if finding.side is not None and str(finding.side) == self.target_side:
                 lines.append(f"  monitor: {finding.message} ({finding.level.value}, frame #{finding.frame_index})")
+            elif finding.side is not None and self.verdict is Verdict.ERROR:
+                # An error names the kit's own violations: a kit bug is among them.
+                lines.append(f"  monitor, the kit's side: {finding.message} ({finding.level.value}, "
+                             f"frame #{finding.frame_index})")
         if self.transcript:
             lines.append("  transcript (>> kit to target, << target to kit):")
             lines.extend(f"    {line}" for line in self.transcript)

@@ -10,6 +10,11 @@ so the steps are cancelled at once and the connection closed: a flooding or
 otherwise runaway target costs a scenario milliseconds, not its timeouts.  The
 session's caps (see ``session``) and the monitor's are copied into the
 result's ``truncated`` map wherever they cut a record.
+
+With ``RunConfig.probe_timeout`` set (``rsio-tck run`` and the pytest plugin set it), a
+scenario that ends on a time-out makes the run's ``liveness.TargetWatch`` ask a fresh
+connection whether the target still answers; once it does not, the scenarios after it are
+``error``, not run (see ``liveness``).
 """
 
 from __future__ import annotations
@@ -28,10 +33,12 @@ from ..errors import Side
 from ..monitor.monitor import MAX_FINDINGS, MAX_FINDINGS_PER_RULE
 from ..rules import RULES, Level
 from ..transport import TargetError, open_target
+from .clock import DEFAULT_BUDGET, Budget
+from .liveness import TargetWatch, watch_of
 from .loader import Scenario, applies_to
 from .result import Failure, ScenarioResult, Verdict, apply_baseline
 from .session import CONN, MAX_TRANSCRIPT, KitSession, VerdictCertain
-from .steps import StepContext, StepFailed, StepSkipped, describe_event, run_steps
+from .steps import StepContext, StepFailed, StepInconclusive, StepSkipped, describe_event, run_steps
 
 # Obligations the kit cannot meet once the target misbehaved first (it then
 # owes a goodbye it may never get the chance to send): not kit bugs.
@@ -44,13 +51,18 @@ class RunConfig:
     codec: str | None = "msgpack"  # the binding's wire profile (RS-IO: the codec); None: the binding's default
     capabilities: Capabilities = field(default_factory=Capabilities.everything)
     strict: bool = False
-    signal_timeout: float = 2.0
+    signal_timeout: float = 2.0  # seconds of silence before "nothing within" (arriving bytes restart it)
     silence_window: float = 0.05
+    # Seconds of a scenario within which arriving bytes may stretch a wait past its signal timeout (clock.py).
+    scenario_budget: float = DEFAULT_BUDGET
     baseline: frozenset[str] = frozenset()
     limits: Any = None
     keep_trace: bool = False
     binding: str = "rsio"
     options: dict[str, Any] = field(default_factory=dict)  # the binding's scenario adapter options
+    # Seconds the liveness probe after a time-out may take (``liveness.probe_timeout``); None: never probe
+    # (the library's default: the self-check and mutation runs judge scenarios one by one, faults and all).
+    probe_timeout: float | None = None
 
     def __post_init__(self) -> None:
         if self.codec is None or self.binding != "rsio" and self.codec == "msgpack":
@@ -99,7 +111,7 @@ async def _handshake(ctx: StepContext) -> None:
     event = await ctx.session.next_event(CONN, ctx.signal_timeout)
     wrong = adapter.check_opening(event)
     if wrong is not None:
-        raise StepFailed(wrong[0], wrong[1], describe_event(event, ctx.signal_timeout))
+        raise StepFailed(wrong[0], wrong[1], describe_event(event, ctx.session.nothing))
 
 
 async def _goodbye(ctx: StepContext) -> None:
@@ -113,13 +125,13 @@ async def _goodbye(ctx: StepContext) -> None:
         if farewell:
             await session.send_frames(farewell)
         if adapter.reply_awaited:
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + ctx.signal_timeout
-            while session.goodbye is None and not session.eof and loop.time() < deadline:
-                await session.next_event(CONN, max(deadline - loop.time(), 0.0))
+            since = time.monotonic()  # the silence is counted from here: events on the way do not restart it
+            while session.goodbye is None and not session.eof:
+                if await session.next_event(CONN, ctx.signal_timeout, since=since) is None:
+                    break
             if session.goodbye is None:
                 raise StepFailed("BYE-2", "goodbye acknowledging the kit's goodbye",
-                                 "the target closed" if session.eof else f"nothing within {ctx.signal_timeout:g} s")
+                                 "the target closed" if session.eof else describe_event(None, session.nothing))
     elif not closing and adapter.reply_awaited:
         await session.send_frames(adapter.goodbye("goodbye acknowledged"))
     await session.close("write")
@@ -139,17 +151,40 @@ async def _answer_goodbye(session: KitSession) -> None:
         await session.send_frames(session.adapter.goodbye("goodbye acknowledged"))
 
 
-def _verdict(scenario: Scenario, result: ScenarioResult, config: RunConfig) -> None:
-    target_must = [f for f in result.findings if f.side is Side.SERVER and f.level is Level.MUST]
-    target_should = [f for f in result.findings if f.side is Side.SERVER and f.level is Level.SHOULD]
-    binding = get_binding(config.binding)
-    declared = set(scenario.kit_violations) | {binding.contract_rule(rule) for rule in scenario.kit_violations}
-    kit_bugs = [f for f in result.findings if f.side is Side.CLIENT and f.level is Level.MUST
-                and f.rule not in declared and f.rule not in _KIT_OBLIGATIONS]
-    if kit_bugs and not target_must and not result.failures:
-        result.verdict = Verdict.ERROR
-        result.reason = "the kit broke a rule the scenario does not declare: " + "; ".join(f.message for f in kit_bugs)
-        return
+def kit_bugs(scenario: Scenario, findings: list[Any], binding: str) -> list[Any]:
+    """The kit's own MUST violations the scenario does not declare (``kit_violations``): kit bugs.
+
+    The obligations the kit cannot meet once the target misbehaved first (``_KIT_OBLIGATIONS``) are
+    not among them."""
+    chosen = get_binding(binding)
+    declared = set(scenario.kit_violations) | {chosen.contract_rule(rule) for rule in scenario.kit_violations}
+    return [f for f in findings if f.side is Side.CLIENT and f.level is Level.MUST
+            and f.rule not in declared and f.rule not in _KIT_OBLIGATIONS]
+
+
+def _verdict(scenario: Scenario, result: ScenarioResult, config: RunConfig, failed_at: int | None = None) -> None:
+    """Pass, fail, warn or error from the step failures and the monitor's findings.
+
+    A kit bug makes the scenario an error, never a fail, when it came before whatever went wrong on
+    the target's side (its first MUST violation, and the step failure, which ``failed_at`` places: the
+    number of findings there were when the step failed): what the target did after the kit broke a rule
+    judges the kit's bug, not the target (SPEC.md Decision x).  A kit bug after the target had already
+    broken a MUST rule, or after a step had already failed, leaves the fail as it is.
+    """
+    findings = result.findings
+    target_must = [f for f in findings if f.side is Side.SERVER and f.level is Level.MUST]
+    target_should = [f for f in findings if f.side is Side.SERVER and f.level is Level.SHOULD]
+    bugs = kit_bugs(scenario, findings, config.binding)
+    if bugs:
+        position = {id(f): i for i, f in enumerate(findings)}
+        first_bug = position[id(bugs[0])]
+        target_first = position[id(target_must[0])] if target_must else len(findings)
+        step_first = failed_at if failed_at is not None and result.failures else len(findings)
+        if first_bug < target_first and first_bug < step_first:
+            result.verdict = Verdict.ERROR
+            result.reason = ("kit bug: the kit broke a rule the scenario does not declare, so nothing the target did "
+                             "afterwards is held against it: " + "; ".join(f.message for f in bugs))
+            return
     # A step failing a SHOULD rule, or any step of a SHOULD scenario, is optional-not-met.
     must_failures = [f for f in result.failures if scenario.level == "MUST" and f.rule in RULES
                      and RULES[f.rule].level is Level.MUST]
@@ -194,7 +229,9 @@ async def _until_verdict_certain(script: Coroutine[Any, Any, None], session: Kit
     steps.result()  # a step's failure (StepFailed), as if awaited directly
 
 
-async def run_scenario(scenario: Scenario, config: RunConfig) -> ScenarioResult:
+async def run_scenario(scenario: Scenario, config: RunConfig, watch: TargetWatch | None = None) -> ScenarioResult:
+    """Run one scenario.  ``watch``: the run's watch on the target (``liveness``): a scenario is not run once
+    the target stopped answering, and one that ends on a time-out is followed by a probe."""
     binding = get_binding(config.binding)
     rules = tuple(binding.contract_rule(rule) for rule in scenario.rules)  # contract IDs as the binding says them
     result = ScenarioResult(id=scenario.id, title=scenario.title, rules=rules, level=scenario.level,
@@ -203,28 +240,53 @@ async def run_scenario(scenario: Scenario, config: RunConfig) -> ScenarioResult:
     if reason is not None:
         result.verdict, result.reason = Verdict.SKIP, reason
         return result
+    if watch is None:
+        return await _run(scenario, config, result)
+    if watch.stop is not None:
+        watch.not_run(result)
+        return result
+    watch.running.add(scenario.id)
+    try:
+        await _run(scenario, config, result)
+        await watch.settle(result)
+    finally:
+        watch.running.discard(scenario.id)
+    return result
+
+
+async def _run(scenario: Scenario, config: RunConfig, result: ScenarioResult) -> ScenarioResult:
+    binding = get_binding(config.binding)
+    rules = result.rules
     started = time.monotonic()
     try:
         reader, writer = await open_target(config.target, timeout=max(10.0, config.signal_timeout * 2),
                                            binding=binding, profile=config.profile)
     except TargetError as exc:
-        result.verdict, result.reason = Verdict.ERROR, str(exc)
+        result.verdict, result.reason, result.timed_out = Verdict.ERROR, str(exc), exc.timed_out
         return result
     session = KitSession(reader, writer, config.profile, config.limits, end_when_certain=True, binding=binding,
-                         options=config.options)
+                         options=config.options, budget=Budget.starting(config.scenario_budget, started))
     session.start()
     ctx = StepContext(session, rules[0], config.signal_timeout, config.silence_window,
                       target=config.target, codec=config.profile, options=config.options)
+    failed_at: int | None = None  # how many findings there were when a step failed
+    inconclusive = ""  # a step ran out of the kit's budget before anything was proven (StepInconclusive)
     try:
         await _until_verdict_certain(_script(ctx, scenario), session, ctx, result)
     except StepFailed as failed:
+        failed_at = len(session.monitor.findings)
         result.failures.append(Failure(binding.contract_rule(failed.rule), failed.expectation, failed.got, ctx.index))
+        result.timed_out = failed.timed_out
     except StepSkipped as skipped:
         result.reason = str(skipped)
+    except StepInconclusive as unjudged:
+        inconclusive = f"not judged: {unjudged}"
     except (OSError, RuntimeError) as exc:
+        failed_at = len(session.monitor.findings)
         result.failures.append(Failure(rules[0], "a working connection", f"{type(exc).__name__}: {exc}"))
     finally:
         if session.error and not result.failures:
+            failed_at = len(session.monitor.findings)
             result.failures.append(Failure(rules[0], "a target the kit can follow", session.error))
         await _answer_goodbye(session)
         await session.close("write")
@@ -235,7 +297,7 @@ async def run_scenario(scenario: Scenario, config: RunConfig) -> ScenarioResult:
             if session.verdict_certain.is_set():
                 await asyncio.wait_for(session.reading_done.wait(), config.silence_window)
             else:
-                await session.next_event(("eof", None), config.silence_window if not session.eof else 0)
+                await session.next_event(("eof", None), config.silence_window if not session.eof else 0, total=True)
         await session.shutdown()
     result.duration = time.monotonic() - started
     result.findings = list(session.monitor.findings)
@@ -256,7 +318,9 @@ async def run_scenario(scenario: Scenario, config: RunConfig) -> ScenarioResult:
     if result.reason and not result.failures:
         result.verdict = Verdict.SKIP  # a step found the scenario cannot judge this target
         return result
-    _verdict(scenario, result, config)
+    _verdict(scenario, result, config, failed_at)
+    if inconclusive and result.verdict not in (Verdict.FAIL, Verdict.XFAIL):
+        result.verdict, result.reason = Verdict.ERROR, inconclusive  # nothing proven either way
     return result
 
 
@@ -265,18 +329,35 @@ async def run_suite(
     config: RunConfig,
     jobs: int = 8,
     on_result: Callable[[ScenarioResult], None] | None = None,
+    watch: TargetWatch | None = None,
+    on_start: Callable[[Scenario], None] | None = None,
 ) -> list[ScenarioResult]:
-    """Run scenarios concurrently over separate connections, ``jobs`` at a time."""
+    """Run scenarios concurrently over separate connections, ``jobs`` at a time.  ``watch``: the run's watch
+    on the target (default: one when ``config.probe_timeout`` is set, see ``liveness``); ``on_start``: told
+    of each scenario as it starts (what is in flight, should the run be interrupted)."""
     gate = asyncio.Semaphore(max(jobs, 1))
+    watch = watch if watch is not None else watch_of(config)
 
     async def one(scenario: Scenario) -> ScenarioResult:
         async with gate:
-            result = await run_scenario(scenario, config)
+            if on_start is not None:
+                on_start(scenario)
+            result = await run_scenario(scenario, config, watch)
         if on_result is not None:
             on_result(result)
         return result
 
-    return list(await asyncio.gather(*(one(s) for s in scenarios)))
+    tasks = [asyncio.ensure_future(one(s)) for s in scenarios]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        # The first failure (results that cannot be written: a full disk) or a cancellation (an interrupted
+        # run) ends the suite: the other scenarios stop, and their own failures (the same full disk) are
+        # retrieved here rather than printed by asyncio as unhandled at shutdown.
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 def rule_level(rule: str) -> str:

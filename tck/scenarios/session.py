@@ -51,6 +51,9 @@ from ..errors import ProtocolViolation, Side
 from ..monitor import Monitor
 from ..monitor.trace import TraceRecord
 from ..rules import RULES
+from . import clock
+from .clock import Budget, Nothing, Progress
+from .transcript import TranscriptLine
 
 Frame = Any  # a frame of the session's binding
 KIT, TARGET = Side.CLIENT, Side.SERVER
@@ -69,6 +72,7 @@ NOT_SENT_NAMED = 3  # frames named in a "(not sent: ...)" line; the rest of a lo
 # bounds how far one read can overshoot the inbox caps.
 READ_SIZE = 64 * 1024
 FIRST_READ_SIZE = 2 * 1024
+GOODBYE_GRACE = 0.05  # seconds a wait on a stream lasts once the target said goodbye: what was in flight
 
 
 
@@ -95,35 +99,6 @@ class Event:
     frame: str = ""  # the wire name of the frame that carried it, where it differs from ``kind``
 
 
-@dataclass(slots=True)
-class TranscriptLine:
-    """One line of the transcript, rendered only when someone reads it.
-
-    Floods of elements make hundreds of thousands of lines; describing and
-    hex-encoding each as it arrives would cost more than judging it.
-    """
-
-    t: float
-    direction: str  # "kit->target", "target->kit"
-    text: str | Frame  # a frame is described at render time
-    data: bytes | None  # bytes as written; None: re-encode ``text`` to show its hex
-    index: int | None = None
-    encoder: Any = None
-
-    describe: Any = None  # the binding's describe(frame)
-
-    def render(self) -> str:
-        arrow = ">>" if self.direction == "kit->target" else "<<"
-        text = self.text if isinstance(self.text, str) else self.describe(self.text)
-        data = self.data
-        if data is None and not isinstance(self.text, str) and self.encoder is not None:
-            data = self.encoder.encode(self.text)  # the target's frame, in canonical encoding
-        hexed = (data or b"")[:25].hex()
-        shown = hexed if len(hexed) <= 48 else hexed[:48] + "..."
-        number = f"#{self.index:<4}" if self.index is not None else "     "
-        return f"{self.t * 1000:8.1f}ms {number} {arrow} {text}  [{shown}]"
-
-
 def _expand(frames: list[Any]) -> list[Any]:
     """Frames of a decoder's ``salvaged`` list, with any run objects expanded into their frames."""
     return [f for item in frames for f in (item.to_frames() if hasattr(item, "to_frames") else (item,))]
@@ -141,6 +116,8 @@ class KitSession:
     end_when_certain: bool = False
     binding: Binding | str = "rsio"
     options: dict[str, Any] = field(default_factory=dict)  # for the binding's scenario adapter
+    # How long arriving bytes may stretch waits (see ``clock``): the scenario's, shared by its side connections.
+    budget: Budget | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.binding, str):
@@ -153,6 +130,11 @@ class KitSession:
         self.adapter: ScenarioAdapter = binding.scenario_adapter(  # type: ignore[attr-defined]
             self.codec, {"limits": self.limits, **self.options})
         self._describe = binding.describe
+        started = time.monotonic()
+        self.progress = Progress(last=started)  # when the target's bytes last arrived (the read loop writes it)
+        if self.budget is None:
+            self.budget = Budget.starting(clock.DEFAULT_BUDGET, started)
+        self.nothing: Nothing | None = None  # why the last wait that returned None came back empty
         self.trace: list[TraceRecord] = []
         self.trace_bytes = 0
         self.truncated: dict[str, str] = {}  # store -> where and why its record was cut
@@ -376,6 +358,7 @@ class KitSession:
                     self._on_eof(t)
                     return
                 self._record(t, TARGET, data)
+                arrived = time.monotonic()
                 try:
                     frames = self.decoder.feed(data)
                 except ProtocolViolation as violation:
@@ -386,7 +369,8 @@ class KitSession:
                 index = self.monitor.frame_count
                 self.monitor.judge(TARGET, frames, t)
                 self._received_lines(frames, index, t)
-                await self._sort_all(frames, index)
+                if not await self._sort_all(frames, index) or not frames:
+                    self.progress.saw(len(data), arrived)  # bytes of what is coming, even a partial frame
                 replies = self.adapter.replies()
                 if replies and not self.kit_closed:
                     self._reply(replies)  # the binding's automatic answers (RSocket keepalive)
@@ -412,10 +396,14 @@ class KitSession:
         finally:
             self.reading_done.set()
 
-    async def _sort_all(self, frames: list[Frame], index: int) -> None:
-        """Sort one read's frames into the inboxes, pausing whenever the inbox is over its caps."""
+    async def _sort_all(self, frames: list[Frame], index: int) -> bool:
+        """Sort one read's frames into the inboxes, pausing whenever the inbox is over its caps.
+
+        True when every frame made only quiet events (hellos, keepalives): no progress (see ``clock``)."""
         inbox, room, adapter = self.inbox, self._room, self.adapter
         fast_type, fast = adapter.fast_type, adapter.fast_element
+        quiet_kinds = adapter.quiet_kinds
+        quiet = True
         for frame in frames:
             hit = fast(frame, index) if type(frame) is fast_type else None
             if hit is not None:
@@ -428,20 +416,26 @@ class KitSession:
                 self.inbox_size += 1
                 self.inbox_bytes += event.size
                 self.signals += 1
+                quiet = False
                 if self.inbox_size > INBOX_MAX_EVENTS or self.inbox_bytes > INBOX_MAX_BYTES:
                     room.clear()
             else:
                 # One frame can hold a million elements (RS-IO's onNextPacked): pause within it.
+                made = False  # a frame that makes no event (a fragment) is progress too
                 for key, event in adapter.received(frame, index):
+                    made = True
+                    quiet = quiet and event.kind in quiet_kinds
                     self._note(key, event)
                     if not room.is_set():
                         await self._wait_for_room()
+                quiet = quiet and made
                 if adapter.error is not None and self.error is None:
                     self.error = adapter.error
                     self.truncated.update(adapter.truncated)
             if not room.is_set():
                 await self._wait_for_room()
             index += 1
+        return quiet
 
     async def _wait_for_room(self) -> None:
         """Reading follows consumption: wait until steps have taken the inbox below half its caps."""
@@ -528,10 +522,30 @@ class KitSession:
 
     # -- waiting --------------------------------------------------------------------------
 
-    async def next_event(self, key: Key, timeout: float) -> Event | None:
-        """The next event for ``key`` within ``timeout`` seconds, else None."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
+    def _last_bytes(self) -> float:
+        """When bytes last came from the target (``clock``): the read loop's ``progress``, or later bytes the
+        transport holds back as part of a message not yet whole (WebSocket: the shell hands the stream on
+        message by message, and notes its partial reads as ``partial_at``)."""
+        return max(self.progress.last, getattr(self.writer, "partial_at", 0.0))
+
+    def _nothing(self, why: str, start: float, timeout: float, now: float) -> None:
+        assert self.budget is not None
+        self.nothing = clock.nothing(why, start, timeout, now, self.progress, self.budget, not self._room.is_set(),
+                                     last=self._last_bytes())
+
+    async def next_event(self, key: Key, timeout: float, *, total: bool = False, since: float | None = None,
+                         until: float | None = None) -> Event | None:
+        """The next event for ``key``, else None once the target was silent for ``timeout`` seconds.
+
+        Arriving bytes restart the clock, within the scenario's budget (``clock``); why a None came
+        is in ``self.nothing``.  ``total``: ``timeout`` bounds the whole wait (a silence window).
+        ``since``: the monotonic time the silence is counted from, if before now (a step that waits
+        again after a quiet event).  ``until``: a monotonic bound on the wait, whatever arrives.
+        """
+        start = time.monotonic() if since is None else since
+        budget = self.budget
+        assert budget is not None
+        self.nothing = None
         while True:
             if self.end_when_certain and self.verdict_certain.is_set():
                 raise VerdictCertain
@@ -540,21 +554,47 @@ class KitSession:
                 event = queue.popleft()
                 self._taken(event)
                 return event
+            now = time.monotonic()
+            end, why = clock.wait_end(start, timeout, self._last_bytes(), budget, total=total, until=until)
             if self.eof:
-                return None
-            if key != CONN and self.goodbye is not None and key[0] != "conn":
-                # After the target's goodbye nothing new will come for this key.
-                remaining = min(deadline - loop.time(), 0.05)
-            else:
-                remaining = deadline - loop.time()
-            if remaining <= 0:
+                why = clock.EOF
+            elif self.goodbye is not None and key[0] != "conn" and now + GOODBYE_GRACE < end:
+                # After the target's goodbye nothing new will come for this key: a short wait for what is in flight.
+                end, why = now + GOODBYE_GRACE, clock.GOODBYE
+            if self.eof or now >= end:
+                self._nothing(why, start, timeout, now)
                 return None
             self._arrival.clear()
             try:
-                await asyncio.wait_for(self._arrival.wait(), remaining)
+                await asyncio.wait_for(self._arrival.wait(), end - now)
             except TimeoutError:
-                if self.goodbye is not None and key != CONN and not self.inbox.get(key):
+                if why == clock.GOODBYE and not self.inbox.get(key):
+                    self._nothing(why, start, timeout, time.monotonic())
                     return None
+            # Otherwise ask again: bytes may have arrived that complete nothing yet, which moves the end.
+
+    async def arrival(self, timeout: float, *, since: float | None = None, until: float | None = None) -> bool:
+        """Wait until the next read from the target is sorted (or the connection ends); False when none
+        came before the wait's end, which is ``next_event``'s: the target silent for ``timeout`` seconds
+        counted from ``since`` (default: now) or from its last bytes, within the scenario's budget and
+        ``until`` (``self.nothing`` says which ended it).  The caller looks at the inboxes first: nothing
+        can arrive between its look and this wait, since both run without yielding in between."""
+        start = time.monotonic() if since is None else since
+        budget = self.budget
+        assert budget is not None
+        self.nothing = None
+        while True:
+            now = time.monotonic()
+            end, why = clock.wait_end(start, timeout, self._last_bytes(), budget, until=until)
+            if self.eof or now >= end:
+                self._nothing(clock.EOF if self.eof else why, start, timeout, now)
+                return False
+            self._arrival.clear()
+            try:
+                await asyncio.wait_for(self._arrival.wait(), end - now)
+            except TimeoutError:
+                continue  # bytes the transport holds back (a partial WebSocket message) may have moved the end
+            return True
 
     def peek(self, key: Key) -> Event | None:
         queue = self.inbox.get(key)

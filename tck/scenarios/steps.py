@@ -3,15 +3,20 @@
 A step that does not see what it expects raises ``StepFailed`` with the rule it
 checks, the expectation and what arrived instead.  Waiting is always bounded:
 ``signal_timeout`` for what must arrive, ``silence_window`` for what must not.
+The signal timeout measures silence: bytes that keep arriving stretch a wait,
+within the scenario's budget (``clock``); the failure text says which ran out.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import clock
+from .clock import Nothing
 from .session import CONN, Event, Key, KitSession
 from .values import ELEMENT, ELEMENT_VALUE, matches, resolve, show
 
@@ -21,14 +26,30 @@ MAX_DRAIN = 10_000_000
 FEED_MAX = 128 * 1024 * 1024
 
 
+# What a step got when the target sent nothing in time (``describe_event(None, timeout)``): a failure that
+# says this ended on a time-out, after which the runner may ask whether the target still answers at all.
+NOTHING_WITHIN = "nothing within"
+
+
 class StepFailed(Exception):
     def __init__(self, rule: str, expectation: str, got: str) -> None:
         super().__init__(f"[{rule}] expected {expectation}; got {got}")
         self.rule, self.expectation, self.got = rule, expectation, got
 
+    @property
+    def timed_out(self) -> bool:
+        """The step waited for the target in vain: nothing arrived within its timeout."""
+        return self.got.startswith(NOTHING_WITHIN)
+
 
 class StepSkipped(Exception):
     """The scenario cannot judge this target (the message says why): it reports skip."""
+
+
+class StepInconclusive(Exception):
+    """The step ran out of the kit's own time (the scenario's budget) before the target had done anything a
+    rule forbids (the message says what was still going on): the scenario is not judged (error), unless the
+    monitor found a rule broken before.  The budget bounds the kit's time, not the target's."""
 
 
 @dataclass
@@ -86,12 +107,17 @@ def describe_pattern(name: str, fields: dict[str, Any]) -> str:
     return f"{name}({inner})"
 
 
-def describe_event(event: Event | None, timeout: float) -> str:
+def describe_event(event: Event | None, why: Nothing | float | None) -> str:
+    """What a step got: ``event``, or, for None, why the wait came back empty (the session's
+    ``nothing``; a number is a plain timeout)."""
     if event is None:
-        return f"nothing within {timeout:g} s"
+        if isinstance(why, Nothing):
+            return why.describe()
+        return f"{NOTHING_WITHIN} {why:g} s" if why is not None else "nothing"
     if event.kind == "close":
         return "the target closed the connection"
-    inner = ", ".join(f"{k}={show(v)}" for k, v in event.fields.items())
+    # An absent field (RSocket's metadata, say) is left out rather than shown as None.
+    inner = ", ".join(f"{k}={show(v)}" for k, v in event.fields.items() if v is not None)
     via = f" via {event.via}" if event.via and event.via != "onNext" else ""
     return f"{event.kind}({inner}){via} (frame #{event.index})"
 
@@ -117,7 +143,7 @@ async def _expect_one(ctx: StepContext, spec: dict[str, Any], rule: str, timeout
     key = _key(ctx.session, name, fields, ctx.variables)
     event = await ctx.session.next_event(key, timeout)
     if event is None or not _event_matches(name, fields, event, ctx.variables):
-        raise StepFailed(rule, describe_pattern(name, fields), describe_event(event, timeout))
+        raise StepFailed(rule, describe_pattern(name, fields), describe_event(event, ctx.session.nothing))
     return event
 
 
@@ -129,7 +155,12 @@ async def step_send(ctx: StepContext, step: dict[str, Any]) -> None:
     frames = []
     # ``times: N`` (``var: i`` = 0, 1, ...): the frames N times over, still in one write (a burst).
     times = int(resolve(step.get("times", 1), ctx.variables))
-    if not 0 < times <= MAX_BURST:
+    if times > MAX_BURST:
+        # The schema bounds a literal count, so this one comes from a value the target chose (a lease's
+        # number of requests, say): a legal choice the kit cannot follow with one burst, not a failure.
+        raise StepSkipped(f"the burst would repeat its frames {times} times, from a value the target chose; "
+                          f"the kit sends at most {MAX_BURST} in one write, so it cannot judge this target here")
+    if times < 1:
         raise StepFailed(ctx.default_rule, f"a burst of 1 to {MAX_BURST} times",
                          f"scenario error: times is {times} (from a value the target sent?)")
     for i in range(times):
@@ -159,7 +190,7 @@ async def step_expect_set(ctx: StepContext, step: dict[str, Any]) -> None:
         event = await ctx.session.next_event(_key(ctx.session, name, fields or {}, ctx.variables), ctx.signal_timeout)
         if event is None:
             raise StepFailed(rule, "all of " + "; ".join(describe_pattern(*next(iter(s.items()))) for s in pending),
-                             describe_event(None, ctx.signal_timeout))
+                             describe_event(None, ctx.session.nothing))
         for candidate in pending:
             (cname, cfields), = candidate.items()
             if _event_matches(cname, cfields or {}, event, ctx.variables):
@@ -167,7 +198,7 @@ async def step_expect_set(ctx: StepContext, step: dict[str, Any]) -> None:
                 break
         else:
             raise StepFailed(rule, "one of " + "; ".join(describe_pattern(*next(iter(s.items()))) for s in pending),
-                             describe_event(event, ctx.signal_timeout))
+                             describe_event(event, ctx.session.nothing))
 
 
 async def step_expect_elements(ctx: StepContext, step: dict[str, Any]) -> None:
@@ -181,10 +212,10 @@ async def step_expect_elements(ctx: StepContext, step: dict[str, Any]) -> None:
         event = await ctx.session.next_event(key, ctx.signal_timeout)
         if event is None or event.kind != "onNext":
             raise StepFailed(rule, f"element {position + 1} of {count} on subscriber {sid}",
-                             describe_event(event, ctx.signal_timeout))
+                             describe_event(event, ctx.session.nothing))
         if patterns is not None and not matches(patterns[position], event.fields["element"], ctx.variables):
             raise StepFailed(rule, f"element {position + 1} matching {patterns[position]!r}",
-                             describe_event(event, ctx.signal_timeout))
+                             describe_event(event, ctx.session.nothing))
     then = spec.get("then")
     if then in ("onComplete", "onError"):
         fields: dict[str, Any] = {"subscriber": sid}
@@ -199,19 +230,30 @@ async def step_expect_silence(ctx: StepContext, step: dict[str, Any]) -> None:
     spec = step["expect_silence"]
     window = float(spec.get("window", ctx.silence_window))
     rule = step.get("rule", ctx.default_rule)
+    session = ctx.session
+    # A binding whose cancel lets events already in flight arrive at any time (Ditto: the judge counts them
+    # against the demand granted before the cancel) names them; silence is not broken by them.
+    in_flight = getattr(session.adapter, "in_flight", None)
     if "subscriber" in spec:
         sid = resolve(spec["subscriber"], ctx.variables)
-        event = await ctx.session.next_event(ctx.session.adapter.kit_key(sid), window)
-        if event is not None:
-            raise StepFailed(rule, f"nothing on subscriber {sid} for {window:g} s", describe_event(event, window))
-        return
-    session = ctx.session
+        key = session.adapter.kit_key(sid)
+        started = time.monotonic()
+        while True:
+            # One window from the step's start (total: a silence window is not stretched by arriving bytes).
+            event = await session.next_event(key, window, total=True, since=started)
+            if event is None:
+                return
+            if in_flight is None or not in_flight(key, event):
+                raise StepFailed(rule, f"nothing on subscriber {sid} for {window:g} s", describe_event(event, window))
     before = session.signals
+    first = session.monitor.frame_count
     open_before = not session.eof
-    await session.next_event(("silence", None), window)  # a key nothing is sorted into: waits the window
+    await session.next_event(("silence", None), window, total=True)  # a key nothing is sorted into: the window
     # allow_close: the target may end the connection in the window (a close is not a frame it sent).
     closed = 1 if spec.get("allow_close") and open_before and session.eof else 0
-    if session.signals - closed != before:
+    late = 0 if in_flight is None else sum(1 for k, q in session.inbox.items() for e in q
+                                           if e.index >= first and in_flight(k, e))
+    if session.signals - closed - late != before:
         quiet = session.adapter.quiet_kinds
         arrived = [e for q in session.inbox.values() for e in q if e.kind not in quiet]
         got = describe_event(arrived[-1], window) if arrived else "a signal"
@@ -234,7 +276,7 @@ async def step_send_credited(ctx: StepContext, step: dict[str, Any]) -> None:
         while ctx.variables.get(credit_name, 0) < elements:
             event = await session.next_event(key, ctx.signal_timeout)
             if event is None or event.kind != "request":
-                raise StepFailed(rule, f"a credit (REQUEST_N) for stream {sid}", describe_event(event, ctx.signal_timeout))
+                raise StepFailed(rule, f"a credit (REQUEST_N) for stream {sid}", describe_event(event, ctx.session.nothing))
             ctx.variables[credit_name] = ctx.variables.get(credit_name, 0) + int(event.fields["demand"])
         ctx.variables[credit_name] = ctx.variables.get(credit_name, 0) - elements
         await session.send_frames(frames)
@@ -244,68 +286,148 @@ async def step_expect_goodbye(ctx: StepContext, step: dict[str, Any]) -> None:
     rule = step.get("rule", "ERR-1")
     fields = step["expect_goodbye"] or {}
     goodbyes = ctx.session.adapter.goodbye_kinds
+    since = time.monotonic()  # a quiet event (a hello) does not restart the clock
     while True:
-        event = await ctx.session.next_event(CONN, ctx.signal_timeout)
+        event = await ctx.session.next_event(CONN, ctx.signal_timeout, since=since)
         if event is not None and event.kind in ctx.session.adapter.quiet_kinds:
             continue  # a loose handshake may put the hello first
         if event is not None and event.kind in goodbyes and not _event_matches(event.kind, fields, event, ctx.variables):
             # The goodbye came; only its reason is wrong, which is ERR-2's business, not the
             # obligation to say goodbye at all (the step's rule).
-            raise StepFailed("ERR-2", describe_pattern("goodbye", fields), describe_event(event, ctx.signal_timeout))
+            raise StepFailed("ERR-2", describe_pattern("goodbye", fields), describe_event(event, ctx.session.nothing))
         if event is None or event.kind not in goodbyes or not _event_matches(event.kind, fields, event, ctx.variables):
-            raise StepFailed(rule, describe_pattern("goodbye", fields), describe_event(event, ctx.signal_timeout))
+            raise StepFailed(rule, describe_pattern("goodbye", fields), describe_event(event, ctx.session.nothing))
         return
 
 
 async def step_expect_close(ctx: StepContext, step: dict[str, Any]) -> None:
     rule = step.get("rule", "ERR-1")
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + ctx.signal_timeout
+    since = time.monotonic()  # a goodbye or a quiet event on the way does not restart the clock; bytes do
     while True:
-        event = await ctx.session.next_event(CONN, max(deadline - loop.time(), 0.0))
+        event = await ctx.session.next_event(CONN, ctx.signal_timeout, since=since)
         if event is None:
-            raise StepFailed(rule, "the target to close the connection", describe_event(None, ctx.signal_timeout))
+            raise StepFailed(rule, "the target to close the connection", describe_event(None, ctx.session.nothing))
         if event.kind == "close":
             return
         if event.kind not in ctx.session.adapter.goodbye_kinds and event.kind not in ctx.session.adapter.quiet_kinds:
-            raise StepFailed(rule, "the target to close the connection", describe_event(event, ctx.signal_timeout))
+            raise StepFailed(rule, "the target to close the connection", describe_event(event, ctx.session.nothing))
 
 
 async def step_drain(ctx: StepContext, step: dict[str, Any]) -> None:
+    """Take the elements still arriving on a subscription (after a cancel) until delivery has stopped.
+
+    Stopped is proven, where the binding has one, with a barrier: the kit sends ``adapter.barrier``
+    and takes elements until its answer; a round from one answer to the next with no element shows
+    that the target had nothing more to write (an answer that overtakes queued elements only adds a
+    round).  Without a barrier, stopped is a quiet spell of the silence window: no bytes at all from the
+    target for that long (a partial element restarts it; ``clock``).  Either way the step fails when more
+    than ``max`` elements arrive, when delivery goes on past ``within`` seconds, or when the scenario's
+    budget runs out while bytes still arrive (said as such)."""
     spec = step["drain"]
     rule = step.get("rule", "STR-6")
     sid = resolve(spec["subscriber"], ctx.variables)
     limit = int(spec.get("max", MAX_DRAIN))
-    loop = asyncio.get_running_loop()
-    # within: how long delivery may take to stop; a flood under an unbounded grant has a socket send buffer
-    # of small frames in flight (megabytes), more than the default bound drains on a loaded machine.
-    deadline = loop.time() + float(spec.get("within", 5 * ctx.signal_timeout))
-    drained = 0
-    # until_terminal: the target owes a terminal signal, so wait for it (each gap up to the
-    # signal timeout) instead of taking a quiet spell as the end; a large element can take
-    # longer than the silence window to arrive.
-    gap = ctx.signal_timeout if spec.get("until_terminal") else ctx.silence_window
+    # within: how long delivery may take to stop, a total bound by design (bytes still arriving at it
+    # are the failure); a flood under an unbounded grant has a socket send buffer of small frames in
+    # flight (megabytes), more than the default bound drains on a loaded machine.
+    deadline = time.monotonic() + float(spec.get("within", 5 * ctx.signal_timeout))
     session = ctx.session
     key = session.adapter.kit_key(sid)
-    while True:
-        # Take what is already buffered in bulk: a flood in flight after cancel can be
-        # hundreds of thousands of elements, and one await per element would dominate.
-        drained += session.take_elements(key)
-        queue = session.inbox.get(key)
-        if drained > limit or loop.time() > deadline:
-            raise StepFailed(rule, f"delivery on subscriber {sid} to stop (at most {limit} more elements)",
-                             f"{drained} elements and still sending")
-        if queue:
-            break  # a terminal signal: left for the next step
-        event = await session.next_event(key, gap)
-        if event is None:
-            break
-        if event.kind != "onNext":
-            session.put_back(key, event)
-            break
-        drained += 1
+    until_terminal = bool(spec.get("until_terminal"))
+    counted = {"drained": 0}
+
+    def still_sending() -> StepFailed:
+        return StepFailed(rule, f"delivery on subscriber {sid} to stop (at most {limit} more elements)",
+                          f"{counted['drained']} elements and still sending")
+
+    def take() -> bool:
+        """Take what is buffered in bulk (a flood in flight after a cancel can be hundreds of thousands
+        of elements, and one await per element would dominate); True when a terminal signal or another
+        event is next, left for the next step."""
+        counted["drained"] += session.take_elements(key)
+        if counted["drained"] > limit or time.monotonic() > deadline:
+            raise still_sending()
+        return bool(session.inbox.get(key))
+
+    def ended(nothing: Nothing | None) -> None:
+        """A wait of the drain came back empty: delivery stopped, unless a bound came while bytes were
+        still arriving (``within``: still sending; the scenario's budget: said as such)."""
+        if nothing is None or nothing.why in (clock.SILENCE, clock.EOF, clock.GOODBYE):
+            return
+        if nothing.why == clock.DEADLINE:
+            if nothing.recent:
+                raise still_sending()
+            return  # quiet when the bound came, if for less than a whole timeout: nothing still coming
+        if nothing.why == clock.BUDGET:
+            # Elements still arriving then are, as far as anyone can tell, still the ones in flight at the
+            # cancel (a loaded machine reads a send buffer of small frames slowly): the scenario's ``within``
+            # is the bound on the target; the budget, which came first, is only the kit's.
+            raise StepInconclusive(f"delivery on subscriber {sid} was still draining when the scenario's budget "
+                                   f"ran out ({counted['drained']} elements after the cancel so far, "
+                                   f"{nothing.describe()}); a larger --scenario-budget judges it")
+        raise StepFailed(rule, f"delivery on subscriber {sid} to stop (at most {limit} more elements)",
+                         f"{counted['drained']} elements, then {nothing.describe()}")
+
+    barrier_frames = [] if until_terminal else session.adapter.barrier(_drain_token(1))
+    if barrier_frames:
+        ended(await _drain_with_barrier(ctx, barrier_frames, take, counted, deadline))
+    else:
+        # until_terminal: the target owes a terminal signal, so wait for it (each gap up to the
+        # signal timeout) instead of taking a quiet spell as the end; a large element can take
+        # longer than the silence window to arrive.  Either gap is silence of bytes, not of whole
+        # elements: every read from the target restarts it (a partial element, tiny writes), so an
+        # element still arriving is never taken for a quiet spell.
+        gap = ctx.signal_timeout if until_terminal else ctx.silence_window
+        while not take():
+            event = await session.next_event(key, gap, until=deadline)
+            if event is None:
+                ended(session.nothing)
+                break
+            if event.kind != "onNext":
+                session.put_back(key, event)
+                break
+            counted["drained"] += 1
     if "bind" in spec:
-        ctx.variables[spec["bind"]] = drained
+        ctx.variables[spec["bind"]] = counted["drained"]
+
+
+def _drain_token(round_number: int) -> bytes:
+    """The data of a drain's barrier round (the answer echoes it)."""
+    return f"rsio-tck drain {round_number}".encode("ascii")
+
+
+async def _drain_with_barrier(ctx: StepContext, frames: list[Any], take: Callable[[], bool],
+                             counted: dict[str, int], deadline: float) -> Nothing | None:
+    """Barrier rounds until one brings no element; returns None then, or why a wait for an answer came
+    back empty (the caller judges it).  A wait for the answer measures silence as every wait does
+    (``clock``): it ends when nothing came from the target for the signal timeout since the barrier
+    went or since its last bytes (it has stopped; an unanswered barrier is the monitor's business,
+    RS-KEEPALIVE-3); bytes that keep coming restart it, within the scenario's budget and ``deadline``
+    (``within``).  The target's own quiet frames (its keepalives) wake the wait but do not restart it."""
+    session = ctx.session
+    rounds = 1
+    token = _drain_token(rounds)  # the caller's first barrier
+    await session.send_frames(frames)
+    before = counted["drained"]
+    sent = time.monotonic()  # the round's silence is counted from its barrier
+    while not take():
+        if session.adapter.barrier_answered(token):
+            if counted["drained"] == before:
+                return None  # a whole round with nothing: the target had nothing left to write
+            rounds += 1
+            token = _drain_token(rounds)
+            frames = session.adapter.barrier(token)
+            if not frames:
+                return None  # the kit is closing: no more barriers
+            before = counted["drained"]
+            await session.send_frames(frames)
+            sent = time.monotonic()
+            continue
+        if session.eof:
+            return None
+        if not await session.arrival(ctx.signal_timeout, since=sent, until=deadline):
+            return session.nothing
+    return None
 
 
 async def step_consume(ctx: StepContext, step: dict[str, Any]) -> None:
@@ -320,7 +442,7 @@ async def step_consume(ctx: StepContext, step: dict[str, Any]) -> None:
         event = await session.next_event(key, ctx.signal_timeout)
         if event is None or event.kind != "onNext":
             raise StepFailed(rule, f"element {position + 1} of {count} on subscriber {sid}",
-                             describe_event(event, ctx.signal_timeout))
+                             describe_event(event, ctx.session.nothing))
         if each and position + 1 < count:
             await session.send_signal("request", {"subscriber": sid, "demand": int(each)})
     if spec.get("cancel_after"):
@@ -338,7 +460,8 @@ async def step_liveness(ctx: StepContext, step: dict[str, Any]) -> None:
     except TargetError as exc:
         raise StepFailed(rule, "a fresh connection to keep working", str(exc)) from None
     session = ctx.session
-    probe = KitSession(reader, writer, ctx.codec, binding=session.binding, options=ctx.options)
+    probe = KitSession(reader, writer, ctx.codec, binding=session.binding, options=ctx.options,
+                       budget=session.budget)
     probe.start()
     adapter = probe.adapter
     try:
@@ -347,19 +470,19 @@ async def step_liveness(ctx: StepContext, step: dict[str, Any]) -> None:
             event = await probe.next_event(CONN, ctx.signal_timeout)
             if adapter.check_opening(event) is not None:
                 raise StepFailed(rule, "the opening answered on a fresh connection",
-                                 describe_event(event, ctx.signal_timeout))
+                                 describe_event(event, probe.nothing))
         await probe.send_signal("subscribe", {"publisher": "tck/range?count=3", "subscriber": 1, "initialDemand": 3})
         for want in ("onSubscribe", "onNext", "onNext", "onNext", "onComplete"):
             event = await probe.next_event(adapter.kit_key(1), ctx.signal_timeout)
             if event is None or event.kind != want:
-                raise StepFailed(rule, f"{want} on a fresh connection", describe_event(event, ctx.signal_timeout))
+                raise StepFailed(rule, f"{want} on a fresh connection", describe_event(event, probe.nothing))
         farewell = adapter.goodbye("liveness checked")
         if farewell:
             await probe.send_frames(farewell)
         if adapter.reply_awaited:
             event = await probe.next_event(CONN, ctx.signal_timeout)
             if event is None or event.kind not in adapter.goodbye_kinds:
-                raise StepFailed(rule, "goodbye on a fresh connection", describe_event(event, ctx.signal_timeout))
+                raise StepFailed(rule, "goodbye on a fresh connection", describe_event(event, probe.nothing))
     finally:
         await probe.close("write")
         await probe.shutdown()
@@ -388,6 +511,19 @@ async def step_retry(ctx: StepContext, step: dict[str, Any]) -> None:
         except StepFailed:
             if attempt == times - 1:
                 raise
+
+
+def _condition(spec: dict[str, Any], variables: dict[str, Any]) -> bool:
+    """``{equal: [a, b]}`` or ``{differ: [a, b]}``, the values resolved (variables bound by earlier steps)."""
+    (test, pair), = spec.items()
+    left, right = (resolve(value, variables) for value in pair)
+    return bool(left == right) if test == "equal" else bool(left != right)
+
+
+async def step_when(ctx: StepContext, step: dict[str, Any]) -> None:
+    """Run ``steps`` if the condition holds, else ``otherwise`` (if given): for a choice the target makes
+    that the kit must adapt to, such as an Id the kit cannot use while its own subscription holds it."""
+    await run_steps(ctx, step["steps"] if _condition(step["when"], ctx.variables) else step.get("otherwise", ()))
 
 
 async def step_feed_parts(ctx: StepContext, step: dict[str, Any]) -> None:
@@ -456,6 +592,7 @@ STEPS: dict[str, Callable[[StepContext, dict[str, Any]], Awaitable[None]]] = {
     "feed_parts": step_feed_parts,
     "repeat": step_repeat,
     "retry": step_retry,
+    "when": step_when,
     "liveness": step_liveness,
     "set": step_set,
     "skip_if_target_extensions": step_skip_if_target_extensions,

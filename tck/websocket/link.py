@@ -112,6 +112,9 @@ class WebSocketLink:
         self.request_path: str | None = None
         self.failure: WebSocketError | None = None
         self.close_received = False  # the peer's close frame came (its stream ended)
+        # The last bytes received went toward a message not yet whole (a frame the parser still holds, or a
+        # data frame without FIN): what the session's silence clock counts, though no stream came of them.
+        self.partial = False
         self._waiting = bytearray()  # the stream sent before the handshake completed
 
     # -- receiving ---------------------------------------------------------------------
@@ -132,7 +135,10 @@ class WebSocketLink:
 
     def _events(self) -> bytes:
         out = bytearray()
-        for event in self.ws.events_received():
+        events = self.ws.events_received()
+        # No event: the bytes wait in the parser as part of a frame.  A ping or pong alone is not toward a message.
+        self.partial = self.opened and not events
+        for event in events:
             if isinstance(event, Request):
                 self._answer(event)
             elif isinstance(event, Response):
@@ -141,6 +147,8 @@ class WebSocketLink:
                 if event.opcode is Opcode.CLOSE:
                     self.close_received = True
                     continue
+                if event.opcode in (Opcode.TEXT, Opcode.BINARY, Opcode.CONT) and not event.fin:
+                    self.partial = True
                 got = self.messages.frame(event)
                 if isinstance(got, WebSocketError):
                     self._fail(got)

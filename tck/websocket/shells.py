@@ -100,6 +100,9 @@ class _KitProtocol(asyncio.Protocol):
         self.writable = asyncio.Event()
         self.writable.set()
         self.ended = False
+        # Monotonic time of the last bytes that went toward a message not yet whole (the link holds them until
+        # it is): the kit's silence clock counts them, since the stream reader sees only whole messages.
+        self.partial_at = 0.0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.pump.transport = transport  # type: ignore[assignment]
@@ -112,6 +115,8 @@ class _KitProtocol(asyncio.Protocol):
         self.pump.flush()
         if stream:
             self.reader.feed_data(stream)
+        elif self.link.partial:
+            self.partial_at = time.monotonic()
         self._settle()
 
     def eof_received(self) -> bool:
@@ -162,6 +167,12 @@ class WebSocketWriter:
     @property
     def failure(self) -> WebSocketError | None:
         return self.link.failure
+
+    @property
+    def partial_at(self) -> float:
+        """When bytes of a message not yet whole last arrived (monotonic; 0.0: never): ``KitSession`` counts
+        them as the target's progress, though the reader gets the stream a whole message at a time."""
+        return self._protocol.partial_at
 
     def write(self, data: bytes) -> None:
         self.link.send(bytes(data))
@@ -215,7 +226,8 @@ async def open_websocket(target: Any, framing: Framing, timeout: float) -> tuple
     except (TimeoutError, OSError, ssl.SSLError, WebSocketError) as exc:
         if transport is not None:
             transport.abort()
-        raise TargetError(f"cannot reach {target.url}: {str(exc) or type(exc).__name__}") from None
+        raise TargetError(f"cannot reach {target.url}: {str(exc) or type(exc).__name__}",
+                          timed_out=isinstance(exc, TimeoutError)) from None
     return reader, WebSocketWriter(protocol, transport)
 
 

@@ -94,7 +94,7 @@ class Decoded:
 
 # Wireshark's classic-STUN heuristic (RFC 3489 has no magic cookie) claims any TCP stream whose first
 # bytes happen to look like a STUN header, before a Lua heuristic gets to see it; a varint RS-IO stream
-# sometimes does.  The kit's own comparisons switch it off; the README tells users the same.
+# sometimes does.  The kit's own comparisons switch it off; the documentation (docs/wireshark.md) tells users the same.
 FOREIGN_HEURISTICS = ("classicstun_tcp",)
 
 

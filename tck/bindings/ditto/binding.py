@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import json
 import zlib
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ...rules import RULES
+
+if TYPE_CHECKING:
+    from ...binding import WireTable
+    from ...monitor.trace import TraceRecord
 
 PROFILES = ("streaming", "search")
 # Ditto's actions as the contract's signals (bindings.md §3), for pipeline rows.
@@ -149,6 +154,44 @@ class DittoBinding:
 
     def rules(self) -> list[str]:
         return [rule for rule in RULES if rule.startswith(self.rule_prefixes)]
+
+    def report_notions(self, run: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """The profile and the Ditto protocol it is (streaming subscription or things-search); Ditto has no hello."""
+        from .report import notions
+
+        return notions(run)
+
+    def report_statistics(self, profile: str, traces: Iterable[Sequence[TraceRecord]]) -> list[WireTable]:
+        """Envelopes by signal and demand per subscription (``report.py``)."""
+        from .report import wire_statistics
+
+        return wire_statistics(self, profile, traces)
+
+    def liveness_probe(self, profile: str) -> Any:
+        """The profile's subscribe (search: one thing, ``size(1)``; streaming: revision 0 of ``tck/range``),
+        which must be answered ``created`` (DITTO-SUB-1) before any demand; any message is an answer."""
+        self._check(profile)
+        return _SubscribeProbe(profile)
+
+
+class _SubscribeProbe:
+    CORRELATION_ID = "rsio-tck-liveness"
+
+    def __init__(self, profile: str) -> None:
+        self.profile = profile
+        self.asks = "search/subscribe" if profile == "search" else "subscribeForPersistedEvents"
+
+    def opening(self) -> list[Any]:
+        from .messages import SearchSubscribe, SubscribeForPersistedEvents, Target
+
+        headers = {"correlation-id": self.CORRELATION_ID}
+        if self.profile == "search":
+            return [SearchSubscribe(headers=headers, filter="eq(attributes/tck,1)", options="size(1)")]
+        return [SubscribeForPersistedEvents(target=Target(namespace="tck", entity_name="range"), headers=headers,
+                                            from_revision=0, to_revision=0)]
+
+    def answered(self, frame: Any) -> bool:
+        return hasattr(frame, "topic")  # a Ditto message (created, failed, an error response); not a control line
 
 
 class _NoBystander:

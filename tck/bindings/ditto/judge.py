@@ -5,7 +5,8 @@ Theory of operation (SPEC.md, Ditto decisions DITTO-a and DITTO-b).  A subscribe
 the contract's stream table (``rsio_tck.semantics.streams``) with no demand and
 waits, SUBSCRIBING, for its ``created``: the publisher picks the
 ``subscriptionId``, and the judge binds it to the pending subscribe with the same
-``correlation-id`` (the oldest without one when the created has none).  From then
+``correlation-id`` (the oldest subscribe without one when the created's matches no
+pending subscribe: decision DITTO-m).  From then
 on ``request``/``cancel``/``next``/``complete``/``failed`` name the subscription by
 that id and go through the table (``created`` = onSubscribe, ``next`` = onNext:
 one item, or one search page), whose rule IDs ``CONTRACT_RULES`` translates.
@@ -243,11 +244,21 @@ class DittoJudge:
         sid = msg.subscription_id
         sub = next((s for s in model.pending if s.correlation_id == cid), None)
         if sub is None:
+            # A subscribe without a correlation-id still gets its created ("always responds with a created
+            # event"), with no correlation-id or one the publisher made up (Ditto makes one up): decision DITTO-m.
+            sub = next((s for s in model.pending if s.correlation_id is None), None)
+        if sub is None:
             return [_v("DITTO-SUB-1", sender, f"created {sid!r} with correlation-id {cid!r} answers no pending "
                        "subscribe (a second created, or one nobody asked for)")]
         model.pending.remove(sub)
         out = self._topic(sender, sub, msg)
-        if sid in model.live:
+        old = model.live.get(sid)
+        if old is not None and old.cancelled:
+            # The subscriber cancelled it: the publisher may have read that cancel before it gave the id
+            # again (SPEC.md decision DITTO-n); from here on the id names the new subscription.
+            del model.live[sid]
+            old.ended = True
+        elif old is not None:
             out.append(_v("DITTO-SUB-2", sender, f"created announces {sid!r}, the id of a subscription still live"))
             return out
         model.ended.pop(sid, None)  # an id of an ended subscription may be given again

@@ -21,7 +21,10 @@ subscription that ended or was cancelled skip the scenario (decision DITTO-e:
 Ditto's subscriber must not send them).  Ditto-specific scenarios also send
 ``subscribeForPersistedEvents`` (``thing``, ``from``, ``to``), ``searchSubscribe``
 (``filter``, ``options``, ``namespaces``, ``fields``), ``request``/``cancel`` with an
-explicit ``subscriptionId``, and ``json`` (one raw line, ``text``).
+explicit ``subscriptionId`` or with ``unknownSubscriptionId`` (an id no ``created`` on this
+connection announced: the given text, made unique against the target's ids at the time it is
+sent, since the target chooses its ids freely and could have chosen that very text), and ``json``
+(one raw line, ``text``).
 
 Receiving.  ``created`` is onSubscribe, ``next`` onNext (the element is the item's
 JSON, or the page's), ``complete`` onComplete, ``failed`` onError; each event also
@@ -39,7 +42,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from ...scenarios.session import CONN, SUBSCRIBES, Event
 from ...scenarios.steps import StepSkipped
-from .contract import item_value, thing_index
+from .contract import item_value, thing_index, thing_rank
 from .framing import ControlMessage
 from .judge import COMPLETES, CREATED, FAILEDS, NEXTS
 from .messages import (
@@ -78,21 +81,31 @@ class RawLine:
         return f"RawLine({self.raw_text!r})"
 
 
+# A contract scenario's integer i is revision i + 1 on Ditto (SPEC.md decision DITTO-k): every revision the kit
+# sends is then absolute in the schema's terms (fromHistoricalRevision >= 0, toHistoricalRevision >= 1), and an
+# empty range is sent without toHistoricalRevision (the parameter default, count 0), never as -1 or 0.
+REVISION_OFFSET = 1
+
+
 def publisher_target(name: str) -> tuple[Target, int | None, int | None]:
-    """(target, from revision, to revision) of a contract scenario's publisher name."""
+    """(target, from revision, to revision or None) of a contract scenario's publisher name (decision DITTO-k):
+    ``tck/range?start=S&count=N`` is revisions S+1 .. S+N (no ``to`` when N is 0), ``tck/error?after=N``
+    revisions 1 .. N, ``tck/infinite?start=S`` from S+1; the search profile reads ``count`` back as N."""
     parts = urlsplit(name)
     path = parts.path.strip("/").split("/")
     if len(path) != 2 or not all(path):
         raise ValueError(f"publisher {name!r} is not namespace/name")
     query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
     target = Target(namespace=path[0], entity_name=path[1])
-    start = int(query.get("start", 0))
+    first = int(query.get("start", 0)) + REVISION_OFFSET
     if path == ["tck", "range"]:
-        return target, start, start + int(query.get("count", 0)) - 1
+        count = int(query.get("count", 0))
+        return target, first, first + count - 1 if count > 0 else None
     if path == ["tck", "error"]:
-        return target, 0, int(query.get("after", 0)) - 1
+        after = int(query.get("after", 0))
+        return target, REVISION_OFFSET, REVISION_OFFSET + after - 1 if after > 0 else None
     if path == ["tck", "infinite"]:
-        return target, start, None
+        return target, first, None
     return target, None, None
 
 
@@ -117,11 +130,15 @@ class DittoScenarioAdapter:
         self._by_cid: dict[str, int] = {}
         self._by_sid: dict[str, int] = {}
         self._sid: dict[int, str] = {}
+        self._announced: set[str] = set()  # every subscriptionId a created named on this connection
         self._target: dict[int, Target | None] = {}  # None: a search subscription
         self._initial: dict[int, int] = {}  # demand to request as soon as created arrives
         self._deferred_cancel: set[int] = set()  # cancel to send as soon as created arrives
         self._ended: set[int] = set()  # cancelled by the kit, or complete/failed received
         self._replies: list[Any] = []
+        self._unnamed: list[int] = []  # subscribes sent without a correlation-id, oldest first, no created yet
+        self._contract: dict[int, int] = {}  # contract subscriptions: search collection size (0: streaming)
+        self._cancelled: set[int] = set()  # cancelled by the kit: what still arrives was in flight (DITTO-g)
 
     # -- opening and closing -----------------------------------------------------------------
 
@@ -136,6 +153,12 @@ class DittoScenarioAdapter:
 
     def keepalive(self) -> list[Any]:
         return []
+
+    def barrier(self, token: bytes) -> list[Any]:
+        return []  # no frame whose answer orders what came before it (subscriptions answer apart)
+
+    def barrier_answered(self, token: bytes) -> bool:
+        return False
 
     def kit_closing(self, model: Any) -> bool:
         return False
@@ -154,7 +177,8 @@ class DittoScenarioAdapter:
         return json.dumps({"revision": value}).encode()
 
     def element_value(self, data: bytes) -> int | None:
-        """A streaming item's revision, or the index of a search page's one thing."""
+        """A streaming item's revision, or the index of a search page's one thing (a contract subscription's
+        element is already the contract's integer: ``received``)."""
         try:
             value = json.loads(data)
         except ValueError:
@@ -162,6 +186,12 @@ class DittoScenarioAdapter:
         if isinstance(value, list):
             return thing_index(value[0]) if len(value) == 1 else None
         return item_value(value)
+
+    def in_flight(self, key: Key, event: Event) -> bool:
+        """Whether ``event`` may still arrive after the kit's cancel however late it comes: Ditto's pages let
+        events already in flight arrive after a cancel, and the judge counts each against the demand granted
+        before it (DITTO-CAN-1), so no step judges them by the time they took (SPEC.md decision DITTO-g)."""
+        return key[0] == "kit" and key[1] in self._cancelled and event.kind in ("onNext", "onComplete", "onError")
 
     # -- keys --------------------------------------------------------------------------------
 
@@ -190,15 +220,21 @@ class DittoScenarioAdapter:
 
     # -- sending -----------------------------------------------------------------------------
 
-    def _open(self, subscriber: Any, target: Target | None, cid: str | None = None) -> tuple[int, str]:
+    def _open(self, subscriber: Any, target: Target | None, cid: str | None = None,
+              unnamed: bool = False) -> tuple[int, dict[str, Any]]:
+        """A fresh handle for ``subscriber``, and the headers of its subscribe: a correlation-id (the given
+        one, or ``k<subscriber>-<handle>``), none when ``unnamed``."""
         self._handles += 1
         handle = self._handles
-        cid = cid or f"k{subscriber}-{handle}"
         self._handle_of[subscriber] = handle
         self._logical[handle] = subscriber
-        self._by_cid[cid] = handle
         self._target[handle] = target
-        return handle, cid
+        if unnamed:
+            self._unnamed.append(handle)
+            return handle, {}
+        cid = cid or f"k{subscriber}-{handle}"
+        self._by_cid[cid] = handle
+        return handle, {"correlation-id": cid}
 
     def frames(self, name: str, fields: dict[str, Any]) -> list[Any]:
         values = dict(fields)
@@ -211,14 +247,15 @@ class DittoScenarioAdapter:
             namespace, _, entity = thing.partition("/")
             target = Target(namespace=namespace, entity_name=entity, group=values.get("group", "things"),
                             channel=values.get("channel", "twin"))
-            _, cid = self._open(subscriber, target, values.get("correlation_id"))
-            return [SubscribeForPersistedEvents(target=target, headers={"correlation-id": cid},
+            _, headers = self._open(subscriber, target, values.get("correlation_id"),
+                                    bool(values.get("no_correlation_id")))
+            return [SubscribeForPersistedEvents(target=target, headers=headers,
                                                 from_revision=values.get("from"), to_revision=values.get("to"),
                                                 filter=values.get("filter"))]
         if name == "searchSubscribe":
-            _, cid = self._open(subscriber, None, values.get("correlation_id"))
+            _, headers = self._open(subscriber, None, values.get("correlation_id"), bool(values.get("no_correlation_id")))
             namespaces = values.get("namespaces")
-            return [SearchSubscribe(headers={"correlation-id": cid}, filter=values.get("filter"),
+            return [SearchSubscribe(headers=headers, filter=values.get("filter"),
                                     options=values.get("options"), fields=values.get("fields"),
                                     namespaces=tuple(namespaces) if namespaces is not None else None)]
         if name in ("request", "cancel"):
@@ -234,33 +271,43 @@ class DittoScenarioAdapter:
             raise StepSkipped("Ditto's tck/error takes no message: its failed carries the target's own error "
                               "(bindings.md §3, SPEC.md decision DITTO-i)")
         if self.profile == "search":
-            if target.namespace != "tck" or target.entity_name != "range" or first != 0:
+            if target.namespace != "tck" or target.entity_name != "range" or first != REVISION_OFFSET:
                 raise StepSkipped(f"the search profile's test collection serves only tck/range from 0, not "
                                   f"{publisher!r} (bindings.md §3)")
-            handle, cid = self._open(subscriber, None)
+            total = 0 if last is None else last - first + 1
+            handle, headers = self._open(subscriber, None)
             self._initial[handle] = initial
-            return SearchSubscribe(headers={"correlation-id": cid}, filter=f"eq(attributes/tck,{(last or 0) + 1})",
-                                   options="size(1)")
-        handle, cid = self._open(subscriber, target)
+            self._contract[handle] = total
+            return SearchSubscribe(headers=headers, filter=f"eq(attributes/tck,{total})", options="size(1)")
+        if first is not None and first < 0:
+            raise StepSkipped(f"{publisher!r}: Ditto reads a negative fromHistoricalRevision as relative to the latest "
+                              "revision (its schema), so a range below 0 has no Ditto form (SPEC.md decision DITTO-k)")
+        handle, headers = self._open(subscriber, target)
         self._initial[handle] = initial
-        return SubscribeForPersistedEvents(target=target, headers={"correlation-id": cid},
-                                           from_revision=first, to_revision=last)
+        self._contract[handle] = 0
+        return SubscribeForPersistedEvents(target=target, headers=headers, from_revision=first, to_revision=last)
 
     def _command(self, name: str, values: dict[str, Any]) -> Any | None:
         demand = values.get("demand", 0)
         if name == "request" and (not isinstance(demand, int) or isinstance(demand, bool)):
             raise ValueError(f"demand {demand!r} is not an integer")
         sid = values.get("subscriptionId")
+        if sid is None and "unknownSubscriptionId" in values:
+            sid = self.unknown_id(str(values["unknownSubscriptionId"]))
         target: Target | None = None
         if sid is None:
             handle = self._handle_of.get(values.get("subscriber"))
             if name == "cancel" and handle in self._ended:
                 return None  # cancel of an ended subscription: a no-op in the client, nothing on the wire
+            if values.get("if_live") and handle in self._ended:
+                # "More pages, unless it is over": a search of short pages may or may not have completed yet.
+                return None
             if handle is not None and handle not in self._ended and handle not in self._sid:
                 # Before created the client has no subscriptionId to name: it waits for created (decision DITTO-a).
                 if name == "cancel":
                     self._deferred_cancel.add(handle)
                     self._ended.add(handle)
+                    self._cancelled.add(handle)
                 elif demand > 0:
                     self._initial[handle] = min(self._initial.get(handle, 0) + demand, UNBOUNDED)
                 else:
@@ -272,11 +319,23 @@ class DittoScenarioAdapter:
             sid, target = self._sid[handle], self._target[handle]
             if name == "cancel":
                 self._ended.add(handle)
+                self._cancelled.add(handle)
         else:
             handle = self._by_sid.get(sid)
             target = self._target.get(handle) if handle is not None else (
                 Target(namespace="tck", entity_name="range") if self.profile == "streaming" else None)
         return self._message(name, sid, target, demand)
+
+    def unknown_id(self, text: str) -> str:
+        """``text``, or ``text-1``, ``text-2``, ...: the first that no created on this connection announced.
+
+        The kit picks it only once it knows the target's ids: a target may legally have named a live
+        subscription ``text`` itself, and the kit would then name that one (SPEC.md decision DITTO-n)."""
+        sid, n = text, 0
+        while sid in self._announced:
+            n += 1
+            sid = f"{text}-{n}"
+        return sid
 
     @staticmethod
     def _message(name: str, sid: str, target: Target | None, demand: int) -> Any:
@@ -293,6 +352,19 @@ class DittoScenarioAdapter:
 
     # -- receiving ---------------------------------------------------------------------------
 
+    def _contract_element(self, handle: int, payload: Any) -> Any:
+        """What a step sees of a ``next``: the payload, or for a contract subscription the contract's integer
+        (decision DITTO-k: revision - 1 on streaming; on search the page's one thing's position in the
+        collection's default order, ``sort(+thingId)``), so ``int`` matchers read the scenario's elements."""
+        if handle not in self._contract:
+            return payload
+        total = self._contract[handle]
+        if isinstance(payload, tuple | list):
+            index = thing_index(payload[0]) if len(payload) == 1 else None
+            return thing_rank(index, total) if index is not None and 0 <= index < total else list(payload)
+        revision = item_value(payload)
+        return revision - REVISION_OFFSET if revision is not None else payload
+
     def fast_element(self, frame: Any, index: int) -> tuple[Key, Event] | None:
         return None
 
@@ -308,7 +380,12 @@ class DittoScenarioAdapter:
         sid: str = getattr(frame, "subscription_id", "")
         fields: dict[str, Any] = {"subscriptionId": sid, "correlation_id": frame.correlation_id}
         if isinstance(frame, CREATED):
+            self._announced.add(sid)
             handle = self._by_cid.get(frame.correlation_id) if isinstance(frame.correlation_id, str) else None
+            if handle is None and self._unnamed:
+                # The oldest subscribe sent without a correlation-id: its created carries none, or one the target
+                # made up (SPEC.md decision DITTO-m).
+                handle = self._unnamed.pop(0)
             if handle is None or handle in self._sid:
                 return [(STRAY, Event("stray", fields, index, frame="created"))]
             self._sid[handle] = sid
@@ -328,7 +405,7 @@ class DittoScenarioAdapter:
         key: Key = ("kit", handle)
         if isinstance(frame, NEXTS):
             payload = frame.items if hasattr(frame, "items") else frame.item
-            data = json.dumps(payload).encode()
+            data = json.dumps(self._contract_element(handle, payload)).encode()
             fields.update(element=data, count=len(frame.items) if hasattr(frame, "items") else 1)
             fields["items" if hasattr(frame, "items") else "item"] = payload
             return [(key, Event("onNext", fields, index, "onNext", len(data), "next"))]

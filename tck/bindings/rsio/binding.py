@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ...rules import RULES
+
+if TYPE_CHECKING:
+    from ...binding import WireTable
+    from ...monitor.trace import TraceRecord
 
 
 class RsioBinding:
@@ -96,6 +101,34 @@ class RsioBinding:
 
     def rules(self) -> list[str]:
         return [rule for rule in RULES if rule.startswith(self.rule_prefixes)]
+
+    def report_notions(self, run: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """The codec, the SPEC version and the target's serverHello (run.json's fingerprint), or that none was seen."""
+        from .report import notions
+
+        return notions(run)
+
+    def report_statistics(self, profile: str, traces: Iterable[Sequence[TraceRecord]]) -> list[WireTable]:
+        """The pipeline's wire statistics for the run (``report.py``), then frames by type."""
+        from .report import wire_statistics
+
+        return wire_statistics(self, profile, traces)
+
+    def liveness_probe(self, profile: str) -> Any:
+        """The handshake: clientHello, answered by serverHello (a goodbye refusing it is an answer too)."""
+        return _HelloProbe()
+
+
+class _HelloProbe:
+    asks = "clientHello"
+
+    def opening(self) -> list[Any]:
+        from .wire.frames import ClientHello
+
+        return [ClientHello(version=0, extensions=())]
+
+    def answered(self, frame: Any) -> bool:
+        return True  # a server's first frame is its answer to the hello: serverHello, or a goodbye
 
 
 BINDING = RsioBinding()

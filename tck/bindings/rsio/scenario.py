@@ -118,6 +118,12 @@ class RsioScenarioAdapter:
     def keepalive(self) -> list[Any]:
         return []
 
+    def barrier(self, token: bytes) -> list[Any]:
+        return []  # no frame whose answer orders what came before it (Ids are independent streams)
+
+    def barrier_answered(self, token: bytes) -> bool:
+        return False
+
     def goodbye(self, reason: str) -> list[Any]:
         return [Goodbye(reason=reason)]
 

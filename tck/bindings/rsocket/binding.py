@@ -6,9 +6,14 @@ importing the package to reach ``BINDING`` is cheap and pulls in no other bindin
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ...rules import RULES
+
+if TYPE_CHECKING:
+    from ...binding import WireTable
+    from ...monitor.trace import TraceRecord
 
 PROFILES = ("rsocket-1.0", "reactivesocket-draft")
 
@@ -109,6 +114,41 @@ class RSocketBinding:
 
     def rules(self) -> list[str]:
         return [rule for rule in RULES if rule.startswith(self.rule_prefixes)]
+
+    def report_notions(self, run: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """The profile and the protocol it is (RSocket 1.0 or the ReactiveSocket draft); RSocket has no hello."""
+        from .report import notions
+
+        return notions(run)
+
+    def report_statistics(self, profile: str, traces: Iterable[Sequence[TraceRecord]]) -> list[WireTable]:
+        """Frames by type, fragmentation, credit per stream and keepalive round-trips (``report.py``)."""
+        from .report import wire_statistics
+
+        return wire_statistics(self, profile, traces)
+
+    def liveness_probe(self, profile: str) -> Any:
+        """SETUP, then KEEPALIVE with R (the draft has no R: its server answers every KEEPALIVE), answered by
+        KEEPALIVE; an ERROR on stream 0 (SETUP refused) is an answer too."""
+        from .scenario import RSocketScenarioAdapter
+
+        if profile not in PROFILES:
+            raise ValueError(f"unknown RSocket profile {profile!r}; choose one of {', '.join(PROFILES)}")
+        return _KeepaliveProbe(RSocketScenarioAdapter(self, profile))
+
+
+class _KeepaliveProbe:
+    def __init__(self, adapter: Any) -> None:
+        self._adapter = adapter
+        self.asks = "SETUP, then KEEPALIVE" + ("" if adapter.draft else " with R")
+
+    def opening(self) -> list[Any]:
+        return [*self._adapter.opening(), *self._adapter.keepalive()]
+
+    def answered(self, frame: Any) -> bool:
+        from .frames import Error, Keepalive
+
+        return isinstance(frame, Keepalive) or isinstance(frame, Error) and frame.stream_id == 0
 
 
 class _NoBystander:

@@ -9,9 +9,10 @@ rule is appended to ``found`` (MUST and SHOULD alike, the catalogue says which),
 attributed to the side that broke it; nothing raises, so judging always goes on.
 
 Obligations that a later frame settles are kept as state: the server owes an
-ERROR for a bad first frame (RS-SETUP-9) or an unsupported version (RS-SETUP-6),
-a receiver owes ERROR[CONNECTION_ERROR] after an invalid metadata length
-(RS-ERROR-8), a party owes the answer to a KEEPALIVE with R (RS-KEEPALIVE-3).
+ERROR for a bad first frame (RS-SETUP-9) or an unsupported version (RS-SETUP-6)
+and an answer to a RESUME (RS-RESUME-6), a receiver owes ERROR[CONNECTION_ERROR]
+after an invalid metadata length (RS-ERROR-8), a party owes the answer to a
+KEEPALIVE with R (RS-KEEPALIVE-3).
 ``close`` reports those still owed when a side's transport ends.  Time comes with
 the data (``t``, seconds, from the observer); the model holds no clock.  A time of
 0 (or less) means "no time given": an event at such a time starts no deadline, so
@@ -156,6 +157,10 @@ class ConnectionModel:
                     why = ("the client's first frame was not SETUP or RESUME on stream 0"
                            if party.owes == "RS-SETUP-9" else "the client's SETUP has a version it does not speak")
                     self.report(party.owes, sender, f"server sent {wire_name} where it owed the setup refusal: {why}")
+                party.owes = None
+            elif party.owes == "RS-RESUME-6" and not isinstance(frame, Keepalive):
+                if not (isinstance(frame, ResumeOk) or isinstance(frame, Error) and stream_id == 0):
+                    self.report("RS-RESUME-6", sender, f"server sent {wire_name} before answering the client's RESUME")
                 party.owes = None
             if not isinstance(frame, (Keepalive, Error, SetupError)):
                 party.accepted = True  # a LEASE, a request, a response: the server took the SETUP
@@ -327,6 +332,9 @@ class ConnectionModel:
             return
         party.resumed = party.awaiting_resume_ok = True
         self.resume = True
+        server = self.parties[Side.SERVER]
+        if not server.first_sent and server.owes is None:
+            server.owes = "RS-RESUME-6"  # RESUME_OK or an ERROR on stream 0 (its code: RS-RESUME-4)
 
     def resume_ok_frame(self, sender: Side, frame: ResumeOk) -> None:
         party, peer = self.parties[sender], self.parties[sender.peer]
@@ -381,6 +389,7 @@ class ConnectionModel:
         if party.owes is not None:
             why = {"RS-SETUP-9": "without ERROR[INVALID_SETUP] for a connection opened by another frame",
                    "RS-SETUP-6": "without refusing a SETUP of a version it does not speak",
+                   "RS-RESUME-6": "without answering the client's RESUME (RESUME_OK, or an ERROR such as REJECTED_RESUME)",
                    "RS-ERROR-8": "without ERROR[CONNECTION_ERROR] after a frame with an invalid metadata length"}
             self.report(party.owes, side, f"{side} closed {why[party.owes]}")
             party.owes = None

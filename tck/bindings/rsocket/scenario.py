@@ -14,7 +14,9 @@ nothing.  A logical subscriber k of a contract scenario gets the next unused odd
 stream id when it subscribes (so 1, 2, 3 subscribed in order are streams 1, 3,
 5: the ``2k-1`` of bindings.md), and a fresh one when it subscribes again after
 its stream ended: RSocket ids are never reused, so a contract scenario's Id reuse
-is a new stream for the same logical subscriber.  Wire scenarios name frames
+is a new stream for the same logical subscriber.  "Unused" counts the target's
+requests too: the draft lets the target pick odd ids, and the kit picks after it
+(SPEC.md decision RS-t).  Wire scenarios name frames
 (``REQUEST_STREAM``, ``REQUEST_N``, ``KEEPALIVE``, ``SETUP``...) with their
 dataclass fields; ``stream_id`` may be replaced by ``subscriber`` (the logical
 id), text is accepted where bytes belong, ``error_code`` may be a name
@@ -114,9 +116,11 @@ class RSocketScenarioAdapter:
         self._logical: dict[int, int] = {}  # stream id -> logical subscriber
         self._ended: set[int] = set()  # the kit's stream ids that ended (terminal received, cancel sent)
         self._next_id = 1
+        self._target_ids: set[int] = set()  # stream ids the target's requests named (the draft lets it pick odd ones)
         self._contract_opens: set[int] = set()  # streams opened by a contract ``subscribe``: onSubscribe implied
         self._replies: list[Any] = []
         self._closing = False
+        self._barriers: dict[bytes, bool] = {}  # the kit's barrier tokens -> answered yet
 
     # -- opening and closing -----------------------------------------------------------------
 
@@ -137,6 +141,21 @@ class RSocketScenarioAdapter:
     def keepalive(self) -> list[Any]:
         """The kit's periodic KEEPALIVE: R set in 1.0 (the draft has no R; its server answers every one)."""
         return [] if self._closing else [Keepalive(respond=not self.draft)]
+
+    def barrier(self, token: bytes) -> list[Any]:
+        """KEEPALIVE with R (draft: every client KEEPALIVE is answered, RS-o), its data the token.  Its
+        answer echoes the data (RS-KEEPALIVE-3); a target that writes its frames in the order it reads
+        and produces them sends what it had before the answer."""
+        if self._closing:
+            return []
+        self._barriers[token] = False
+        return [Keepalive(respond=not self.draft, data=token)]
+
+    def barrier_answered(self, token: bytes) -> bool:
+        if not self._barriers.get(token, False):
+            return False
+        del self._barriers[token]  # answered once: the kit's tokens never repeat
+        return True
 
     def check_opening(self, event: Any) -> tuple[str, str] | None:
         return None  # RSocket answers SETUP with nothing (an ERROR[*_SETUP] refuses it)
@@ -173,7 +192,9 @@ class RSocketScenarioAdapter:
         if sid is not None and sid not in self._ended:
             return sid  # a request on an in-use id: the scenario means it (the target must ignore it)
         sid = self._next_id
-        self._next_id += 2
+        while sid in self._target_ids:  # the kit picks after the target: never an id the target used (RS-t)
+            sid += 2
+        self._next_id = sid + 2
         self._stream_of[subscriber] = sid
         self._logical[sid] = subscriber
         return sid
@@ -332,6 +353,8 @@ class RSocketScenarioAdapter:
         if isinstance(frame, Keepalive):
             if frame.respond and not self._closing:
                 self._replies.append(Keepalive(respond=False, data=frame.data))
+            elif not frame.respond and frame.data in self._barriers:
+                self._barriers[frame.data] = True
             return [(KEEPALIVES, Event(name, fields, index))]
         if sid == 0:
             if isinstance(frame, Error):
@@ -341,6 +364,7 @@ class RSocketScenarioAdapter:
         subscriber = self._logical.get(sid, sid)
         fields["subscriber"] = subscriber
         if isinstance(frame, REQUESTS):
+            self._target_ids.add(sid)
             demand = {RequestResponse: 1, RequestFnf: 0}.get(type(frame), getattr(frame, "initial_request_n", 0))
             fields.update(publisher=_text(frame.data), initialDemand=demand)
             return [(SUBSCRIBES, Event("subscribe", fields, index, frame=name))]

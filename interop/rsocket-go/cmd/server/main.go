@@ -1,6 +1,5 @@
 // rsocket-go v0.8.16 serving the kit's RSocket test publishers (bindings.md section 2). server PORT (or RSIO_PORT=PORT).
-// Like every interop server: parse the name, one generator per publisher, one handler per interaction. Request-stream
-// is flux.Create, as in rsocket-go's examples: its buffered sink sends only what was requested, blocking the generator.
+// Parse the name, one publisher per name, one handler per interaction; request-stream is flux.Create (rsocket-go's examples).
 package main
 
 import (
@@ -28,7 +27,6 @@ var params = map[string][]string{
 	"tck/range": {"start", "count"}, "tck/infinite": {"start"}, "tck/error": {"after", "message"},
 	"tck/large": {"size", "count", "part"}, "tck/fnf": {"key"}, "tck/fnf-count": {"key"}, "tck/echo": {},
 }
-
 var fnfCounts sync.Map // key -> *atomic.Int64: fire-and-forget calls per key, for the whole server
 func fnfCount(key string) *atomic.Int64 {
 	count, _ := fnfCounts.LoadOrStore(key, new(atomic.Int64))
@@ -53,88 +51,93 @@ func parseName(text string) (string, url.Values, error) {
 
 func number(p url.Values, key, fallback string) (int64, error) {
 	value := cmp.Or(p.Get(key), fallback)
-	n, err := strconv.ParseInt(value, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("parameter %s=%s is not an integer", key, value)
+	if n, err := strconv.ParseInt(value, 10, 64); err == nil {
+		return n, nil
 	}
-	return n, nil
+	return 0, fmt.Errorf("parameter %s=%s is not an integer", key, value)
 }
 
-// largeElement: tck/large element index, byte j is (index + j) mod 256.
-func largeElement(index int64, size int64) []byte {
-	out := make([]byte, size)
-	for j := range out {
-		out[j] = byte((index + int64(j)) % 256)
-	}
-	return out
+// publisher: a request-stream test publisher's elements (count < 0: without end), then its failure or completion.
+type publisher struct {
+	count   int64
+	element func(i int64) []byte
+	failure error
 }
 
-// generator pushes the publisher's elements to emit until emit returns false; tck/error returns its error.
-type generator func(emit func([]byte) bool) error
-
-// elements checks the name's parameters and returns its generator.
-func elements(path string, p url.Values) (generator, error) {
+// publish checks the name's parameters and returns its publisher.
+func publish(path string, p url.Values) (publisher, error) {
 	text := func(i int64) []byte { return []byte(strconv.FormatInt(i, 10)) }
 	start, err1 := number(p, "start", "0")
 	count, err2 := number(p, "count", "0")
 	switch path {
 	case "tck/infinite": // without end, past 2^63-1 too (big.Int: an int64 would stop or wrap there)
-		return func(emit func([]byte) bool) error {
-			for i := big.NewInt(start); emit([]byte(i.String())); i.Add(i, big.NewInt(1)) {
-			}
-			return nil
-		}, err1
+		return publisher{-1, func(i int64) []byte {
+			return []byte(new(big.Int).Add(big.NewInt(start), big.NewInt(i)).String())
+		}, nil}, err1
 	case "tck/range":
-		return func(emit func([]byte) bool) error {
-			for i := start; i-start < count && emit(text(i)); i++ {
-			}
-			return nil
-		}, errors.Join(err1, err2)
-	case "tck/large":
+		return publisher{max(count, 0), func(i int64) []byte { return text(start + i) }, nil}, errors.Join(err1, err2)
+	case "tck/large": // byte j of element i is (i + j) mod 256
 		size, err := number(p, "size", "")
-		return func(emit func([]byte) bool) error {
-			for i := int64(0); i < count && emit(largeElement(i, size)); i++ {
+		return publisher{max(count, 0), func(i int64) []byte {
+			out := make([]byte, size)
+			for j := range out {
+				out[j] = byte((i + int64(j)) % 256)
 			}
-			return nil
-		}, errors.Join(err, err2)
+			return out
+		}, nil}, errors.Join(err, err2)
 	case "tck/error":
 		after, err := number(p, "after", "0")
-		message := cmp.Or(p.Get("message"), "failed")
-		return func(emit func([]byte) bool) error {
-			for i := int64(0); i < after; i++ {
-				if !emit(text(i)) {
-					return nil
-				}
-			}
-			return errors.New(message)
-		}, err
+		return publisher{max(after, 0), text, errors.New(cmp.Or(p.Get("message"), "failed"))}, err
 	}
-	return nil, fmt.Errorf("%s is not a request-stream publisher", path)
+	return publisher{}, fmt.Errorf("%s is not a request-stream publisher", path)
 }
 
 // name copies the request's data: DataUTF8 aliases the frame's pooled buffer, reused after the handler (K15).
 func name(request payload.Payload) string { return strings.Clone(request.DataUTF8()) }
 
+// requestStream makes each element for a credit (DoOnRequest counts them) and hands it to flux.Create's sink, whose
+// Error does not wait for elements it holds: a failure goes out from DoOnNext, after the last (K18, once F6).
 func requestStream(request payload.Payload) flux.Flux {
 	path, p, err := parseName(name(request))
-	gen, err2 := elements(path, p)
+	pub, err2 := publish(path, p)
 	if err := cmp.Or(err, err2); err != nil {
 		return flux.Error(err)
 	}
-	return flux.Create(func(ctx context.Context, sink flux.Sink) {
-		err := gen(func(data []byte) bool {
-			cancelled := ctx.Err() != nil // cancelled: stop producing
-			if !cancelled {
-				sink.Next(payload.New(data, nil))
-			}
-			return !cancelled
-		})
-		if err != nil {
-			sink.Error(err)
-		} else if ctx.Err() == nil {
-			sink.Complete()
+	var credit, sent atomic.Int64 // requested and not yet made; passed on by the sink
+	var cancelled atomic.Bool     // a CANCEL, or the connection's end
+	wake := make(chan struct{}, 1)
+	poke := func() { // a credit or the cancel: wake the generator if it waits
+		select {
+		case wake <- struct{}{}:
+		default:
 		}
+	}
+	created := flux.Create(func(ctx context.Context, sink flux.Sink) {
+		for i := int64(0); pub.count < 0 || i < pub.count; i++ {
+			for credit.Load() <= 0 && !cancelled.Load() {
+				<-wake
+			}
+			if cancelled.Load() { // looked at before every element: under a large credit it never waits above
+				return
+			}
+			credit.Add(-1)
+			sink.Next(payload.New(pub.element(i), nil))
+		}
+		if pub.failure == nil {
+			sink.Complete() // it waits until the sink has sent every element
+		} else if pub.count == 0 {
+			sink.Error(pub.failure)
+		}
+	}).DoOnRequest(func(n int) {
+		credit.Add(int64(n))
+		poke()
+	}).DoOnNext(func(payload.Payload) error {
+		if sent.Add(1) == pub.count {
+			return pub.failure // nil but for tck/error: its error, once its last element is on its way
+		}
+		return nil
 	})
+	return flux.Raw(created.Raw().DoOnCancel(func() { cancelled.Store(true); poke() }))
 }
 
 func requestResponse(request payload.Payload) mono.Mono {
@@ -142,17 +145,15 @@ func requestResponse(request payload.Payload) mono.Mono {
 	if err == nil && path == "tck/fnf-count" {
 		return mono.Just(payload.New([]byte(strconv.FormatInt(fnfCount(p.Get("key")).Load(), 10)), nil))
 	}
-	gen, err2 := elements(path, p)
+	pub, err2 := publish(path, p)
 	if err := cmp.Or(err, err2); err != nil {
 		return mono.Error(err)
+	} else if pub.count != 0 {
+		return mono.Just(payload.New(pub.element(0), nil))
+	} else if pub.failure != nil {
+		return mono.Error(pub.failure)
 	}
-	var first []byte
-	if err := gen(func(data []byte) bool { first = data; return false }); err != nil {
-		return mono.Error(err)
-	} else if first == nil {
-		return mono.Empty() // empty publisher: empty completion
-	}
-	return mono.Just(payload.New(first, nil))
+	return mono.Empty() // empty publisher: empty completion
 }
 
 func fireAndForget(request payload.Payload) {
@@ -161,8 +162,7 @@ func fireAndForget(request payload.Payload) {
 	}
 }
 
-// requestChannel (tck/echo): the first inbound payload is the name, later ones come back; filtered and
-// mapped, the inbound Flux passes the requester's demand through; Clone keeps a payload past the pool.
+// requestChannel (tck/echo): the first payload is the name, later ones come back (demand passes through; Clone: past the pool).
 func requestChannel(requests flux.Flux) flux.Flux {
 	first := true
 	return requests.

@@ -1,0 +1,169 @@
+"""Whether the target still answers at all: the liveness probe after a time-out, and a run's one verdict on it.
+
+Theory of operation.  A scenario that ends on a time-out ("got nothing within 2 s") says the
+target missed a signal; it does not say whether the target is still there.  A target whose
+event loop blocked for good (rsocket-js 0.0.27 emitting synchronously inside ``request(n)``
+with unbounded demand) would otherwise fail every later scenario on its time-out, each citing
+its own rule.  So after a time-out the run's ``TargetWatch`` opens a fresh connection and tries
+the binding's liveness probe (``Binding.liveness_probe``: the cheapest exchange the target must
+answer): connecting takes at most ``timeout`` seconds, and the answer is awaited until the target
+was silent for ``timeout`` seconds (its bytes restart that, within the scenario budget: ``clock``):
+
+- answered: the target is alive, the time-out was a real miss, and the verdict stands;
+- not answered (no answer in time, closed without one, or no connection): the target stopped
+  answering during that scenario.  The watch records it once (``TargetStop``); that scenario keeps
+  its verdict (its time-out was real) and says so; every scenario that ends on a time-out after it
+  (one in flight, ``--jobs N``) is ``error``, its failures and the target's findings not charged; and
+  every scenario not yet started is not run, ``error`` (the runner asks ``stop`` first).
+
+One probe at a time: time-outs that come while a probe is out await its answer rather than
+start another, so with ``--jobs N`` the run decides once, names the first scenario whose time-out
+found the target stopped, and lists the others in flight (``TargetStop.running``).  A live target
+costs a probe one round trip; a probe never touches a scenario's connection, so it cannot change
+what a scenario saw.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import Any
+
+from ..binding import Binding, get_binding
+from ..errors import ProtocolViolation
+from ..transport import TargetError, open_target
+from . import clock
+from .clock import DEFAULT_BUDGET, Budget, Progress
+from .result import ScenarioResult, TargetStop, Verdict
+
+PROBE_READ = 64 * 1024  # bytes per read while waiting for the answer
+PROBE_TIMEOUT_MIN = 5.0  # seconds: a loaded machine must not make a live target look stopped
+
+
+def probe_timeout(signal_timeout: float) -> float:
+    """The bound of one probe for a run whose signals may take ``signal_timeout`` seconds."""
+    return max(PROBE_TIMEOUT_MIN, 2 * signal_timeout)
+
+
+async def probe(target: str, binding: Binding | str, profile: str, timeout: float,
+                budget: float = DEFAULT_BUDGET) -> str | None:
+    """None if the target answers the binding's liveness probe on a fresh connection; else why not, as one
+    line.  Connecting and writing the probe take at most ``timeout`` seconds; the wait for the answer
+    measures silence as a scenario's waits do (``clock``): it fails when nothing came for ``timeout``
+    seconds, bytes that keep coming (a target writing in tiny pieces) restart it, and the probe's own
+    ``budget`` (the scenario budget: the probe is a scenario of one exchange) bounds the restarts."""
+    chosen = get_binding(binding) if isinstance(binding, str) else binding
+    liveness = chosen.liveness_probe(profile)
+    started = time.monotonic()
+    deadline = started + timeout
+    try:
+        reader, writer = await open_target(target, timeout, binding=chosen, profile=profile)
+    except TargetError as exc:
+        return f"a fresh connection could not be opened ({exc})"
+    no_answer = f"a fresh connection got no answer to {liveness.asks} within {timeout:g} s"
+    progress = Progress(last=started)  # this probe's only reader is the loop below
+    bound = Budget.starting(budget, started)
+    why = clock.SILENCE
+    try:
+        encoder, decoder = chosen.encoder(profile), chosen.decoder(profile)
+        writer.write(b"".join(encoder.encode(frame) for frame in liveness.opening()))
+        await asyncio.wait_for(writer.drain(), max(deadline - time.monotonic(), 0.001))
+        while True:
+            end, why = clock.wait_end(started, timeout, progress.last, bound)
+            data = await asyncio.wait_for(reader.read(PROBE_READ), max(end - time.monotonic(), 0.001))
+            if not data:
+                return f"a fresh connection was closed with no answer to {liveness.asks}"
+            progress.saw(len(data), time.monotonic())  # any bytes restart the silence, a partial frame's too
+            try:
+                frames = decoder.feed(data)
+            except (ProtocolViolation, ValueError):
+                return None  # it answered, if badly: judging that is the scenarios' business
+            if any(liveness.answered(frame) for frame in frames):
+                return None
+    except TimeoutError:
+        if why == clock.BUDGET:
+            return (f"a fresh connection got no answer to {liveness.asks} within the probe's {budget:g} s budget "
+                    f"({progress.total} bytes arrived, the last {time.monotonic() - progress.last:.1f} s ago)")
+        return no_answer
+    except (OSError, RuntimeError) as exc:
+        return f"a fresh connection failed before an answer to {liveness.asks} ({type(exc).__name__}: {exc})"
+    finally:
+        with contextlib.suppress(OSError, RuntimeError, TimeoutError):
+            writer.close()
+            await asyncio.wait_for(writer.wait_closed(), 1.0)
+
+
+class TargetWatch:
+    """One run's watch on the target (see the module's docstring): probes after time-outs, one at a time,
+    and decides once whether, and during which scenario, the target stopped answering."""
+
+    def __init__(self, target: str, binding: str, profile: str, timeout: float,
+                 budget: float = DEFAULT_BUDGET) -> None:
+        self.target, self.binding, self.profile, self.timeout = target, binding, profile, timeout
+        self.budget = budget  # each probe's bound on how long arriving bytes may stretch its wait
+        self.stop: TargetStop | None = None
+        self.probes = 0  # probes made, whatever their answer
+        self.running: set[str] = set()  # scenarios started and not yet settled
+        self._probe: asyncio.Future[None] | None = None
+
+    def not_run(self, result: ScenarioResult) -> None:
+        """``result`` (of a scenario not started) as not run: the target had stopped."""
+        assert self.stop is not None
+        result.verdict = Verdict.ERROR
+        result.reason = f"not run: the target went silent during {self.stop.during}"
+        result.stopped = self.stop
+
+    async def settle(self, result: ScenarioResult) -> None:
+        """After ``result``'s scenario ended: probe if it ended on a time-out, then label it if the target stopped."""
+        if result.timed_out and self.stop is None:
+            await self._check(result.id)
+        stop = self.stop
+        if stop is None:
+            return
+        if stop.during == result.id:
+            result.stopped = stop
+            note = f"the target went silent here: {stop.why}"
+            result.reason = f"{note}; {result.reason}" if result.reason else note
+        elif result.timed_out:
+            self._not_judged(result, stop)
+
+    def _not_judged(self, result: ScenarioResult, stop: TargetStop) -> None:
+        """A scenario that ended on a time-out once the target had stopped: error; nothing is charged to a rule."""
+        waited = "; ".join(failure.render() for failure in result.failures) or result.reason
+        def targets(finding: Any) -> bool:
+            return finding.side is not None and str(finding.side) == result.target_side
+
+        charged = sum(1 for finding in result.findings if targets(finding))
+        dropped = f", nor the target's {charged} monitor finding(s)" if charged else ""
+        result.verdict = Verdict.ERROR
+        result.reason = (f"not judged: the target went silent during {stop.during} while this scenario ran; "
+                         f"its own wait is not charged ({waited}){dropped}")
+        result.failures = []
+        result.findings = [finding for finding in result.findings if not targets(finding)]
+        result.stopped = stop
+
+    async def _check(self, scenario_id: str) -> None:
+        if self._probe is None:
+            self._probe = asyncio.ensure_future(self._run(scenario_id))
+        probing = self._probe
+        try:
+            await asyncio.shield(probing)  # a waiter cancelled (the self-check stopping a run) leaves it to the others
+        finally:
+            if probing.done() and self._probe is probing:
+                self._probe = None
+
+    async def _run(self, scenario_id: str) -> None:
+        self.probes += 1
+        why = await probe(self.target, self.binding, self.profile, self.timeout, self.budget)
+        if why is not None and self.stop is None:
+            self.stop = TargetStop(scenario_id, why, tuple(sorted(self.running - {scenario_id})))
+
+
+def watch_of(config: Any) -> TargetWatch | None:
+    """The watch of a run configured with a ``probe_timeout`` (``RunConfig``); None: no probing."""
+    timeout = getattr(config, "probe_timeout", None)
+    if timeout is None:
+        return None
+    return TargetWatch(config.target, config.binding, config.profile, timeout,
+                       getattr(config, "scenario_budget", DEFAULT_BUDGET))
