@@ -15,7 +15,6 @@ no traceback).  The hostile peers cap their own bytes and lifetime (``--hostile-
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -23,11 +22,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from flood_target import Measured
+from flood_target import Measured, sample_until_done
 from hostile_target import KILL_AFTER, RSS_LIMIT, WALL_LIMIT, WS_PATHS, HostileTarget
 
 PY = sys.executable
@@ -60,8 +59,6 @@ def measure_pair(command: list[str], limit: float, companion: Callable[[str], tu
     """Run the kit's ``command`` (killed after ``limit`` seconds), sampling its RSS; once it prints
     "listening on URL", start ``companion(URL)`` (command, extra environment), killed with the kit at the end.
     The measure, and the companion's output."""
-    import psutil
-
     started = time.monotonic()
     # Unbuffered: the "listening on" line must come when printed, not when the kit exits.
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -85,34 +82,13 @@ def measure_pair(command: list[str], limit: float, companion: Callable[[str], tu
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    watched = psutil.Process(process.pid)
-    peak = peak_tree = 0
-    while process.poll() is None and time.monotonic() - started < limit:
-        try:
-            own = watched.memory_info().rss
-            children = 0
-            for child in watched.children(recursive=True):
-                with contextlib.suppress(psutil.Error):
-                    children += child.memory_info().rss
-        except psutil.Error:
-            break
-        peak, peak_tree = max(peak, own), max(peak_tree, own + children)
-        time.sleep(interval)  # the sampling period, not synchronisation
-    killed = process.poll() is None
-    if killed:
-        for child in watched.children(recursive=True):
-            with contextlib.suppress(psutil.Error):
-                child.kill()
-        process.kill()
-    process.wait(30)
-    wall = time.monotonic() - started
+    code, wall, peak, peak_tree = sample_until_done(process, started, limit, interval)
     for child in other:
         if child.poll() is None:
             child.kill()
         child.wait(10)
     reader.join(10)
-    return (Measured(None if killed else process.returncode, wall, peak, peak_tree, "".join(lines)),
-            "".join(other_output))
+    return Measured(code, wall, peak, peak_tree, "".join(lines)), "".join(other_output)
 
 
 def results_of(report_dir: Path) -> list[dict[str, Any]]:
@@ -129,6 +105,12 @@ def run_listen(binding: str, transport: str, mode: str, report_dir: Path, cases:
     import shlex
 
     client = shlex.join(hostile_client(binding, mode, max_bytes=max_bytes, max_seconds=max_seconds))
+    return _listen(binding, transport, client, client_timeout, report_dir, cases)
+
+
+def _listen(binding: str, transport: str, client: str, client_timeout: float, report_dir: Path,
+            cases: Iterable[str]) -> tuple[Measured, list[dict[str, Any]]]:
+    """``rsio-tck run --listen`` with ``client`` as its client command (``--client-test`` each of ``cases``)."""
     command = [PY, "-m", "rsio_tck.cli", "run", "--binding", binding, *PROFILES.get(binding, ()), "--listen",
                url_for(binding, transport), "--client-command", client, "--client-timeout", str(client_timeout),
                "--report-dir", str(report_dir), "--quiet"]
@@ -199,10 +181,4 @@ def run_listen_modes(binding: str, transport: str, modes: dict[str, str], report
 
     client = shlex.join([PY, str(BY_CASE), binding, str(max_seconds), *(f"{c}={m}" for c, m in modes.items()),
                          "--", *PROFILES.get(binding, ())])
-    command = [PY, "-m", "rsio_tck.cli", "run", "--binding", binding, *PROFILES.get(binding, ()), "--listen",
-               url_for(binding, transport), "--client-command", client, "--client-timeout", str(client_timeout),
-               "--report-dir", str(report_dir), "--quiet"]
-    for case in modes:
-        command += ["--client-test", case]
-    measured, _ = measure_pair(command, KILL_AFTER)
-    return measured, results_of(report_dir)
+    return _listen(binding, transport, client, client_timeout, report_dir, modes)

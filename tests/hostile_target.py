@@ -96,6 +96,16 @@ def assert_bounded(measured: Any, results: list[dict[str, Any]], binding: str, w
             assert rules and rules <= own, f"{what}: {result['id']} cites {sorted(rules - own) or 'nothing'}"
 
 
+def bounded_run(binding: str, transport: str, mode: str, report_dir: Path, *extra: str, profile: str | None = None,
+                wanted: str | None = None) -> tuple[Any, list[dict[str, Any]]]:
+    """``run_kit``, then ``assert_bounded``; ``wanted``: a rule some failing result must cite (the one the mode
+    surely breaks).  The measure and the results."""
+    measured, results = run_kit(binding, transport, mode, report_dir, *extra, profile=profile)
+    assert_bounded(measured, results, binding, " ".join((binding, transport, profile or "", mode)))
+    assert wanted is None or wanted in cited(results), sorted(cited(results))
+    return measured, results
+
+
 def cited(results: list[dict[str, Any]]) -> set[str]:
     """Every rule the failing results cite."""
     return {v["rule"] for r in results if r["verdict"] == "fail" for v in r["violations"]}

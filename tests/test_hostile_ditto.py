@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hostile_target import assert_bounded, assert_said_too_slow, cited, not_judged_at_a_kit_limit, run_kit
+from hostile_target import assert_said_too_slow, bounded_run, not_judged_at_a_kit_limit
 
 FULL_SUITE = {
     "garbage": None,
@@ -29,32 +29,26 @@ SUBSET = {"silent": "DITTO-001 or DITTO-002", "slowloris": "DITTO-001 or DITTO-0
 @pytest.mark.timeout(400)  # the run is killed at 150 s; the rest is the peer and report
 @pytest.mark.parametrize("mode", sorted(FULL_SUITE))
 def test_the_whole_suite_against_a_hostile_ditto_target_is_bounded(mode: str, tmp_path: Path) -> None:
-    measured, results = run_kit("ditto", "tcp", mode, tmp_path)
-    assert_bounded(measured, results, "ditto", f"ditto tcp {mode}")
-    wanted = FULL_SUITE[mode]
-    assert wanted is None or wanted in cited(results), sorted(cited(results))
+    bounded_run("ditto", "tcp", mode, tmp_path, wanted=FULL_SUITE[mode])
 
 
 @pytest.mark.timeout(400)
 @pytest.mark.parametrize("mode", sorted(SUBSET))
 def test_a_subset_against_a_slow_ditto_target_is_bounded(mode: str, tmp_path: Path) -> None:
-    measured, results = run_kit("ditto", "tcp", mode, tmp_path, "-k", SUBSET[mode])
-    assert_bounded(measured, results, "ditto", f"ditto tcp {mode}")
+    bounded_run("ditto", "tcp", mode, tmp_path, "-k", SUBSET[mode])
 
 
 @pytest.mark.timeout(400)
 @pytest.mark.parametrize("mode", ["endless-line", "ws-continuations", "ws-huge-frame"])
 def test_websocket_modes_against_the_kit_are_bounded(mode: str, tmp_path: Path) -> None:
-    measured, results = run_kit("ditto", "ws", mode, tmp_path, "-k", "DITTO-001 or DITTO-002 or DITTO-003")
-    assert_bounded(measured, results, "ditto", f"ditto ws {mode}")
+    bounded_run("ditto", "ws", mode, tmp_path, "-k", "DITTO-001 or DITTO-002 or DITTO-003")
 
 
 @pytest.mark.timeout(400)
 def test_a_ping_flood_is_bounded_and_not_judged(tmp_path: Path) -> None:
     # Pings as fast as the socket takes them, the pongs never read: the kit closes at its own limit (1008), and
     # nothing after it is charged to a rule (before: 235 MB, still running).
-    measured, results = run_kit("ditto", "ws", "ws-ping-flood", tmp_path)
-    assert_bounded(measured, results, "ditto", "ditto ws ws-ping-flood")
+    measured, results = bounded_run("ditto", "ws", "ws-ping-flood", tmp_path)
     assert not_judged_at_a_kit_limit(results), results
 
 
@@ -62,6 +56,5 @@ def test_a_ping_flood_is_bounded_and_not_judged(tmp_path: Path) -> None:
 def test_the_whole_suite_against_a_line_that_trickles_is_said_once_to_be_too_slow(tmp_path: Path) -> None:
     # A line of the largest announced length, two bytes a second: the first round of scenarios runs out of its
     # 30 s budget with bytes still arriving (not judged), a probe of the target's pace fails, the run ends.
-    measured, results = run_kit("ditto", "tcp", "huge-length", tmp_path)
-    assert_bounded(measured, results, "ditto", "ditto tcp huge-length")
+    measured, results = bounded_run("ditto", "tcp", "huge-length", tmp_path)
     assert_said_too_slow(measured, results)
