@@ -154,8 +154,17 @@ class _WebSocketView:
             if stream:
                 self.verdict.monitor.observe(sender, stream, t)
                 stream = b""
-            self.verdict.monitor.close(sender, t)
+            self.close(sender, t)
         return stream
+
+    def close(self, sender: Side, t: float) -> None:
+        """Judge the end of ``sender``'s stream, unless the other side had gone past a limit of the kit's own (a
+        ping flood): a peer that closes then refused it, as the kit's own endpoints do, and owes nothing."""
+        if self.observer.past_a_limit(sender.peer):
+            self.verdict.error = self.verdict.error or (f"WebSocket: the {sender} closed once the {sender.peer} "
+                                                        "had gone past a limit of the kit's own (not judged)")
+        else:
+            self.verdict.monitor.close(sender, t)
 
 
 class _Relayed:
@@ -172,6 +181,13 @@ class _Relayed:
         self.writers: dict[Side, Any] = {}  # to whom: Side.CLIENT writes to the client
         self.after_verdict = 0  # bytes of ``certain`` relayed once its verdict was certain
         self.kit_closed = False  # the relay ended it: no side's end of stream is judged from here
+
+    def close(self, sender: Side, t: float) -> None:
+        """The end of ``sender``'s stream, judged (over WebSocket, as the view decides)."""
+        if self.view is not None:
+            self.view.close(sender, t)
+        else:
+            self.monitor.close(sender, t)
 
     def ended(self, what: str) -> None:
         if self.verdict.ended is None:
@@ -209,7 +225,7 @@ async def _pump(reader: asyncio.StreamReader, sender: Side, relayed: _Relayed) -
         except (ConnectionError, OSError):  # the sender's transport ended abruptly (reset): its close
             if not relayed.kit_closed:
                 relayed.ended(f"the {sender}'s connection was reset")
-                monitor.close(sender, time.monotonic() - relayed.t0)
+                relayed.close(sender, time.monotonic() - relayed.t0)
             return
         if relayed.kit_closed:
             return  # what came after the relay ended the connection is nobody's to judge
@@ -231,7 +247,7 @@ async def _pump(reader: asyncio.StreamReader, sender: Side, relayed: _Relayed) -
             relayed.ended(f"the {sender} closed")
             recorder.add(t, sender, None)
             if view is None or sender not in view.closed:  # a WebSocket close frame ended it already
-                monitor.close(sender, t)
+                relayed.close(sender, t)
             try:
                 writer = relayed.writers[receiver]
                 if writer.can_write_eof():

@@ -308,6 +308,7 @@ class Observer:
         self.failure: dict[Side, WebSocketError] = {}
         self.path = path
         self.ended: set[Side] = set()
+        self.control_in_a_row = {Side.CLIENT: 0, Side.SERVER: 0}  # pings and pongs since the sender's last data frame
 
     def feed(self, sender: Side, data: bytes) -> bytes:
         if sender in self.failure or sender in self.ended:
@@ -323,6 +324,10 @@ class Observer:
                 if event.opcode is Opcode.CLOSE:
                     self.ended.add(sender)
                     break
+                if event.opcode in (Opcode.PING, Opcode.PONG):
+                    self.control_in_a_row[sender] += 1
+                    continue
+                self.control_in_a_row[sender] = 0
                 got = self.messages[sender].frame(event)
                 if isinstance(got, WebSocketError):
                     self.failure[sender] = got
@@ -335,6 +340,13 @@ class Observer:
         self.server_side.data_to_send()
         self.client_side.data_to_send()  # what the observers would answer is never sent
         return bytes(out)
+
+
+    def past_a_limit(self, sender: Side) -> bool:
+        """Whether ``sender`` went past a limit of the kit's own (``MAX_CONTROL_IN_A_ROW``, ``MAX_MESSAGE_FRAMES``):
+        a peer that then closes (as the kit's own endpoints do, with 1008 or 1009) owes nothing it owed before."""
+        return (self.control_in_a_row[sender] > MAX_CONTROL_IN_A_ROW
+                or self.messages[sender].frames > MAX_MESSAGE_FRAMES)
 
 
 def is_websocket_trace(records: list[Any]) -> bool:
