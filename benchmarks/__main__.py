@@ -15,6 +15,7 @@ BENCHES = [
     ("Spark pipeline: judge + aggregate frame rows (issue 7)", "benchmarks.bench_pipeline"),
     ("RSocket decode + monitor against a bare length-prefix split (issue 14)", "benchmarks.bench_rsocket"),
     ("kit peak RSS and wall time under a flooding target (issue 15)", "benchmarks.bench_flood"),
+    ("kit wall time and peak RSS against hostile RS-IO, RSocket and Ditto targets (issue 27)", "benchmarks.bench_hostile"),
 ]
 
 

@@ -8,6 +8,10 @@
     rsio-peer --stdio                                               # one connection on stdin/stdout
     rsio-peer --connect tcp://host:port [--subscribe NAME]          # the client role (ws://host:port/path too)
     rsio-peer --list-faults
+    rsio-peer --binding rsocket --listen tcp://127.0.0.1:0 --hostile garbage   # misbehave on purpose
+    rsio-peer --binding rsocket --connect tcp://127.0.0.1:7879 --hostile flood   # a hostile client (once)
+    rsio-peer --binding ditto --connect env --hostile garbage       # ... to $RSIO_URL (listen mode's client command)
+    rsio-peer --binding ditto --hostile list                        # every hostile mode, one line each
     rsio-peer --binding rsocket --profile rsocket-1.0 --listen tcp://127.0.0.1:7878   # another wire
 
 The shell knows no wire: ``--binding`` picks the peer of ``peer_registry`` (RS-IO by
@@ -46,6 +50,14 @@ def parser(peer: PeerBinding | None = None) -> argparse.ArgumentParser:
     mode.add_argument("--connect", metavar="URL", help="connect as client (tcp://, tls://, ws://, wss://, unix:, exec:COMMAND)")
     mode.add_argument("--list-faults", action="store_true", help="print every fault with the rule it breaks")
     mode.add_argument("--capabilities", action="store_true", help="print the capabilities file and exit")
+    mode.add_argument("--hostile", metavar="MODE",
+                      help="with --listen (tcp:// or ws://): misbehave on every connection as MODE says, to test "
+                           "the kit's bounds; with --connect: one connection as a hostile client, exit 1 when the "
+                           "mode ends (--connect env: the URL in $RSIO_URL, for listen mode) ('list' prints the modes)")
+    p.add_argument("--hostile-max-bytes", type=int, default=64 * 1024 * 1024, metavar="N",
+                   help="with --hostile: bytes written per connection at most (default 64 MiB)")
+    p.add_argument("--hostile-max-seconds", type=float, default=300.0, metavar="S",
+                   help="with --hostile: seconds the process lives at most (default 300)")
     p.add_argument("--subscribe", metavar="NAME", help="with --connect: subscribe to NAME and print its elements")
     p.add_argument("--buffer", type=int, default=64, help="with --subscribe: elements requested ahead (default 64)")
     p.add_argument("--binding", choices=tuple(PEERS), default=DEFAULT_PEER, metavar="NAME",
@@ -117,6 +129,51 @@ def config_from(args: argparse.Namespace, peer: PeerBinding | None = None) -> An
                "ids": args.ids,
                "faults": tuple(args.fault), "split_threshold": args.split_threshold}
     return peer.config(profile_from(args, peer), options)
+
+
+async def run_hostile(args: argparse.Namespace, peer: PeerBinding) -> int:
+    """``--hostile MODE``: the binding's material in the neutral hostile driver, on every --listen URL."""
+    from .hostile import serve_hostile
+
+    material = peer.hostile_material(profile_from(args, peer))  # type: ignore[attr-defined]
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+
+    def listening(url: str, port: int) -> None:
+        if args.port_file is not None and port:
+            write_port(args.port_file, port)
+        target = Target.parse(url)
+        print(f"listening on {target.scheme}://{target.host}:{port}{target.path if target.websocket else ''}",
+              flush=True)  # the URL with the port bound (tests read this line)
+
+    await serve_hostile(args.listen, material, args.hostile, max_bytes=args.hostile_max_bytes,
+                        max_seconds=args.hostile_max_seconds, seed=args.seed, stop=stop, on_listening=listening)
+    return 0
+
+
+async def run_hostile_client(args: argparse.Namespace, peer: PeerBinding) -> int:
+    """``--connect URL --hostile MODE``: one connection as a hostile client (listen mode's client command, a
+    proxy's client); exit 1 once the mode ended: a hostile client never performs a test case."""
+    from .hostile import client_hello, connect_hostile
+
+    url = args.connect
+    if url == "env":
+        url = os.environ.get("RSIO_URL", "")
+        if not url:
+            raise ValueError("--connect env: RSIO_URL is not set")
+    profile = profile_from(args, peer)
+    material = peer.hostile_material(profile)  # type: ignore[attr-defined]
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    why = await connect_hostile(url, material, args.hostile, hello=client_hello(material, peer.name, profile),
+                                max_bytes=args.hostile_max_bytes, max_seconds=args.hostile_max_seconds,
+                                seed=args.seed, stop=stop)
+    print(f"hostile client ({args.hostile}) to {url}: {why}", flush=True)
+    return 1
 
 
 def write_port(path: Path, port: int) -> None:
@@ -224,6 +281,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"({exc.strerror or exc})", file=sys.stderr)
             return 2
         return 0
+    if args.hostile is not None:
+        return hostile_main(args, peer)
     if sum(map(bool, (args.listen, args.stdio, args.connect))) != 1:
         parser(peer).error("give exactly one of --listen, --stdio, --connect (or --list-faults)")
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING if args.quiet else logging.INFO,
@@ -232,6 +291,29 @@ def main(argv: list[str] | None = None) -> int:
         config = config_from(args, peer)
         return asyncio.run(run(args, config))
     except (ValueError, TargetError, CertificateError, OSError) as exc:
+        print(f"rsio-peer: {exc}", file=sys.stderr)
+        return 2
+
+
+def hostile_main(args: argparse.Namespace, peer: PeerBinding) -> int:
+    from .hostile import HostileError, describe_modes
+
+    material = getattr(peer, "hostile_material", None)
+    if material is None:
+        print(f"rsio-peer: --hostile: the {peer.name} peer has no hostile modes", file=sys.stderr)
+        return 2
+    if args.hostile == "list":
+        print(describe_modes(material(peer_profile(peer, None)).modes))
+        return 0
+    if sum(map(bool, (args.listen, args.stdio, args.connect))) != 1 or args.stdio:
+        parser(peer).error("--hostile MODE needs --listen URL or --connect URL (tcp:// or ws://), and not --stdio")
+    if args.hostile_max_bytes < 1 or args.hostile_max_seconds <= 0:
+        parser(peer).error("--hostile-max-bytes and --hostile-max-seconds must be positive")
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING if args.quiet else logging.INFO,
+                        format="rsio-peer[%(process)d] %(message)s")
+    try:
+        return asyncio.run(run_hostile_client(args, peer) if args.connect else run_hostile(args, peer))
+    except (HostileError, ValueError, TargetError, OSError) as exc:
         print(f"rsio-peer: {exc}", file=sys.stderr)
         return 2
 

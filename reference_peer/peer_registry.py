@@ -43,6 +43,10 @@ RSocket's, ``rsio_tck.reference_peer.rsocket``, follows the same shape)::
 
     PEER.add_arguments(parser)           # optional: the binding's own flags (e.g. RSocket's --mtu);
                                          # PEER.config then finds them in options["args"]
+    PEER.hostile_material(profile) -> reference_peer.hostile.HostileMaterial
+                                         # optional: the binding's bytes for ``--hostile MODE``
+                                         # (the answer to the kit's opening, one valid frame, a huge
+                                         # header, the binding's own modes); the driver knows no wire
 
 The transports hand a session bytes through asyncio's ``Protocol`` calls
 (``connection_made``, ``data_received``, ``eof_received``, ``pause_writing``,
@@ -57,6 +61,7 @@ is one, serving both its profiles as the publisher)::
     FAULTS: Mapping[str, fault]                        # .rule, .description
     add_arguments(parser)                              # optional: its own flags
     DELIBERATE_WARNINGS: frozenset[str]                # optional
+    hostile_material(profile) -> HostileMaterial       # optional (``--hostile``)
 """
 
 from __future__ import annotations
@@ -144,6 +149,9 @@ class StreamPeer:
         adder = getattr(module, "add_arguments", None)
         if adder is not None:
             self.add_arguments: Callable[[argparse.ArgumentParser], None] = adder
+        material = getattr(module, "hostile_material", None)
+        if material is not None:
+            self.hostile_material: Callable[[str], Any] = material
 
     def config(self, profile: str, options: Mapping[str, Any]) -> Any:
         args = argparse.Namespace(**vars(options.get("args") or argparse.Namespace()))

@@ -73,5 +73,11 @@ class RsioPeer:
         except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
             return element.hex()
 
+    def hostile_material(self, profile: str) -> Any:
+        """RS-IO's bytes for the hostile modes (``--hostile``; ``rsio_hostile.py``, imported when asked)."""
+        from .rsio_hostile import hostile_material as material
+
+        return material(profile)
+
 
 PEER = RsioPeer()

@@ -243,6 +243,9 @@ class ScenarioAdapter(Protocol):
     Optional: ``in_flight(key, event) -> bool``, for a binding whose cancel lets events already sent
     arrive however late (Ditto: SPEC.md decision DITTO-g): ``expect_silence`` lets such events of a
     subscription the kit cancelled pass, and the binding's judge bounds them by the demand granted.
+    Optional: ``session_limits``, the binding's limits the whole session judges with (its decoder and
+    monitor too), when the binding's defaults are larger than a kit connection may hold (RSocket:
+    64 MiB of reassembly per direction, capped at the session's ``REASSEMBLY_MAX_BYTES``).
     """
 
     binding: Binding

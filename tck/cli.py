@@ -172,10 +172,8 @@ def _run_suite_caught(catcher: SignalCatcher, inputs: _RunInputs, target: str | 
                       silence_window: float, min_run: int, quiet: bool) -> int:
     signal_timeout, scenario_budget = timeouts
     from .embedded import EmbeddedPeer, EmbeddedPeerError
-    from .interruption import exit_code, until_signal
+    from .interruption import until_signal
     from .output_files import output_error_line
-    from .report import RunRecorder
-    from .report import build as build_report
     from .scenarios import ScenarioResult, Verdict, run_suite
     from .scenarios.liveness import probe_timeout
 
@@ -206,14 +204,14 @@ def _run_suite_caught(catcher: SignalCatcher, inputs: _RunInputs, target: str | 
     results: list[ScenarioResult] = []  # in the order they finished
     running: dict[str, None] = {}  # ids in flight (an ordered set)
     try:
-        recorder = RunRecorder(directory, target=target, codec=profile, binding=binding, started=started,
-                               capabilities=inputs.capabilities,
-                               target_name=inputs.named[0] if inputs.named else None,
-                               target_version=inputs.named[1] if inputs.named else None)
-    except OSError as exc:
+        recorder = gate.open_run(directory, target=target, codec=profile, binding=binding, started=started,
+                                 capabilities=inputs.capabilities,
+                                 target_name=inputs.named[0] if inputs.named else None,
+                                 target_version=inputs.named[1] if inputs.named else None)
+    except GateError:
         if peer is not None:
             peer.stop()
-        raise GateError(output_error_line(exc), ExitCode.UNRUNNABLE) from None
+        raise
     try:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console, disable=quiet) as progress:
@@ -225,7 +223,10 @@ def _run_suite_caught(catcher: SignalCatcher, inputs: _RunInputs, target: str | 
             def done(result: ScenarioResult) -> None:
                 recorder.add(result)  # results.jsonl line, trace, pcap, transcript
                 running.pop(result.id, None)
-                result.trace = []  # written: do not keep every trace of the run in memory
+                # Written: do not keep every trace of the run in memory (over ws:// the raw bytes too,
+                # up to WIRE_MAX_BYTES a scenario: 4 MB each, kept for the whole run before).
+                result.trace = []
+                result.wire_trace = []
                 results.append(result)
                 progress.advance(task)
 
@@ -237,11 +238,7 @@ def _run_suite_caught(catcher: SignalCatcher, inputs: _RunInputs, target: str | 
         if peer is not None:
             peer.stop()
     interruption = catcher.interruption(len(chosen), recorder.written, running if catcher.caught else ())
-    try:
-        recorder.finish(time.time(), len(chosen), interruption)
-        index = build_report(directory)
-    except OSError as exc:
-        raise GateError(output_error_line(exc), ExitCode.UNRUNNABLE) from None
+    index = gate.finish_run(recorder, len(chosen), interruption)
     summary(results)
     outcome = gate.suite_outcome(results, min_run)
     stopped = gate.target_stopped(results)
@@ -260,9 +257,7 @@ def _run_suite_caught(catcher: SignalCatcher, inputs: _RunInputs, target: str | 
             console.print(f"{'error' if outcome.code else 'warning'}: {outcome.message}", markup=False,
                           highlight=False)
     typer.echo(f"results: {directory / 'results.jsonl'}  report: {index}  ({time.time() - started:.2f} s)")
-    if interruption is not None and catcher.signum is not None:
-        return exit_code(catcher.signum)
-    return int(outcome.code)
+    return catcher.exit_code(interruption, int(outcome.code))
 
 
 def summary(results: list) -> None:  # type: ignore[type-arg]

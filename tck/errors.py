@@ -53,6 +53,14 @@ class ProtocolViolation(Exception):
         where = f" (byte {self.offset})" if self.offset is not None else ""
         return f"[{self.rule}] {self.message}{where}"
 
+    def again(self) -> ProtocolViolation:
+        """The same violation as a fresh exception, never raised.  What keeps a violation for later (a dead
+        decoder raising it on every feed, a read loop judging it after the read) keeps this copy: the raised
+        one's traceback holds the frames it passed, so keeping it would make a cycle through the keeper
+        (a decoder and its buffered partial frame, a whole session) that only a full collection frees."""
+        return ProtocolViolation(rule=self.rule, side=self.side, message=self.message, offset=self.offset,
+                                 frame_index=self.frame_index)
+
     def with_side(self, side: Side) -> ProtocolViolation:
         """The same violation, attributed to ``side`` (codecs do not know who sent)."""
         return ProtocolViolation(

@@ -383,7 +383,7 @@ def stop_line(stop: TargetStop, after: int) -> str:
     """What the kit says, once, when the target stopped answering; ``after``: the scenarios not judged since."""
     running = f" (with {len(stop.running)} other scenario(s) running: {', '.join(stop.running[:10])})" \
         if stop.running else ""
-    return (f"the target stopped answering during {stop.during}{running}: after its time-out, {stop.why}; "
+    return (f"the target {stop.what} during {stop.during}{running}: {stop.after}, {stop.why}; "
             f"{after} scenario(s) after it not judged (error)")
 
 
@@ -425,3 +425,27 @@ def show_failures(out: Console, failed: Sequence[Any], results_path: Path, limit
         out.print(result.explain(), markup=False, highlight=False)
     if len(failed) > limit:
         out.print(f"and {len(failed) - limit} more failures (see {results_path})", markup=False, highlight=False)
+
+
+def open_run(directory: Path, **fields: Any) -> Any:
+    """The run directory's ``RunRecorder``; a directory that cannot be written (a full disk) is one line, exit 3."""
+    from .output_files import output_error_line
+    from .report import RunRecorder
+
+    try:
+        return RunRecorder(directory, **fields)
+    except OSError as exc:
+        raise GateError(output_error_line(exc), ExitCode.UNRUNNABLE) from None
+
+
+def finish_run(recorder: Any, total: int, interruption: Any) -> Path:
+    """Write run.json (``interruption``: the signal that cut the run, if one did) and the report; its index.
+    An output error (a full disk) is one line naming the file, exit 3, as for the run's own files."""
+    from .output_files import output_error_line
+    from .report import build
+
+    try:
+        recorder.finish(time.time(), total, interruption)
+        return build(recorder.run_dir)  # type: ignore[no-any-return]
+    except OSError as exc:
+        raise GateError(output_error_line(exc), ExitCode.UNRUNNABLE) from None

@@ -111,6 +111,13 @@ class SignalCatcher:
             return None
         return Interruption(signal=self.name, at=self.at, selected=selected, finished=finished, running=running)
 
+    def exit_code(self, interruption: Interruption | None, default: int) -> int:
+        """The run's exit code: 128 + the signal's number if it cut the run short (``interruption``), else
+        ``default`` (the verdicts' code): a signal that came after the last scenario changes nothing."""
+        if interruption is not None and self.signum is not None:
+            return exit_code(self.signum)
+        return default
+
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if self.signum is not None:  # the second: stop now, whatever is being cleaned up
             os.write(2, f"\n{signal.Signals(signum).name} again: exiting at once\n".encode())

@@ -19,6 +19,7 @@ lines and whole files, and the run says which file it could not write.
 from __future__ import annotations
 
 import errno
+import json
 import os
 from pathlib import Path
 
@@ -95,3 +96,20 @@ class ResultsLog:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def result_lines(text: str) -> tuple[list[tuple[int, str]], int | None]:
+    """results.jsonl's non-empty lines, numbered, and the number of a cut last line if there is one (left out).
+
+    The kit writes each line whole (``ResultsLog``), but a run directory from an older kit, or
+    one written by a process killed in the middle of a write, may end in half a line: a last line with no
+    newline that does not parse.  It is no result, and everything before it is: leaving it out loses nothing
+    that was written whole, where refusing the whole report would."""
+    lines = text.splitlines()
+    cut = None
+    if lines and not text.endswith("\n"):
+        try:
+            json.loads(lines[-1])
+        except ValueError:
+            cut = len(lines)
+    return [(number, line) for number, line in enumerate(lines, 1) if line.strip() and number != cut], cut

@@ -335,7 +335,7 @@ class ScenarioItem(pytest.Item):
 
         if skip_reason(self.scenario, state.run_config()) is None:
             state.not_run += 1
-            pytest.fail(f"not run: the target went silent during {watch.stop.during}", pytrace=False)
+            pytest.fail(f"not run: the target {watch.stop.went} during {watch.stop.during}", pytrace=False)
 
     def runtest(self) -> None:
         import asyncio

@@ -134,16 +134,13 @@ class Measured:
     output: str
 
 
-def measure(command: list[str], limit: float, interval: float = 0.02, cwd: Path | None = None) -> Measured:
-    """Run ``command`` (killed after ``limit`` seconds), sampling its RSS every ``interval`` seconds."""
+def sample_until_done(process: subprocess.Popen[str], started: float, limit: float,
+                      interval: float = 0.02) -> tuple[int | None, float, int, int]:
+    """Sample ``process``'s RSS (its own, and with its children) every ``interval`` seconds until it ends or
+    ``limit`` seconds from ``started`` pass, then kill it and its children if it is still running.
+    Its exit code (None: killed), the wall time, and the two peaks."""
     import psutil
 
-    started = time.monotonic()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd)
-    chunks: list[str] = []
-    assert process.stdout is not None
-    reader = threading.Thread(target=lambda: chunks.append(process.stdout.read()), daemon=True)  # type: ignore[union-attr]
-    reader.start()
     watched = psutil.Process(process.pid)
     peak = peak_tree = 0
     while process.poll() is None and time.monotonic() - started < limit:
@@ -164,9 +161,20 @@ def measure(command: list[str], limit: float, interval: float = 0.02, cwd: Path 
                 child.kill()
         process.kill()
     process.wait(30)
-    wall = time.monotonic() - started
+    return None if killed else process.returncode, time.monotonic() - started, peak, peak_tree
+
+
+def measure(command: list[str], limit: float, interval: float = 0.02, cwd: Path | None = None) -> Measured:
+    """Run ``command`` (killed after ``limit`` seconds), sampling its RSS every ``interval`` seconds."""
+    started = time.monotonic()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd)
+    chunks: list[str] = []
+    assert process.stdout is not None
+    reader = threading.Thread(target=lambda: chunks.append(process.stdout.read()), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    code, wall, peak, peak_tree = sample_until_done(process, started, limit, interval)
     reader.join(10)
-    return Measured(None if killed else process.returncode, wall, peak, peak_tree, "".join(chunks))
+    return Measured(code, wall, peak, peak_tree, "".join(chunks))
 
 
 def main() -> None:

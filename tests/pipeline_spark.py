@@ -2,7 +2,9 @@
 
 Nothing starts until a pipeline test asks: ``session()`` builds the session on
 first use (local[2] on 127.0.0.1, small shuffles, no whole-stage codegen: the
-corpora are tiny, so compile time would dominate) and stops it at exit.
+corpora are tiny, so compile time would dominate) and stops it at exit.  A
+test may switch the process to another master (one JVM, one context at a
+time); the next ``session()`` switches back.
 ``published()`` writes a synthetic corpus as run directories and runs the real
 ``rsio-tck publish`` command over it once; tests then read the site and the
 Parquet tables it left.
@@ -18,6 +20,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,17 +34,31 @@ SEED = 7
 RUNS_PER_VERSION = 4
 
 
-@functools.cache
+_SESSIONS: list[Any] = []  # every shared session built, the current one last
+
+
 def session():  # type: ignore[no-untyped-def]
+    """The shared local[2] session, built again when a test (test_pipeline_cluster) left another master active."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("RSIO_SHUFFLE_PARTITIONS", "2")
     os.environ.setdefault("RSIO_DRIVER_MEMORY", "1g")
     from rsio_tck.pipeline.session import spark_session
 
-    spark = spark_session("local[2]")
-    spark.conf.set("spark.sql.codegen.wholeStage", "false")
-    atexit.register(spark.stop)
+    spark = spark_session("local[2]")  # the active session when it is local[2]
+    if not _SESSIONS or _SESSIONS[-1] is not spark:
+        spark.conf.set("spark.sql.codegen.wholeStage", "false")
+        if not _SESSIONS:
+            atexit.register(_stop)
+        _SESSIONS.append(spark)
     return spark
+
+
+def _stop() -> None:
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()
 
 
 @dataclass

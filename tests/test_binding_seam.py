@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = {"rsio_tck.reference_peer": ROOT / "reference_peer", "rsio_tck": ROOT / "tck"}
 
 # The reference peer's binding-neutral shell; every other module of the peer belongs to a binding.
-PEER_SHELL = {"__main__", "transports", "api", "peer_registry", "tlscert", "tiny_writes"}
+PEER_SHELL = {"__main__", "transports", "api", "peer_registry", "tlscert", "tiny_writes", "hostile"}
 
 # Neutral roots, by prefix: every module under each is walked.
 ROOTS = [

@@ -248,6 +248,24 @@ def test_run_exit_0_results_line_on_stdout_and_unknown_baseline_warns(files: dic
     assert "warning: baseline" in result.stderr and "NO-SUCH-SCENARIO" in result.stderr
 
 
+def test_report_leaves_out_a_half_last_line_of_results_and_says_so(tmp_path: Path) -> None:
+    # A run directory whose writer was killed in the middle of a line (an older kit wrote lines in pieces):
+    # the whole lines before it are results; the half line is left out, said in one note, not a refusal.
+    assert _run(tmp_path, "-k", "HS-001 or HS-002").exit_code == 0
+    (run_dir,) = (tmp_path / "reports").iterdir()
+    results = run_dir / "results.jsonl"
+    whole = results.read_text()
+    results.write_text(whole + whole.splitlines()[0][:57])  # a third line, cut
+    result = CliRunner().invoke(app, ["report", str(run_dir)])
+    assert result.exit_code == 0, result.output
+    assert f"note: {results}:3 is half a line (the run was cut while writing it): left out" in result.stderr
+    report = json.loads((run_dir / "report" / "report.json").read_text())
+    assert len(report["scenarios"]) == 2, report["scenarios"]
+    results.write_text(whole.splitlines()[0][:57] + "\n" + whole)  # not the last line: a damaged file, refused
+    result = CliRunner().invoke(app, ["report", str(run_dir)])
+    assert result.exit_code == 2 and "results.jsonl:1: not valid JSON" in result.output, result.output
+
+
 def test_run_exit_1_on_a_conformance_failure(tmp_path: Path) -> None:
     result = _run(tmp_path, "--scenarios", str(default_directory() / "dem.yaml"), "-k", "DEM-001",
                   "--fault", "dem-beyond-demand")

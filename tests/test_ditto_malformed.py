@@ -39,7 +39,9 @@ MALFORMED: list[tuple[str | bytes, str, tuple[str, ...]]] = [
     ('{"topic": "a"} x', "DITTO-ENV-1", ("not JSON", "Extra data")),
     ('{"value": NaN, "topic": "x"}', "DITTO-ENV-1", ("NaN",)),
     (b'{"topic": "\xff"}', "DITTO-ENV-1", ("UTF-8",)),
-    ("[" * 100_000 + "]" * 100_000, "DITTO-ENV-1", ("nested too deeply",)),
+    # Too deep to read: an array is still known not to be an object; inside an object the kit cannot tell.
+    ("[" * 100_000 + "]" * 100_000, "DITTO-ENV-2", ("array", "nested too deeply")),
+    ('{"value":' + "[" * 100_000 + "]" * 100_000 + "}", "DITTO-ENV-1", ("nested too deeply",)),
     ('{"n": ' + "9" * 5000 + "}", "DITTO-ENV-1", ("not JSON",)),
     ("[]", "DITTO-ENV-2", ("array",)),
     ('"topic"', "DITTO-ENV-2", ("string",)),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import msgpack
 import pytest
@@ -154,7 +155,7 @@ class _Writer:
     """A stream writer whose peer is gone when ``gone``: drain raises as asyncio's does."""
 
     def __init__(self, gone: bool, eof_gone: bool = False) -> None:
-        self.gone, self.eof_gone, self.written = gone, eof_gone, b""
+        self.gone, self.eof_gone, self.written, self.closed = gone, eof_gone, b"", False
 
     def write(self, data: bytes) -> None:
         self.written += data
@@ -169,6 +170,19 @@ class _Writer:
     def write_eof(self) -> None:
         if self.eof_gone:  # as asyncio's transport does once the receiver has disconnected
             raise OSError(107, "Transport endpoint is not connected")
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _pump_one(reader: _Reader, writer: _Writer, monitor: Any, certain: Side | None = None) -> Any:
+    """The server's pump of one relayed connection, from ``reader`` to ``writer``; its verdict."""
+    from rsio_tck.proxy.relay import ConnectionVerdict, _pump, _Recorder, _Relayed
+
+    relayed = _Relayed(ConnectionVerdict(1, monitor), _Recorder(), 0.0, None, certain)
+    relayed.writers = {Side.CLIENT: writer}
+    asyncio.run(asyncio.wait_for(_pump(reader, Side.SERVER, relayed), TIMEOUT))  # type: ignore[arg-type]
+    return relayed.verdict
 
 
 def _half_frame() -> bytes:
@@ -186,11 +200,9 @@ def _half_frame() -> bytes:
 def test_only_the_senders_own_end_inside_a_frame_is_its_finding(reader_then: BaseException | None,
                                                                 receiver_gone: bool, sender_ended: bool) -> None:
     from rsio_tck.monitor import Monitor
-    from rsio_tck.proxy.relay import _pump, _Recorder
 
     monitor = Monitor("msgpack", binding=get_binding("rsio"))
-    reader, writer = _Reader([_half_frame()], reader_then), _Writer(receiver_gone)
-    asyncio.run(asyncio.wait_for(_pump(reader, writer, Side.SERVER, monitor, _Recorder(), 0.0), TIMEOUT))  # type: ignore[arg-type]
+    _pump_one(_Reader([_half_frame()], reader_then), _Writer(receiver_gone), monitor)
     ended_inside = [f for f in monitor.findings if f.side is Side.SERVER and f.frame is None]
     assert bool(ended_inside) is sender_ended, [f.to_json() for f in monitor.findings]
 
@@ -199,10 +211,38 @@ def test_a_sender_that_closes_after_its_receiver_left_ends_the_pump_quietly() ->
     # Seen in CI: half-closing towards a receiver that had already gone raised ENOTCONN out of the
     # relay's connection callback, a traceback on the console.  The sender's close is still judged.
     from rsio_tck.monitor import Monitor
-    from rsio_tck.proxy.relay import _pump, _Recorder
 
     monitor = Monitor("msgpack", binding=get_binding("rsio"))
-    reader, writer = _Reader([_half_frame()]), _Writer(gone=False, eof_gone=True)
-    asyncio.run(asyncio.wait_for(_pump(reader, writer, Side.SERVER, monitor, _Recorder(), 0.0), TIMEOUT))  # type: ignore[arg-type]
+    writer = _Writer(gone=False, eof_gone=True)
+    _pump_one(_Reader([_half_frame()]), writer, monitor)
     assert writer.written == _half_frame()
     assert [f for f in monitor.findings if f.side is Side.SERVER and f.frame is None], "the sender's close is judged"
+
+
+def test_listen_mode_closes_a_connection_once_the_judged_side_broke_a_must_rule() -> None:
+    # Issue 27: a hostile client writing garbage or a flood was relayed to its last byte (64 MiB a case), and
+    # the report re-judged its 4 MiB trace, 166,000 violations, for 25 s a case.  The verdict is certain at
+    # the first MUST broken: the relay passes POST_VERDICT_BYTES more and closes, as the kit's scenarios do.
+    from rsio_tck.monitor import Monitor
+    from rsio_tck.proxy.relay import POST_VERDICT_BYTES
+
+    monitor = Monitor("msgpack", binding=get_binding("rsio"))
+    garbage = [b"\xc1" * 1024] * 1000  # 0xc1 is never used in MessagePack: the first read breaks a MUST rule
+    reader, writer = _Reader(garbage), _Writer(gone=False)
+    verdict = _pump_one(reader, writer, monitor, certain=Side.SERVER)
+    assert monitor.must_seen[Side.SERVER]
+    assert len(writer.written) == 1024 + POST_VERDICT_BYTES  # the read that broke the rule, then the allowance
+    assert writer.closed and len(reader.chunks) == 1000 - 3
+    assert verdict.ended.startswith("the kit closed it once the server broke "), verdict.ended
+    assert "server 3.0 KB" in verdict.line() and "the kit closed it" in verdict.line(), verdict.line()
+
+
+def test_a_proxy_passes_everything_on_and_says_how_the_connection_ended() -> None:
+    from rsio_tck.monitor import Monitor
+
+    monitor = Monitor("msgpack", binding=get_binding("rsio"))
+    reader, writer = _Reader([b"\xc1" * 1024] * 100), _Writer(gone=False)
+    verdict = _pump_one(reader, writer, monitor)
+    assert len(writer.written) == 100 * 1024
+    assert verdict.line().startswith("connection 1: 0 frames, client 0 B, server 100.0 KB; the server closed; "
+                                     "MUST violations client 0, server 1; rules "), verdict.line()

@@ -133,3 +133,24 @@ def test_rsio_layer_dissects_payloads_when_present(run_dir: Path) -> None:
         assert _streams(conn.records) == _streams(list(read_trace(run_dir / "traces" / "HS-001.trace")))
     finally:
         tmp.unlink()
+
+
+def test_write_pcap_writes_the_bytes_scapy_writes(tmp_path: Path) -> None:
+    """``write_pcap`` builds packets with ``struct`` for speed: byte for byte scapy's ``PcapWriter`` output of
+    ``iter_trace_packets``' packets (checksums, odd lengths, FINs, a truncation marker, fractional times)."""
+    from scapy.utils import PcapWriter
+
+    from rsio_tck.report.pcap import iter_trace_packets, write_pcap
+
+    records = [TraceRecord(t=0.0, sender=Side.CLIENT, data=b"\x01" * 3001),
+               TraceRecord(t=0.000123456, sender=Side.SERVER, data=bytes(range(256)) * 7 + b"\xff"),
+               TraceRecord(t=1.5, sender=Side.SERVER, data=None),
+               TraceRecord(t=1.75, sender=Side.CLIENT, data=b"x"),
+               TraceRecord(t=2.0, sender=Side.CLIENT, data=None)]
+    for trace in (records, [*records[:2], TraceRecord(t=0.5, sender=Side.SERVER, data=None, truncated=True)]):
+        fast, slow = tmp_path / "fast.pcap", tmp_path / "slow.pcap"
+        write_pcap(fast, trace, base=1_700_000_000.987654321, server_port=7878, client_port=40123)
+        with PcapWriter(str(slow), sync=False) as writer:
+            for packet in iter_trace_packets(trace, base=1_700_000_000.987654321, server_port=7878, client_port=40123):
+                writer.write(packet)
+        assert fast.read_bytes() == slow.read_bytes()

@@ -166,3 +166,32 @@ def test_feed_and_feed_runs_may_alternate_on_one_decoder_and_messages_are_frames
     assert expand(out) == frames
     message = get_profile(V1).encoder(length_prefix=False).encode(frames[0])
     assert get_profile(V1).decoder(length_prefix=False).feed_runs(message) == [frames[0]]
+
+
+def test_a_large_frame_arriving_in_reads_is_kept_once_not_copied_per_read() -> None:
+    # Issue 27: feed_runs copied the held bytes on every read, so an 8 MiB frame in reads of 64 KiB was 512 MB
+    # of copies and three copies alive at once (a hostile server's 16 MiB frame under the proxy's monitor
+    # peaked at 51 MB traced and took seconds).  A frame in progress is only kept until it is whole.
+    import time
+    import tracemalloc
+
+    size, chunk = 8 * 1024 * 1024, 64 * 1024
+    data = get_profile(V1).encoder().encode(Payload(stream_id=1, next=True, data=b"\x2a" * size))
+    decoder = get_profile(V1).decoder(None)
+    tracemalloc.start()
+    try:
+        last = len(data) - 1000  # the frame's last 1,000 bytes complete it
+        started = time.process_time()
+        for at in range(0, last, chunk):
+            assert decoder.feed_runs(data[at : min(at + chunk, last)]) == []
+        _, partial_peak = tracemalloc.get_traced_memory()
+        spent = time.process_time() - started
+        tracemalloc.reset_peak()
+        (whole,) = decoder.feed_runs(data[last:])
+        _, whole_peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert isinstance(whole, Payload) and len(whole.data) == size
+    assert partial_peak < 1.3 * size, f"{partial_peak / 2**20:.1f} MiB held for a frame of {size / 2**20:.0f} MiB"
+    assert whole_peak < 3.3 * size, f"{whole_peak / 2**20:.1f} MiB at the frame's end"
+    assert spent < 2.0, f"{spent:.2f} s of CPU for the reads of one frame"

@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 from websockets.frames import Frame, Opcode
+from websockets.protocol import State
+from websockets.server import ServerProtocol
 
 from rsio_tck.binding import get_binding
 from rsio_tck.bindings.ditto.framing import LineDecoder
@@ -27,8 +29,8 @@ from rsio_tck.reference_peer.api import Peer
 from rsio_tck.scenarios import RunConfig, Verdict, load_directory, run_suite
 from rsio_tck.transport import Target, TargetError, open_target
 from rsio_tck.websocket import framing_for
-from rsio_tck.websocket.framing import StreamFraming
-from rsio_tck.websocket.link import Observer, WebSocketLink
+from rsio_tck.websocket.framing import StreamFraming, WebSocketError
+from rsio_tck.websocket.link import MAX_CONTROL_IN_A_ROW, MAX_MESSAGE_FRAMES, Observer, WebSocketLink, _Messages
 from rsio_tck.websocket.shells import CarryOverWebSocket
 
 TIMEOUT = 10.0
@@ -111,6 +113,36 @@ def test_stream_framing_keeps_bytes_and_bounds_messages() -> None:
     messages = framing.outgoing(data)
     assert all(isinstance(m, bytes) and len(m) <= 64 * 1024 for m in messages)
     assert b"".join(framing.incoming(m) for m in messages) == data
+
+
+def _opened_client(framing: Any) -> WebSocketLink:
+    """A client link whose opening handshake a server link answered (both sans-IO, no socket)."""
+    client = WebSocketLink(Side.CLIENT, framing, uri="ws://127.0.0.1:1/tck")
+    server = WebSocketLink(Side.SERVER, framing, path="/tck")
+    server.receive_data(b"".join(client.data_to_send()))
+    client.receive_data(b"".join(server.data_to_send()))
+    assert client.opened and client.failure is None
+    return client
+
+
+def test_a_stream_framing_reads_a_fragmented_message_as_its_frames_arrive() -> None:
+    """RS-IO's messages mean nothing: the bytes of each continuation are the stream's at once, so a message
+    in endless one-byte frames is judged at its first byte (it was joined first: 10^6 frames per scenario)."""
+    client = _opened_client(StreamFraming(max_message=10))
+    first = Frame(Opcode.BINARY, b"\x01\x00", fin=False).serialize(mask=False)
+    more = Frame(Opcode.CONT, b"\x90", fin=False).serialize(mask=False)
+    assert client.receive_data(first) == b"\x01\x00" and client.receive_data(more * 3) == b"\x90" * 3
+    last = Frame(Opcode.CONT, b"!", fin=True).serialize(mask=False)
+    assert client.receive_data(last) == b"!" and client.failure is None
+    # The message is still bounded as a whole: 11 bytes in continuations of a 10-byte framing is close 1009.
+    client.receive_data(first + more * 8 + last)
+    assert client.failure is not None and client.failure.close_code == 1009
+
+
+def test_a_message_framing_still_joins_its_fragments() -> None:
+    client = _opened_client(framing_for("rsocket"))
+    assert client.receive_data(Frame(Opcode.BINARY, b"\x00\x00", fin=False).serialize(mask=False)) == b""
+    assert client.receive_data(Frame(Opcode.CONT, b"\x00\x01", fin=True).serialize(mask=False)) != b""
 
 
 def test_a_link_pair_carries_the_stream_under_any_chunking() -> None:
@@ -243,6 +275,39 @@ def test_a_malformed_frame_to_the_kit_is_one_line_with_its_close_code(raw: bytes
     error = run(_kit_error(lambda: _Raw(raw), binding="rsio"))
     assert error.startswith("WebSocket: a malformed WebSocket frame from the server")
     assert f"(close {code})" in error and words in error and "\n" not in error
+
+
+def test_a_message_in_more_frames_than_the_kit_takes_is_closed_1009_and_one_within_them_is_whole() -> None:
+    def feed(count: int) -> bytes | WebSocketError:
+        messages = _Messages(framing_for("rsocket"), "server")
+        outcome = messages.frame(Frame(Opcode.BINARY, b"\x00", fin=False))
+        for i in range(1, count):
+            outcome = messages.frame(Frame(Opcode.CONT, b"\x00", fin=i == count - 1))
+            if isinstance(outcome, WebSocketError):
+                return outcome
+        return outcome
+
+    whole = feed(MAX_MESSAGE_FRAMES)  # the binding's stream of one message of that many bytes
+    assert isinstance(whole, bytes) and whole.endswith(b"\x00" * MAX_MESSAGE_FRAMES), whole
+    error = feed(MAX_MESSAGE_FRAMES + 1)
+    assert isinstance(error, WebSocketError) and error.close_code == 1009, error
+    assert f"in more than {MAX_MESSAGE_FRAMES} frames" in str(error)
+
+
+def test_a_ping_flood_to_the_kit_is_one_line_with_close_1008_and_pings_between_messages_are_fine() -> None:
+    ping = b"\x89\x00"  # FIN, ping, no payload, unmasked: as a server sends it
+    message = Frame(Opcode.BINARY, b"\x00\x00\x00").serialize(mask=False)
+    error = run(_kit_error(lambda: _Raw(ping * (MAX_CONTROL_IN_A_ROW + 1)), binding="rsocket"))
+    assert f"more than {MAX_CONTROL_IN_A_ROW} pings or pongs in a row" in error and "(close 1008)" in error
+    assert "\n" not in error
+
+    link = WebSocketLink(Side.SERVER, framing_for("rsocket"), path=None)
+    link.ws = ServerProtocol(state=State.OPEN, max_size=None)  # frames only: the handshake is not what this checks
+    link.opened = True
+    ping, message = Frame(Opcode.PING, b"").serialize(mask=True), Frame(Opcode.BINARY, b"\0\0\0").serialize(mask=True)
+    burst = (ping * (MAX_CONTROL_IN_A_ROW // 2) + message) * 4  # more pings than the limit, but messages between
+    # The binding's stream: each message's 3 bytes behind RSocket's length prefix.
+    assert link.receive_data(burst) == b"\x00\x00\x03\x00\x00\x00" * 4 and link.failure is None
 
 
 def test_the_peer_answers_a_malformed_frame_with_close_1002() -> None:

@@ -310,7 +310,11 @@ def test_dead_decoder_reraises(codec: str) -> None:
     for later in (good, b""):
         with pytest.raises(ProtocolViolation) as again:
             decoder.feed(later)
-        assert again.value is first.value
+        # The same violation, raised afresh from a copy (``ProtocolViolation.again``): keeping the raised one would
+        # keep its traceback, and through it the decoder's buffered bytes, until a full collection.
+        assert (again.value.rule, str(again.value), again.value.offset) == \
+            (first.value.rule, str(first.value), first.value.offset)
+        assert again.value.__traceback__ is not first.value.__traceback__
 
 
 # (codec, hex, rule, words the message must contain: the frame and the field)

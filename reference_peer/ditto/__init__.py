@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from rsio_tck.bindings.ditto import PROFILE_NAMES
 
@@ -101,10 +102,17 @@ def make_config(args: argparse.Namespace) -> PeerConfig:
                       write_high=max(4096, write_buffer))
 
 
+def hostile_material(profile: str) -> Any:
+    """This binding's bytes for the hostile modes (``--hostile``; ``hostile.py``, imported when asked)."""
+    from .hostile import hostile_material as material
+
+    return material(profile)
+
+
 def list_faults() -> str:
     width = max(map(len, FAULTS), default=0)
     return "\n".join(f"{name:<{width}}  {fault.rule:<15} {fault.description}" for name, fault in FAULTS.items())
 
 
-__all__ = ["CAPABILITIES", "DELIBERATE_WARNINGS", "FAULTS", "PROFILE_NAMES", "Fault", "PeerConfig", "add_arguments",
+__all__ = ["CAPABILITIES", "DELIBERATE_WARNINGS", "FAULTS", "PROFILE_NAMES", "Fault", "PeerConfig", "add_arguments", "hostile_material",
            "list_faults", "make_config", "serve_connection"]

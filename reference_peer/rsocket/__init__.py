@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from rsio_tck.bindings.rsocket import PROFILE_NAMES
 
@@ -108,10 +109,17 @@ def make_config(args: argparse.Namespace) -> PeerConfig:
                       lifetime_ms=3 * keepalive)
 
 
+def hostile_material(profile: str) -> Any:
+    """This binding's bytes for the hostile modes (``--hostile``; ``hostile.py``, imported when asked)."""
+    from .hostile import hostile_material as material
+
+    return material(profile)
+
+
 def list_faults() -> str:
     width = max(map(len, FAULTS), default=0)
     return "\n".join(f"{name:<{width}}  {fault.rule:<14} {fault.description}" for name, fault in FAULTS.items())
 
 
-__all__ = ["CAPABILITIES", "DELIBERATE_WARNINGS", "FAULTS", "PROFILE_NAMES", "Fault", "PeerConfig", "Session", "add_arguments", "list_faults", "make_config",
+__all__ = ["CAPABILITIES", "DELIBERATE_WARNINGS", "FAULTS", "PROFILE_NAMES", "Fault", "PeerConfig", "Session", "add_arguments", "hostile_material", "list_faults", "make_config",
            "serve_connection"]

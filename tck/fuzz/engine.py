@@ -72,6 +72,10 @@ class FuzzConfig:
     stop_at_first: bool = False
     bystander: bool = True  # watch each example from a second connection (ERR-3)
     confirm: int = 2  # re-runs a new finding must reproduce in at least once (0: trust the first run)
+    # Seconds one example may be stretched by bytes that keep coming (its scenario budget): a fuzz example is
+    # a short program, and against a target trickling bytes every example would otherwise take 30 s, each one
+    # past the time budget as long as the one before.
+    example_budget: float = 10.0
     # SHOULD rules whose warnings are not findings: the deviations the reference peer makes on
     # purpose as freedoms (its wide integers, TCK-9), when the fuzzer is pointed at it.
     tolerated: frozenset[str] = frozenset()
@@ -155,12 +159,18 @@ def as_scenario(program: dict[str, Any], ident: str = "FUZZ-001", title: str = "
 _PASSED_ON = ("binding", "profiles", "role", "requires", "needs")
 
 
-def run_program(program: dict[str, Any], config: FuzzConfig) -> ScenarioResult:
-    """Run ``program``; with a bystander connection, its breakage is a failed ERR-3 step."""
+def run_program(program: dict[str, Any], config: FuzzConfig, until: float | None = None) -> ScenarioResult:
+    """Run ``program``; with a bystander connection, its breakage is a failed ERR-3 step.  ``until``: a monotonic
+    time the run should end by (the search's deadline and its grace): the example's budget shrinks to it, never
+    below a few signal timeouts, so the example running when the time budget ends ends soon after."""
     from ..gate import run_config as make_run_config
 
+    budget = config.example_budget
+    if until is not None:
+        budget = max(EXAMPLE_BUDGET_MIN * config.signal_timeout, min(budget, until - time.monotonic()))
     run_config = make_run_config(config.binding, config.codec, target=config.target,
-                                 signal_timeout=config.signal_timeout, silence_window=config.silence_window)
+                                 signal_timeout=config.signal_timeout, silence_window=config.silence_window,
+                                 scenario_budget=budget)
     _, make_bystander = fuzz_hooks(config.binding)
 
     async def with_bystander() -> ScenarioResult:
@@ -180,6 +190,8 @@ def run_program(program: dict[str, Any], config: FuzzConfig) -> ScenarioResult:
 
 Judgement = tuple[str, str | None, str] | None
 ROUND_EXAMPLES = 50  # examples per hypothesis run, so a spent time budget stops the search promptly
+EXAMPLE_BUDGET_MIN = 3  # signal timeouts: the least budget an example gets, however late it starts
+FINISH_GRACE = 5.0  # seconds past the time budget the example then running, and a finding's confirmation, may take
 
 
 @dataclass
@@ -249,9 +261,11 @@ class _Search:
 def fuzz(config: FuzzConfig, on_example: Callable[[FuzzOutcome], None] | None = None,
          runner: Callable[[dict[str, Any]], Judgement] | None = None) -> FuzzOutcome:
     """Search for findings; ``runner`` (program -> judgement) replaces the live target in tests."""
-    search = _Search(config, runner or (lambda program: judge(run_program(program, config), _declared(program),
-                                                              config.tolerated)),
-                     on_example)
+    search = _Search(config, runner or (lambda program: None), on_example)
+    if runner is None:
+        finish = search.deadline + FINISH_GRACE
+        search.judge_program = lambda program: judge(run_program(program, config, finish), _declared(program),
+                                                     config.tolerated)
     outcome = search.outcome
     for number in range(10_000):
         if outcome.examples >= config.examples or time.monotonic() >= search.deadline:
@@ -265,7 +279,7 @@ def fuzz(config: FuzzConfig, on_example: Callable[[FuzzOutcome], None] | None = 
         program, (rule, side, message) = found_now
         found = FuzzFinding(rule=rule, signature=signature(rule, message), side=side, message=message, program=program)
         search.known[found.key] = found
-        if runner is None and not _confirmed(program, rule, config):
+        if runner is None and not _confirmed(program, rule, config, search.deadline + FINISH_GRACE):
             found.count = 0  # a flake: remembered so it is not chased again, not reported
             continue
         outcome.findings.append(found)
@@ -279,12 +293,12 @@ def _declared(program: dict[str, Any]) -> tuple[str, ...]:
     return tuple(program.get("kit_violations", ()))
 
 
-def _confirmed(program: dict[str, Any], rule: str, config: FuzzConfig) -> bool:
+def _confirmed(program: dict[str, Any], rule: str, config: FuzzConfig, until: float) -> bool:
     """The shrunk program fails with the same rule again (timing flakes on a loaded machine do not)."""
     if config.confirm <= 0:
         return True
     for _ in range(config.confirm):
-        again = judge(run_program(program, config), _declared(program), config.tolerated)
+        again = judge(run_program(program, config, until), _declared(program), config.tolerated)
         if again is not None and again[0] == rule:
             return True
     return False

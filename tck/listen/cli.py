@@ -84,10 +84,8 @@ def _run_cases(catcher: SignalCatcher, cases: list[Any], client_command: str, li
     """Listen mode's run, with SIGINT and SIGTERM held (``rsio_tck.interruption``): what finished is kept."""
     from .. import gate
     from ..gate import ExitCode, GateError
-    from ..interruption import exit_code, until_signal
+    from ..interruption import until_signal
     from ..output_files import output_error_line
-    from ..report import RunRecorder
-    from ..report import build as build_report
     from ..scenarios.result import apply_baseline
     from ..transport import TargetError
     from .cases import result_id
@@ -97,16 +95,17 @@ def _run_cases(catcher: SignalCatcher, cases: list[Any], client_command: str, li
     results: list[Any] = []
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        recorder = RunRecorder(directory, target=listen, codec=profile, binding=binding.name, started=started,
-                               target_name=named[0] if named else None, target_version=named[1] if named else None,
-                               target_role="client")
     except OSError as exc:
         raise GateError(output_error_line(exc), ExitCode.UNRUNNABLE) from None
+    recorder = gate.open_run(directory, target=listen, codec=profile, binding=binding.name, started=started,
+                             target_name=named[0] if named else None, target_version=named[1] if named else None,
+                             target_role="client")
 
     def done(result: Any) -> None:
         apply_baseline(result, known)
         recorder.add(result)
-        result.trace = []
+        result.trace = []  # written: neither trace stays in memory for the whole run
+        result.wire_trace = []
         results.append(result)
         typer.echo(f"{result.id}: {result.verdict.value}" + (f" ({result.reason})" if result.reason else ""))
 
@@ -132,11 +131,7 @@ def _run_cases(catcher: SignalCatcher, cases: list[Any], client_command: str, li
     running = [result_id(binding.name, cases[len(results)].name)] if catcher.caught and len(results) < len(cases) \
         else []
     interruption = catcher.interruption(len(cases), len(results), running)
-    try:
-        recorder.finish(time.time(), len(cases), interruption)
-        index = build_report(directory)
-    except OSError as exc:
-        raise GateError(output_error_line(exc), ExitCode.UNRUNNABLE) from None
+    index = gate.finish_run(recorder, len(cases), interruption)
     outcome = gate.suite_outcome(results, min_run)
     failed = [r for r in results if r.verdict.value in ("fail", "error", "xpass")]
     gate.show_failures(gate.console(), failed, directory / "results.jsonl")
@@ -145,6 +140,4 @@ def _run_cases(catcher: SignalCatcher, cases: list[Any], client_command: str, li
     elif outcome.message:
         typer.echo(f"{'error' if outcome.code else 'warning'}: {outcome.message}")
     typer.echo(f"results: {directory / 'results.jsonl'}  report: {index}")
-    if interruption is not None and catcher.signum is not None:
-        return exit_code(catcher.signum)
-    return int(outcome.code)
+    return catcher.exit_code(interruption, int(outcome.code))

@@ -15,7 +15,11 @@ directions with the binding's monitor; the verdict is the client's:
 
 Bounds: one connection per case is judged (a client may open more: each is relayed and
 judged, up to ``MAX_CONNECTIONS``), the client's output is kept to its last
-``MAX_OUTPUT`` bytes, and every case ends within ``timeout`` seconds.
+``MAX_OUTPUT`` bytes, and every case ends within ``timeout`` seconds.  Once the client
+broke a MUST rule its verdict is certain: the relay passes a little more (a goodbye, a
+close) and closes the connection (``run_proxy(certain=Side.CLIENT)``), as the kit's own
+scenarios stop reading a target then, so a client that floods or writes garbage costs
+the kit neither its time nor a long trace to re-judge in the report.
 """
 
 from __future__ import annotations
@@ -89,8 +93,13 @@ async def run_client_case(case: ClientTest, command: str, listen: str, serving: 
     loop = asyncio.get_running_loop()
     ready: asyncio.Future[str] = loop.create_future()
     stop = asyncio.Event()
+    # The kit is the client's receiver here: the client is judged against the kit's configured maxima (a kit
+    # connection's, ``session_limits``: RSocket's 1 MiB of reassembly), not the binding's largest (64 MiB of
+    # fragments that never end were held, 165 MB for a hostile client's two cases).
+    limits = getattr(binding.scenario_adapter(profile, {}), "session_limits", None)  # type: ignore[attr-defined]
     relay = asyncio.ensure_future(run_proxy(listen, serving, binding, profile, max_connections=MAX_CONNECTIONS,
-                                            duration=timeout + 5.0, on_ready=ready.set_result, stop=stop))
+                                            duration=timeout + 5.0, on_ready=ready.set_result, stop=stop,
+                                            certain=Side.CLIENT, limits=limits))
     try:
         url = await asyncio.wait_for(asyncio.shield(ready), 10.0)
     except TimeoutError:
@@ -103,7 +112,7 @@ async def run_client_case(case: ClientTest, command: str, listen: str, serving: 
     findings = [f for c in result.connections for f in c.monitor.findings]
     verdict, failures, reason = _verdict(case, code, output, bool(result.connections), findings, timeout)
     transcript = [f"$ RSIO_URL={url} RSIO_TESTCASE={case.name} {command}  -> exit {code}"]
-    transcript += [f"connection {c.index}: {c.error}" for c in result.connections if c.error]
+    transcript += [c.line() for c in result.connections]
     transcript += [f"client: {line}" for line in output.splitlines()[-40:]]
     for conn in result.connections:
         for finding in conn.monitor.findings:

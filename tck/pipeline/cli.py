@@ -14,7 +14,7 @@ import json
 import logging
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 
@@ -33,13 +33,22 @@ def _setup(run_dirs: list[Path], verbose: bool) -> list[Path]:
         for path in run_dirs:
             if not path.exists():
                 raise GateError(f"{path}: no such file or directory")
-        found = expand_run_dirs(run_dirs)
+        # Resolved here, on the driver: executors on a cluster do not share its working directory.
+        found = [path.resolve() for path in expand_run_dirs(run_dirs)]
         if not found:
             raise GateError(f"{', '.join(map(str, run_dirs))}: no run directory (with run.json, results.jsonl or fuzz.json) "
                             "there or one level below")
         if importlib.util.find_spec("pyspark") is None:
             raise GateError("the pipeline needs PySpark: pip install 'rsio-tck[pipeline]'")
     return found
+
+
+def _lost(exc: Exception) -> NoReturn:
+    """Runs read but their data lost on the way (completeness.LostData): one line, exit 3."""
+    from ..gate import ExitCode
+
+    typer.echo(f"error: pipeline: {exc}", err=True)
+    raise typer.Exit(int(ExitCode.UNRUNNABLE))
 
 
 def _spark(master: str | None) -> Any:
@@ -64,10 +73,14 @@ def pipeline_command(
 ) -> None:
     """Ingest run directories into Parquet tables (runs, results, violations, frames, derived tables)."""
     found = _setup(run_dirs, verbose)
+    from .completeness import LostData
     from .pipeline import run_pipeline
 
     spark = _spark(master)
-    report = run_pipeline(spark, found, warehouse, judge=judge)
+    try:
+        report = run_pipeline(spark, found, warehouse, judge=judge)
+    except LostData as exc:
+        _lost(exc)
     typer.echo(json.dumps(report.to_json(), indent=1))
 
 
@@ -86,12 +99,16 @@ def publish_command(
 ) -> None:
     """Build the static multi-target compliance site (scorecards, rule pages, per-target pages, site.json)."""
     found = _setup(run_dirs, verbose)
+    from .completeness import LostData
+
     sources = _sources(findings)
     started = time.perf_counter()
     spark = _spark(master)
     try:
         index, report = publish_runs(spark, found, out, warehouse=warehouse, judge=judge, build_reports=build_reports,
                                      grid=grid, sources=sources)
+    except LostData as exc:
+        _lost(exc)
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

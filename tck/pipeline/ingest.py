@@ -11,6 +11,7 @@ every executor can read (a shared file system); locally they simply are.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from . import schemas
+from .completeness import Expected, Reads, ReadTally, expected_of
 from .sources import connection_frames, connection_work, fuzz_rows, result_rows, run_row
 
 
@@ -28,6 +30,8 @@ class BaseTables:
     violations: DataFrame
     frames: DataFrame
     fuzz_findings: DataFrame
+    expected: Expected  # what the run directories must give (completeness.check)
+    reads: Any  # an Accumulator[ReadTally]: what the frame tasks read, filled in as the frames table is written
 
     def as_dict(self) -> dict[str, DataFrame]:
         return {
@@ -48,6 +52,18 @@ def _read_run(path: str) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+def _frame_tuples(item: tuple[str, str, str, int, str, str, str], fields: list[str],
+                  reads: Any) -> Iterator[tuple[Any, ...]]:
+    """The frame rows of one trace or pcap as tuples (runs on an executor), tallied into ``reads``."""
+    problems: list[str] = []
+    count = 0
+    for row in connection_frames(*item, problems=problems):
+        count += 1
+        yield tuple(row.get(f) for f in fields)
+    tally: ReadTally = {item[1]: (count, problems[0] if problems else "")}
+    reads.add(tally)
+
+
 def _codec_of(run_dir: Path) -> tuple[str, str, str]:
     """(run_id, codec, binding) from run.json, read on the driver to plan the frame tasks."""
     try:
@@ -61,7 +77,10 @@ def _codec_of(run_dir: Path) -> tuple[str, str, str]:
 def ingest(spark: SparkSession, run_dirs: list[Path]) -> BaseTables:
     """The base tables of ``run_dirs`` (lazy DataFrames; ``write_tables`` stores them)."""
     context = spark.sparkContext
-    paths = [str(p.resolve()) for p in run_dirs]
+    # Executors get absolute paths: on a cluster their working directory is not the driver's, and a
+    # relative path there reads nothing (or another directory's files).
+    run_dirs = [p.resolve() for p in run_dirs]
+    paths = [str(p) for p in run_dirs]
     slices = max(1, context.defaultParallelism * 2)
     tagged = context.parallelize(paths, max(1, min(len(paths), slices))).flatMap(_read_run).cache()
 
@@ -71,17 +90,20 @@ def ingest(spark: SparkSession, run_dirs: list[Path]) -> BaseTables:
         fields = schema.fieldNames()
         return spark.createDataFrame(rows.map(lambda r: tuple(r.get(f) for f in fields)), schema)
 
-    work = []
+    planned = []
     for run_dir in run_dirs:
         run_id, codec, binding = _codec_of(run_dir)
-        work.extend(connection_work(run_dir, run_id, codec, binding))
+        planned.append((run_dir, run_id, connection_work(run_dir, run_id, codec, binding)))
+    work = [item for _run_dir, _run_id, items in planned for item in items]
     fields = schemas.FRAMES.fieldNames()
+    reads = context.accumulator({}, Reads())
     frame_rdd = context.parallelize(work, max(1, min(len(work), slices * 4))).flatMap(
-        lambda item: (tuple(row.get(f) for f in fields) for row in connection_frames(*item))
+        lambda item: _frame_tuples(item, fields, reads)
     )
     return BaseTables(
         runs=table("runs"), scenario_results=table("scenario_results"), violations=table("violations"),
         frames=spark.createDataFrame(frame_rdd, schemas.FRAMES), fuzz_findings=table("fuzz_findings"),
+        expected=expected_of(planned), reads=reads,
     )
 
 

@@ -20,12 +20,17 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
+from .completeness import check, table_checksums
 from .derive import derive_all
 from .ingest import ingest, read_table, write_table
 from .judge import CLUSTERED, judge_files, judge_frames, mark_clustered, run_wires
 from .schemas import BASE_TABLES, DERIVED_TABLES, table_path
 
 log = logging.getLogger(__name__)
+
+CHECKSUMMED = ("runs", "scenario_results", "violations", "frames")
+# Columns that say where the pipeline ran, not what the runs hold: left out of the checksums.
+MACHINE_COLUMNS: dict[str, tuple[str, ...]] = {"runs": ("path",)}
 
 
 @dataclass
@@ -36,10 +41,12 @@ class PipelineReport:
     connections_judged: int = 0
     offline_violations: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
+    # rows and an order-free checksum per table: equal on every master for the same run directories
+    tables: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"warehouse": str(self.warehouse), "runs": self.runs, "frames": self.frames,
-                "offline_violations": self.offline_violations, "seconds": self.seconds}
+                "offline_violations": self.offline_violations, "tables": self.tables, "seconds": self.seconds}
 
 
 def load_tables(spark: SparkSession, warehouse: Path, names: tuple[str, ...] | list[str]) -> dict[str, DataFrame]:
@@ -68,15 +75,22 @@ def derive_warehouse(spark: SparkSession, warehouse: Path) -> None:
 
 
 def run_pipeline(spark: SparkSession, run_dirs: list[Path], warehouse: Path, *, judge: bool = True) -> PipelineReport:
+    """Ingest, judge and derive ``run_dirs`` into ``warehouse``; LostData (nothing written past the base
+    tables) when the executors gave fewer results or frames than the run directories hold."""
+    warehouse = warehouse.resolve()  # Spark resolves a relative path on whichever side writes it
     report = PipelineReport(warehouse=warehouse)
     started = time.perf_counter()
-    base = ingest(spark, run_dirs).as_dict()
+    ingested = ingest(spark, run_dirs)
+    base = ingested.as_dict()
     shutil.rmtree(Path(table_path(warehouse, "violations")), ignore_errors=True)  # no stale partitions
     files = max(1, spark.sparkContext.defaultParallelism)
     for name, frame in base.items():  # few files: many tiny ones make every later query slow
         write_table(frame.coalesce(files), warehouse, name, partition_by=["source"] if name == "violations" else None)
     mark_clustered(Path(table_path(warehouse, "frames")))  # one task per connection, partitions only merged
     report.seconds["ingest"] = time.perf_counter() - started
+    # The frames table is written by now, so every frame task has reported what it read.
+    check(ingested.expected, ingested.reads.value, read_table(spark, warehouse, "scenario_results"),
+          read_table(spark, warehouse, "frames"))
     report.runs = read_table(spark, warehouse, "runs").count()
     report.frames = read_table(spark, warehouse, "frames").count()
     if judge:
@@ -86,6 +100,8 @@ def run_pipeline(spark: SparkSession, run_dirs: list[Path], warehouse: Path, *, 
     mark = time.perf_counter()
     derive_warehouse(spark, warehouse)
     report.seconds["derive"] = time.perf_counter() - mark
+    for name in CHECKSUMMED:
+        report.tables[name] = table_checksums(read_table(spark, warehouse, name).drop(*MACHINE_COLUMNS.get(name, ())))
     log.info("pipeline: %d runs, %d frames, %d offline violations", report.runs, report.frames,
              report.offline_violations)
     return report

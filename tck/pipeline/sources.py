@@ -208,21 +208,31 @@ def connection_work(run_dir: Path, run_id: str, codec: str,
 
 
 def connection_frames(kind: str, path: str, run_id: str, connection: int, scenario: str,
-                      codec: str, binding: str = "rsio") -> Iterator[dict[str, Any]]:
-    """Frame rows of one trace, or of each TCP connection of one pcap (numbered from ``connection``)."""
+                      codec: str, binding: str = "rsio", problems: list[str] | None = None) -> Iterator[dict[str, Any]]:
+    """Frame rows of one trace, or of each TCP connection of one pcap (numbered from ``connection``).  A file
+    that cannot be read whole gives the rows before the fault; why goes to the log and onto ``problems``."""
+    def skipped(why: str, then: str) -> None:
+        log.warning("%s: %s; %s", path, why, then)
+        if problems is not None:
+            problems.append(why)
+
     if kind == "trace":
         recorded = [(connection, read_trace(Path(path)))]
     else:
         try:
             from ..report.pcap import read_connections
-        except ImportError:
-            log.warning("no pcap reader (rsio_tck.report.pcap) installed: %s skipped", path)
+        except ImportError as exc:
+            skipped(f"no pcap reader (rsio_tck.report.pcap: {exc})", "skipped")
             return
-        recorded = [(connection + n, iter(c.records)) for n, c in enumerate(read_connections(Path(path)))]
+        try:
+            recorded = [(connection + n, iter(c.records)) for n, c in enumerate(read_connections(Path(path)))]
+        except (ValueError, OSError) as exc:
+            skipped(str(exc), "skipped")
+            return
     for number, records in recorded:
         try:
             for row in frame_rows(records, codec, binding):
                 yield {"run_id": run_id, "scenario": scenario, "connection": number, "origin": kind,
                        **row.as_dict()}
         except (ValueError, OSError) as exc:
-            log.warning("%s: %s; its remaining frames are skipped", path, exc)
+            skipped(str(exc), "its remaining frames are skipped")

@@ -49,13 +49,9 @@ def proxy_command(
             raise GateError(str(exc), ExitCode.UNRUNNABLE) from None
         failed = False
         for verdict in result.connections:
-            rules = sorted({f["rule"] for f in verdict.findings})
-            state = "error: " + verdict.error if verdict.error else ("cut" if verdict.cut else "ended")
-            typer.echo(f"connection {verdict.index}: {verdict.frames} frames, {state}; MUST violations "
-                       f"client {verdict.must.get('client', 0)}, server {verdict.must.get('server', 0)}"
-                       + (f"; rules {', '.join(rules)}" if rules else ""))
+            typer.echo(verdict.line())
             levels = {f["level"] for f in verdict.findings}
-            failed = failed or any(verdict.must.values()) or (strict and "SHOULD" in levels)
+            failed = failed or any(verdict.monitor.must_seen.values()) or (strict and "SHOULD" in levels)
         if not result.connections:
             raise GateError("no connection reached the proxy", ExitCode.UNRUNNABLE)
         if failed:

@@ -21,7 +21,20 @@ case.  The trace holds the binding's stream; ``wire_trace`` the raw bytes (the p
 Bounds: at most ``max_connections`` connections (then the listener closes), all
 within ``duration`` seconds (then open connections are cut and their verdicts kept,
 marked ``cut``); the trace of a connection stops at ``TRACE_MAX_BYTES`` with a
-truncation marker.  Every connect has a timeout.
+truncation marker.  Every connect has a timeout.  A pump reads ``READ_SIZE`` at a time
+and writes it on before reading again (awaiting the receiver's drain), so the relay holds
+at most a read per direction besides what the monitor holds: a partial frame or line
+within the limits it judges with (and RSocket's reassembly within its ``max_reassembly``):
+the binding's defaults for a proxy (16 MiB of one RSocket frame or Ditto line, 64 MiB of
+RSocket reassembly per direction), the kit's own in listen mode, where the kit is the
+receiver (its scenario adapter's ``session_limits``: 4 MiB, 1 MiB of reassembly).
+In listen mode (``certain``: the client) the verdict on the client is certain once it
+broke a MUST rule: as the kit's own scenarios stop reading a target then, the relay
+passes ``POST_VERDICT_BYTES`` more of the client's bytes (a goodbye, a close) and closes
+both connections, judging neither side's end from there (the kit ended it).  A proxy
+(``certain`` None) passes everything on.  ``ConnectionVerdict.line`` says in one line
+what happened: frames and bytes each way, how the connection ended, the MUST
+violations by side and the rules.
 """
 
 from __future__ import annotations
@@ -39,7 +52,7 @@ from ..errors import Side
 from ..monitor import Monitor
 from ..monitor.trace import TraceRecord, write_trace
 from ..rules import RULES
-from ..scenarios.session import TRACE_MAX_BYTES  # per connection, both directions, as the kit's own sessions
+from ..scenarios.session import POST_VERDICT_BYTES, TRACE_MAX_BYTES  # as the kit's own sessions
 from ..transport import Target, TargetError, open_target
 from ..websocket.framing import framing_for
 from ..websocket.link import Observer
@@ -53,6 +66,8 @@ class ConnectionVerdict:
     monitor: Monitor = field(repr=False)  # the connection's judge: its findings are the verdict
     cut: bool = False  # the proxy's duration ended before the connection did
     error: str | None = None  # the target could not be reached, or a socket failed
+    ended: str | None = None  # how it ended, in words: "the client closed", "the kit closed it: ..."
+    sent: dict[str, int] = field(default_factory=lambda: {str(side): 0 for side in Side})  # bytes by sender
     trace: list[TraceRecord] = field(default_factory=list, repr=False)  # both directions, bounded
     wire_trace: list[TraceRecord] = field(default_factory=list, repr=False)  # WebSocket: the raw bytes
 
@@ -71,7 +86,25 @@ class ConnectionVerdict:
 
     def to_json(self) -> dict[str, Any]:
         return {"connection": self.index, "frames": self.frames, "cut": self.cut, "error": self.error,
-                "must_violations": self.must, "findings": self.findings}
+                "ended": self.ended, "bytes": self.sent, "must_violations": self.must, "findings": self.findings}
+
+    def line(self) -> str:
+        """What happened to the connection, in one line: frames and bytes each way, how it ended, and the
+        MUST violations by side with the rules broken (dropped findings counted too: a flood of one rule)."""
+        state = "error: " + self.error if self.error else (
+            "cut at the proxy's --duration" if self.cut else (self.ended or "ended"))
+        rules = sorted({f.rule for f in self.monitor.findings} | set(self.monitor.findings_dropped))
+        must = self.monitor.must_seen
+        return (f"connection {self.index}: {self.frames} frames, client {_size(self.sent['client'])}, server "
+                f"{_size(self.sent['server'])}; {state}; MUST violations client {must[Side.CLIENT]}, server "
+                f"{must[Side.SERVER]}" + (f"; rules {', '.join(rules)}" if rules else ""))
+
+
+def _size(count: int) -> str:
+    for unit, scale in (("MB", 1 << 20), ("KB", 1 << 10)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count} B"
 
 
 @dataclass
@@ -103,6 +136,7 @@ class _WebSocketView:
         self.observer = observer
         self.verdict = verdict
         self.wire = _Recorder()
+        self.closed: set[Side] = set()  # senders whose stream ended inside the WebSocket (close frame, failure)
 
     def judged(self, t: float, sender: Side, data: bytes) -> bytes:
         self.wire.add(t, sender, data)
@@ -112,18 +146,96 @@ class _WebSocketView:
             self.verdict.error = f"WebSocket: {failure}"
             if failure.violation is not None and failure.violation.rule in RULES:
                 self.verdict.monitor.observe_error(sender, failure.violation, t)
+        if (sender in self.observer.ended or sender in self.observer.failure) and sender not in self.closed:
+            # A close frame ends the sender's stream, and so does a WebSocket it broke: the monitor judges that
+            # end now, not the receiver's answer to it as a close owing what the stream no longer asks (a Ditto
+            # server closing after a client's close frame owes no `created`).
+            self.closed.add(sender)
+            if stream:
+                self.verdict.monitor.observe(sender, stream, t)
+                stream = b""
+            self.close(sender, t)
         return stream
 
+    def close(self, sender: Side, t: float) -> None:
+        """Judge the end of ``sender``'s stream, unless the other side had gone past a limit of the kit's own (a
+        ping flood): a peer that closes then refused it, as the kit's own endpoints do, and owes nothing."""
+        if self.observer.past_a_limit(sender.peer):
+            self.verdict.error = self.verdict.error or (f"WebSocket: the {sender} closed once the {sender.peer} "
+                                                        "had gone past a limit of the kit's own (not judged)")
+        else:
+            self.verdict.monitor.close(sender, t)
 
-async def _pump(reader: asyncio.StreamReader, writer: Any, sender: Side, monitor: Monitor,
-                recorder: _Recorder, t0: float, view: _WebSocketView | None = None) -> None:
+
+class _Relayed:
+    """One relayed connection's state shared by its two pumps: the two writers, and how it ended."""
+
+    def __init__(self, verdict: ConnectionVerdict, recorder: _Recorder, t0: float, view: _WebSocketView | None,
+                 certain: Side | None) -> None:
+        self.verdict = verdict
+        self.monitor = verdict.monitor
+        self.recorder = recorder
+        self.t0 = t0
+        self.view = view
+        self.certain = certain  # listen mode: the side judged, whose first MUST violation ends the connection
+        self.writers: dict[Side, Any] = {}  # to whom: Side.CLIENT writes to the client
+        self.after_verdict = 0  # bytes of ``certain`` relayed once its verdict was certain
+        self.kit_closed = False  # the relay ended it: no side's end of stream is judged from here
+
+    def close(self, sender: Side, t: float) -> None:
+        """The end of ``sender``'s stream, judged (over WebSocket, as the view decides)."""
+        if self.view is not None:
+            self.view.close(sender, t)
+        else:
+            self.monitor.close(sender, t)
+
+    def ended(self, what: str) -> None:
+        if self.verdict.ended is None:
+            self.verdict.ended = what
+
+    def close_both(self, why: str) -> None:
+        self.kit_closed = True
+        self.ended(why)
+        for writer in self.writers.values():
+            writer.close()
+
+    def close_at_verdict(self, sender: Side) -> None:
+        broken = self.monitor.violations(sender)
+        rule = broken[0].rule if broken else "a MUST rule"
+        self.close_both(f"the kit closed it once the {sender} broke {rule} (the verdict is certain)")
+
+    def allowance(self, sender: Side, size: int) -> int:
+        """How many of ``size`` bytes ``sender`` read may still be relayed: all, unless its verdict is certain
+        (listen mode), then ``POST_VERDICT_BYTES`` more in all (a goodbye and a close), as the kit's own
+        scenarios read once a target broke a MUST rule."""
+        if sender is not self.certain or not self.monitor.must_seen[sender]:
+            return size
+        take = max(0, min(size, POST_VERDICT_BYTES - self.after_verdict))
+        self.after_verdict += take
+        return take
+
+
+async def _pump(reader: asyncio.StreamReader, sender: Side, relayed: _Relayed) -> None:
+    monitor, recorder, view = relayed.monitor, relayed.recorder, relayed.view
+    receiver = Side.SERVER if sender is Side.CLIENT else Side.CLIENT
+    verdict = relayed.verdict
     while True:
         try:
             data = await reader.read(READ_SIZE)
         except (ConnectionError, OSError):  # the sender's transport ended abruptly (reset): its close
-            monitor.close(sender, time.monotonic() - t0)
+            if not relayed.kit_closed:
+                relayed.ended(f"the {sender}'s connection was reset")
+                relayed.close(sender, time.monotonic() - relayed.t0)
             return
-        t = time.monotonic() - t0
+        if relayed.kit_closed:
+            return  # what came after the relay ended the connection is nobody's to judge
+        t = time.monotonic() - relayed.t0
+        verdict.sent[str(sender)] += len(data)
+        if data:
+            data = data[: relayed.allowance(sender, len(data))]
+            if not data:
+                relayed.close_at_verdict(sender)
+                return
         if view is not None:
             if data:
                 judged = view.judged(t, sender, data)
@@ -132,9 +244,12 @@ async def _pump(reader: asyncio.StreamReader, writer: Any, sender: Side, monitor
         else:
             judged = data
         if not data:
+            relayed.ended(f"the {sender} closed")
             recorder.add(t, sender, None)
-            monitor.close(sender, t)
+            if view is None or sender not in view.closed:  # a WebSocket close frame ended it already
+                relayed.close(sender, t)
             try:
+                writer = relayed.writers[receiver]
                 if writer.can_write_eof():
                     writer.write_eof()  # pass the half-close on, so the receiver sees the sender's end
             except (ConnectionError, OSError):
@@ -144,18 +259,22 @@ async def _pump(reader: asyncio.StreamReader, writer: Any, sender: Side, monitor
             recorder.add(t, sender, judged)
             monitor.observe(sender, judged, t)
         try:
-            writer.write(data)
-            await writer.drain()
+            relayed.writers[receiver].write(data)
+            await relayed.writers[receiver].drain()
         except (ConnectionError, OSError):
             # The receiver is gone, so the relay stops reading the sender, perhaps inside a frame: that cut
             # is the relay's, not the sender's, whose transport has not ended (no close, so no RS-FRAME-8).
+            relayed.ended(f"the {receiver} went away")
+            return
+        if relayed.after_verdict >= POST_VERDICT_BYTES:
+            relayed.close_at_verdict(sender)
             return
 
 
 async def _relay_one(index: int, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter,
                      target: Target, binding: Binding, profile: str | None, out_dir: Path | None,
-                     verdicts: list[ConnectionVerdict]) -> None:
-    monitor = Monitor(profile, binding=binding)
+                     verdicts: list[ConnectionVerdict], certain: Side | None = None, limits: Any = None) -> None:
+    monitor = Monitor(profile, limits, binding=binding)
     verdict = ConnectionVerdict(index, monitor)
     verdicts.append(verdict)
     recorder = _Recorder()
@@ -167,12 +286,11 @@ async def _relay_one(index: int, client_reader: asyncio.StreamReader, client_wri
         # The relay passes the WebSocket bytes through: a plain TCP connection to the target.
         target = Target.parse(f"tcp://{target.host}:{target.port}" if ":" not in target.host
                               else f"tcp://[{target.host}]:{target.port}")
+    relayed = _Relayed(verdict, recorder, t0, view, certain)
     try:
         server_reader, server_writer = await open_target(target, timeout=5.0)
-        await asyncio.gather(
-            _pump(client_reader, server_writer, Side.CLIENT, monitor, recorder, t0, view),
-            _pump(server_reader, client_writer, Side.SERVER, monitor, recorder, t0, view),
-        )
+        relayed.writers = {Side.CLIENT: client_writer, Side.SERVER: server_writer}
+        await asyncio.gather(_pump(client_reader, Side.CLIENT, relayed), _pump(server_reader, Side.SERVER, relayed))
     except TargetError as exc:
         verdict.error = str(exc)
     except (ConnectionError, OSError) as exc:  # the relay's own socket call failed: this connection's error only
@@ -195,9 +313,13 @@ async def _relay_one(index: int, client_reader: asyncio.StreamReader, client_wri
 async def run_proxy(listen: str, target: str, binding: Binding, profile: str | None = None, *,
                     out_dir: Path | None = None, max_connections: int = 100, duration: float = 600.0,
                     on_ready: Callable[[str], None] | None = None, stop: asyncio.Event | None = None,
-                    grace: float = 2.0) -> ProxyResult:
+                    grace: float = 2.0, certain: Side | None = None, limits: Any = None) -> ProxyResult:
     """Relay and judge until ``max_connections`` have ended, ``duration`` seconds have passed, or
-    ``stop`` is set (then connections still open get ``grace`` seconds to end before they are cut)."""
+    ``stop`` is set (then connections still open get ``grace`` seconds to end before they are cut).
+    ``certain`` (listen mode: the client) is the side judged: once it broke a MUST rule, a connection
+    relays ``POST_VERDICT_BYTES`` more of its bytes and is closed (a proxy passes everything on).  ``limits``:
+    the binding's limits the monitor judges with (None: the binding's defaults, a proxy's assumption about
+    receivers it does not know; listen mode gives the kit's own, as its receiver)."""
     where = Target.parse(listen)
     to = Target.parse(target)
     if where.scheme == "ws" or to.websocket:
@@ -229,7 +351,8 @@ async def run_proxy(listen: str, target: str, binding: Binding, profile: str | N
         assert task is not None
         tasks.add(task)
         try:
-            await _relay_one(accepted, reader, writer, to, binding, profile, out_dir, result.connections)
+            await _relay_one(accepted, reader, writer, to, binding, profile, out_dir, result.connections, certain,
+                             limits)
         finally:
             tasks.discard(task)
             if accepted >= max_connections and not tasks:

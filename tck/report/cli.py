@@ -39,7 +39,7 @@ def report_command(
     """Rebuild report/ (and missing pcaps) of a run directory from its files alone; or, with --finding F<n> or
     --all-findings, write bug reports ready to file upstream."""
     from ..gate import ExitCode, GateError, guard, one_line
-    from ..output_files import is_full, output_error_line
+    from ..output_files import is_full, output_error_line, result_lines
     from . import build
     from .rundir import is_run_dir
     from .schema import check_run_dir
@@ -69,6 +69,12 @@ def report_command(
             if problems:
                 raise GateError(f"{run_dir}: {len(problems)} schema problem(s) in its files; no report written "
                                 "(--no-check writes one anyway)")
+        results = run_dir / "results.jsonl"
+        if results.is_file():
+            _, cut = result_lines(results.read_text(encoding="utf-8", errors="replace"))
+            if cut is not None:
+                typer.echo(f"note: {results}:{cut} is half a line (the run was cut while writing it): left out; "
+                           "the results before it are whole", err=True)
         try:
             index = build(run_dir)
         except OSError as exc:  # the message names the file; a full disk is exit 3, as for a run

@@ -109,8 +109,10 @@ def target_stopped(results: list[dict[str, Any]]) -> dict[str, Any] | None:
     if stop is None:
         return None
     after = sum(1 for r in results if r.get("target_stopped") and r["id"] != stop["during"])
+    slow = bool(stop.get("slow"))  # the words of ``TargetStop.what`` and ``after``, from its JSON
     return {"during": stop["during"], "why": stop["why"], "running": list(stop.get("running", [])),
-            "not_judged": after}
+            "not_judged": after, "what": "answered too slowly to judge" if slow else "stopped answering",
+            "after": stop.get("after", "after its time-out")}
 
 
 def interruption(run: dict[str, Any]) -> dict[str, Any] | None:

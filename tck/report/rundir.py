@@ -35,7 +35,7 @@ from ..binding import DEFAULT_BINDING, get_binding
 from ..errors import ProtocolViolation, Side
 from ..interruption import Interruption, ignore_signals
 from ..monitor.trace import TraceRecord, read_trace, write_trace
-from ..output_files import ResultsLog, write_bytes, write_text
+from ..output_files import ResultsLog, result_lines, write_bytes, write_text
 from .pcap import target_port, write_pcap
 
 SAFE_ID = re.compile(r"[^A-Za-z0-9_.-]")
@@ -244,9 +244,9 @@ class RunFiles:
         results = []
         results_path = run_dir / "results.jsonl"
         if results_path.exists():
-            for number, line in enumerate(results_path.read_text(encoding="utf-8").splitlines(), 1):
-                if line.strip():
-                    results.append(_json(Path(f"{results_path}:{number}"), line))
+            lines, _ = result_lines(results_path.read_text(encoding="utf-8"))
+            for number, line in lines:
+                results.append(_json(Path(f"{results_path}:{number}"), line))
         return cls(run_dir=run_dir, run=run, results=results, fuzz=fuzz)
 
     @property

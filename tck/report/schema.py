@@ -16,6 +16,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
+from ..output_files import result_lines
+
 NAMES = ("run", "result", "report", "fuzz")
 
 
@@ -64,9 +66,9 @@ def check_run_dir(run_dir: Path) -> list[str]:
                 out += [f"{relative}: {p}" for p in problems(name, document)]
     results = run_dir / "results.jsonl"
     if results.exists():
-        for number, line in enumerate(results.read_text(encoding="utf-8").splitlines(), 1):
-            if line.strip():
-                document = parsed(f"results.jsonl:{number}", line)
-                if document is not None:
-                    out += [f"results.jsonl:{number}: {p}" for p in problems("result", document)]
+        lines, _ = result_lines(results.read_text(encoding="utf-8"))  # a cut last line is left out, not a problem
+        for number, line in lines:
+            document = parsed(f"results.jsonl:{number}", line)
+            if document is not None:
+                out += [f"results.jsonl:{number}: {p}" for p in problems("result", document)]
     return out

@@ -34,6 +34,9 @@ BUDGET = "budget"  # bytes kept arriving, but the scenario's budget ran out
 WINDOW = "window"  # a total wait (a silence window) ran its length
 DEADLINE = "deadline"  # the step's own bound on total time (``until``) came first
 EOF = "eof"  # the connection ended
+# How a wait that ran out of the scenario's budget begins its text (``Nothing.describe``): such a step
+# proves nothing against the target (``steps.StepFailed.out_of_budget``).
+BUDGET_RAN_OUT = "nothing complete before the scenario's"
 GOODBYE = "goodbye"  # the target said goodbye: nothing new comes for a stream
 
 
@@ -98,7 +101,7 @@ class Nothing:
             return (f"nothing within {t} (the target was silent for {t}, after {self.waited:.1f} s of waiting "
                     "in which bytes that completed nothing awaited kept arriving)")
         if self.why == BUDGET:
-            return (f"nothing complete before the scenario's {self.budget:g} s budget ran out (bytes were still "
+            return (f"{BUDGET_RAN_OUT} {self.budget:g} s budget ran out (bytes were still "
                     f"arriving: {self.recent} bytes in the last {t}; this wait lasted {self.waited:.1f} s)")
         if self.why == DEADLINE:
             return (f"nothing before the step's bound on its total time ({self.waited:.1f} s; "

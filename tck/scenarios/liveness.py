@@ -16,6 +16,18 @@ was silent for ``timeout`` seconds (its bytes restart that, within the scenario 
   (one in flight, ``--jobs N``) is ``error``, its failures and the target's findings not charged; and
   every scenario not yet started is not run, ``error`` (the runner asks ``stop`` first).
 
+A scenario that ran out of its budget while the target's bytes kept coming (a target trickling
+a byte at a time, a slowloris) is not judged, and one with a frame that took longer than the
+signal timeout to trickle in (``ScenarioResult.stretched``) was judged on a signal that came
+slowly.  After either the watch probes the target's *pace*: the answer must come
+whole within ``PACE_FACTOR`` times ``timeout`` seconds of total time, a bound a live target meets
+in one round trip even on a loaded machine (busy on another connection, or writing a few bytes at
+a time, as TCP allows).  A target that misses it answers too slowly for the kit to judge it
+(``TargetStop.slow``), and the run ends as above: said once, the rest not run, exit 3.  Without
+this a target trickling forever costs every scenario its budget or its slow frame, 15 rounds of
+eight for a suite, where a run against a hostile target is bounded by a minute.  No verdict
+changes: the scenarios that ran keep theirs, and only those the run then leaves are not run.
+
 One probe at a time: time-outs that come while a probe is out await its answer rather than
 start another, so with ``--jobs N`` the run decides once, names the first scenario whose time-out
 found the target stopped, and lists the others in flight (``TargetStop.running``).  A live target
@@ -39,6 +51,7 @@ from .result import ScenarioResult, TargetStop, Verdict
 
 PROBE_READ = 64 * 1024  # bytes per read while waiting for the answer
 PROBE_TIMEOUT_MIN = 5.0  # seconds: a loaded machine must not make a live target look stopped
+PACE_FACTOR = 2.0  # a pace probe's bound on its total time, in probe timeouts (10 s by default)
 
 
 def probe_timeout(signal_timeout: float) -> float:
@@ -47,12 +60,13 @@ def probe_timeout(signal_timeout: float) -> float:
 
 
 async def probe(target: str, binding: Binding | str, profile: str, timeout: float,
-                budget: float = DEFAULT_BUDGET) -> str | None:
+                budget: float = DEFAULT_BUDGET, *, pace: bool = False) -> str | None:
     """None if the target answers the binding's liveness probe on a fresh connection; else why not, as one
     line.  Connecting and writing the probe take at most ``timeout`` seconds; the wait for the answer
     measures silence as a scenario's waits do (``clock``): it fails when nothing came for ``timeout``
     seconds, bytes that keep coming (a target writing in tiny pieces) restart it, and the probe's own
-    ``budget`` (the scenario budget: the probe is a scenario of one exchange) bounds the restarts."""
+    ``budget`` (the scenario budget: the probe is a scenario of one exchange) bounds the restarts.
+    ``pace``: the whole answer must come within ``timeout`` seconds of starting, bytes or not."""
     chosen = get_binding(binding) if isinstance(binding, str) else binding
     liveness = chosen.liveness_probe(profile)
     started = time.monotonic()
@@ -70,18 +84,29 @@ async def probe(target: str, binding: Binding | str, profile: str, timeout: floa
         writer.write(b"".join(encoder.encode(frame) for frame in liveness.opening()))
         await asyncio.wait_for(writer.drain(), max(deadline - time.monotonic(), 0.001))
         while True:
-            end, why = clock.wait_end(started, timeout, progress.last, bound)
-            data = await asyncio.wait_for(reader.read(PROBE_READ), max(end - time.monotonic(), 0.001))
+            end, why = clock.wait_end(started, timeout, progress.last, bound, until=deadline if pace else None)
+            if time.monotonic() >= end:
+                # Checked here, not left to the read's time-out: against a target that never stops sending,
+                # a read always has bytes at once, and the probe would read (and decode) for ever.
+                raise TimeoutError
+            data = await asyncio.wait_for(reader.read(PROBE_READ), end - time.monotonic())
             if not data:
                 return f"a fresh connection was closed with no answer to {liveness.asks}"
-            progress.saw(len(data), time.monotonic())  # any bytes restart the silence, a partial frame's too
             try:
                 frames = decoder.feed(data)
             except (ProtocolViolation, ValueError):
                 return None  # it answered, if badly: judging that is the scenarios' business
             if any(liveness.answered(frame) for frame in frames):
                 return None
+            if not frames:
+                # Bytes of a frame still coming (the answer, maybe) restart the silence; whole frames that do
+                # not answer do not: a target storming frames of its own (KEEPALIVE with R) while it never
+                # reads is not answering.
+                progress.saw(len(data), time.monotonic())
     except TimeoutError:
+        if why == clock.DEADLINE:
+            return (f"a fresh connection's answer to {liveness.asks} did not come whole within {timeout:g} s "
+                    f"({progress.total} bytes arrived)")
         if why == clock.BUDGET:
             return (f"a fresh connection got no answer to {liveness.asks} within the probe's {budget:g} s budget "
                     f"({progress.total} bytes arrived, the last {time.monotonic() - progress.last:.1f} s ago)")
@@ -111,21 +136,25 @@ class TargetWatch:
         """``result`` (of a scenario not started) as not run: the target had stopped."""
         assert self.stop is not None
         result.verdict = Verdict.ERROR
-        result.reason = f"not run: the target went silent during {self.stop.during}"
+        result.reason = f"not run: the target {self.stop.went} during {self.stop.during}"
         result.stopped = self.stop
 
     async def settle(self, result: ScenarioResult) -> None:
         """After ``result``'s scenario ended: probe if it ended on a time-out, then label it if the target stopped."""
-        if result.timed_out and self.stop is None:
-            await self._check(result.id)
+        if self.stop is None and result.timed_out:
+            await self._check(result.id, "")
+        elif self.stop is None and result.out_of_budget:
+            await self._check(result.id, "after its budget ran out")
+        elif self.stop is None and result.stretched:
+            await self._check(result.id, f"after a frame that took {result.stretched:.1f} s to arrive")
         stop = self.stop
         if stop is None:
             return
         if stop.during == result.id:
             result.stopped = stop
-            note = f"the target went silent here: {stop.why}"
+            note = f"the target {stop.went} here: {stop.why}"
             result.reason = f"{note}; {result.reason}" if result.reason else note
-        elif result.timed_out:
+        elif result.timed_out or result.out_of_budget:
             self._not_judged(result, stop)
 
     def _not_judged(self, result: ScenarioResult, stop: TargetStop) -> None:
@@ -137,15 +166,17 @@ class TargetWatch:
         charged = sum(1 for finding in result.findings if targets(finding))
         dropped = f", nor the target's {charged} monitor finding(s)" if charged else ""
         result.verdict = Verdict.ERROR
-        result.reason = (f"not judged: the target went silent during {stop.during} while this scenario ran; "
+        result.reason = (f"not judged: the target {stop.went} during {stop.during} while this scenario ran; "
                          f"its own wait is not charged ({waited}){dropped}")
         result.failures = []
         result.findings = [finding for finding in result.findings if not targets(finding)]
         result.stopped = stop
 
-    async def _check(self, scenario_id: str) -> None:
+    async def _check(self, scenario_id: str, pace: str) -> None:
+        """Probe (one probe at a time); ``pace``: what calls for a probe of the target's pace ("": a time-out,
+        a probe of its life)."""
         if self._probe is None:
-            self._probe = asyncio.ensure_future(self._run(scenario_id))
+            self._probe = asyncio.ensure_future(self._run(scenario_id, pace))
         probing = self._probe
         try:
             await asyncio.shield(probing)  # a waiter cancelled (the self-check stopping a run) leaves it to the others
@@ -153,11 +184,14 @@ class TargetWatch:
             if probing.done() and self._probe is probing:
                 self._probe = None
 
-    async def _run(self, scenario_id: str) -> None:
+    async def _run(self, scenario_id: str, pace: str) -> None:
         self.probes += 1
-        why = await probe(self.target, self.binding, self.profile, self.timeout, self.budget)
+        timeout = self.timeout * PACE_FACTOR if pace else self.timeout
+        why = await probe(self.target, self.binding, self.profile, timeout, self.budget, pace=bool(pace))
         if why is not None and self.stop is None:
-            self.stop = TargetStop(scenario_id, why, tuple(sorted(self.running - {scenario_id})))
+            running = tuple(sorted(self.running - {scenario_id}))
+            self.stop = (TargetStop(scenario_id, why, running, slow=True, after=pace) if pace
+                         else TargetStop(scenario_id, why, running))
 
 
 def watch_of(config: Any) -> TargetWatch | None:

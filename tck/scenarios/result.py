@@ -35,14 +35,29 @@ class Failure:
 class TargetStop:
     """The target stopped answering: after ``during`` ended on a time-out, a fresh connection got no answer
     to the binding's liveness probe (``why``).  ``running``: the other scenarios in flight at that moment
-    (``--jobs N``), whose own time-outs then prove nothing."""
+    (``--jobs N``), whose own time-outs then prove nothing.  ``slow``: ``during`` ran out of its budget
+    while bytes still came, and the fresh connection's answer did not come whole within the probe's bound:
+    the target answers too slowly for the kit to judge it (see ``liveness``)."""
 
     during: str
     why: str
     running: tuple[str, ...] = ()
+    slow: bool = False
+    after: str = "after its time-out"  # what set the probe off, in the words of the one line the run says
+
+    @property
+    def what(self) -> str:
+        """What the target did, in the words of the one line the run says."""
+        return "answered too slowly to judge" if self.slow else "stopped answering"
+
+    @property
+    def went(self) -> str:
+        """What the target did, in the words of each result's reason ("not run: the target went silent ...")."""
+        return "answered too slowly to judge" if self.slow else "went silent"
 
     def to_json(self) -> dict[str, Any]:
-        return {"during": self.during, "why": self.why, "running": list(self.running)}
+        return {"during": self.during, "why": self.why, "running": list(self.running),
+                **({"slow": True, "after": self.after} if self.slow else {})}
 
 
 @dataclass(slots=True)
@@ -69,6 +84,12 @@ class ScenarioResult:
     target_side: str = "server"
     # The scenario ended waiting for the target: a step's time-out, or a connection that took too long to open.
     timed_out: bool = False
+    # The scenario ran out of its budget while the target's bytes still came: not judged (error), and followed
+    # by a probe of the target's pace (``liveness``).
+    out_of_budget: bool = False
+    # Seconds the scenario's slowest frame took to trickle in, when longer than the signal timeout (0: none
+    # was): the kit waited for it as bytes kept coming; also followed by a probe of the target's pace.
+    stretched: float = 0.0
     # Set when the target stopped answering during this run: on the scenario it stopped during (``during`` is
     # its own id; its verdict stands) and on every scenario judged after it (verdict error).
     stopped: TargetStop | None = None

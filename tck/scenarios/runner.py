@@ -11,10 +11,12 @@ otherwise runaway target costs a scenario milliseconds, not its timeouts.  The
 session's caps (see ``session``) and the monitor's are copied into the
 result's ``truncated`` map wherever they cut a record.
 
-With ``RunConfig.probe_timeout`` set (``rsio-tck run`` and the pytest plugin set it), a
-scenario that ends on a time-out makes the run's ``liveness.TargetWatch`` ask a fresh
-connection whether the target still answers; once it does not, the scenarios after it are
-``error``, not run (see ``liveness``).
+A step that waits while the target's bytes keep coming until the scenario's budget runs out
+proves nothing against the target: the scenario is ``error`` (not judged), unless the monitor
+found a rule broken.  With ``RunConfig.probe_timeout`` set (``rsio-tck run`` and the pytest
+plugin set it), a scenario that ends on a time-out, or out of its budget, makes the run's
+``liveness.TargetWatch`` ask a fresh connection whether the target still answers (in time);
+once it does not, the scenarios after it are ``error``, not run (see ``liveness``).
 """
 
 from __future__ import annotations
@@ -220,13 +222,24 @@ async def _until_verdict_certain(script: Coroutine[Any, Any, None], session: Kit
                 await steps
         elif not steps.cancelled():
             steps.exception()  # retrieved, so a scenario cancelled from outside (the self-check) logs nothing
-    if steps.cancelled() or isinstance(steps.exception(), VerdictCertain):
+    cancelled = steps.cancelled()
+    failure = None if cancelled else steps.exception()
+    # Raised from here, the failure's traceback holds this frame: were ``steps`` (which holds the failure) still
+    # one of its locals, the three would make a cycle that keeps the whole session (a 16 MiB partial frame, the
+    # trace) alive until a full collection, which large bytes objects never trigger (1.2 GB against a target
+    # that sent random bytes, two dozen finished sessions held).
+    del steps
+    if cancelled or isinstance(failure, VerdictCertain):
         broken = next((f for f in session.monitor.findings if f.side is Side.SERVER and f.level is Level.MUST), None)
         rule = broken.rule if broken is not None else "a MUST rule"
         where = f"at step {ctx.index}" if ctx.index else "in the handshake"
         result.truncated["steps"] = f"ended {where}: the target broke {rule}, so the verdict was certain"
         return
-    steps.result()  # a step's failure (StepFailed), as if awaited directly
+    if failure is not None:
+        try:
+            raise failure  # a step's failure (StepFailed), as if awaited directly
+        finally:
+            del failure
 
 
 async def run_scenario(scenario: Scenario, config: RunConfig, watch: TargetWatch | None = None) -> ScenarioResult:
@@ -274,18 +287,29 @@ async def _run(scenario: Scenario, config: RunConfig, result: ScenarioResult) ->
     try:
         await _until_verdict_certain(_script(ctx, scenario), session, ctx, result)
     except StepFailed as failed:
-        failed_at = len(session.monitor.findings)
-        result.failures.append(Failure(binding.contract_rule(failed.rule), failed.expectation, failed.got, ctx.index))
-        result.timed_out = failed.timed_out
+        if failed.out_of_budget:  # bytes kept coming until the kit's own time ran out: nothing proven
+            inconclusive = f"not judged: step {ctx.index} expected {failed.expectation}; got {failed.got}"
+            result.out_of_budget = True
+        elif session.kit_limit is not None:  # the kit closed at its own limit: what could not come is not owed
+            inconclusive = f"not judged: the kit closed the connection at a limit of its own ({session.kit_limit})"
+        else:
+            failed_at = len(session.monitor.findings)
+            result.failures.append(Failure(binding.contract_rule(failed.rule), failed.expectation, failed.got,
+                                           ctx.index))
+            result.timed_out = failed.timed_out
     except StepSkipped as skipped:
         result.reason = str(skipped)
     except StepInconclusive as unjudged:
         inconclusive = f"not judged: {unjudged}"
+        result.out_of_budget = True
     except (OSError, RuntimeError) as exc:
         failed_at = len(session.monitor.findings)
         result.failures.append(Failure(rules[0], "a working connection", f"{type(exc).__name__}: {exc}"))
     finally:
-        if session.error and not result.failures:
+        if session.kit_limit is not None and not result.failures:
+            inconclusive = inconclusive or f"not judged: the kit closed the connection at a limit of its own " \
+                f"({session.kit_limit})"
+        elif session.error and not result.failures:
             failed_at = len(session.monitor.findings)
             result.failures.append(Failure(rules[0], "a target the kit can follow", session.error))
         await _answer_goodbye(session)
@@ -300,6 +324,8 @@ async def _run(scenario: Scenario, config: RunConfig, result: ScenarioResult) ->
                 await session.next_event(("eof", None), config.silence_window if not session.eof else 0, total=True)
         await session.shutdown()
     result.duration = time.monotonic() - started
+    if session.slowest_frame > config.signal_timeout:  # a frame trickled in for longer than a signal may take
+        result.stretched = session.slowest_frame
     result.findings = list(session.monitor.findings)
     result.transcript = [line.render() for line in session.transcript]
     result.truncated.update(session.truncated)

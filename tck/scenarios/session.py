@@ -21,6 +21,9 @@ Bounds (per connection; a flooding target gets the same memory as a polite one):
   StreamReader's buffer then fills, asyncio pauses the transport, the kernel's
   small receive buffer (``transport.KIT_RECEIVE_BUFFER``) fills, and TCP makes
   the target wait.  The transcript says when the kit paused.
+- automatic answers: reading follows writing too.  Past ``REPLIES_MAX_PENDING`` reads
+  whose answers (RSocket's KEEPALIVE for a KEEPALIVE with R) are not yet written, the
+  read loop waits for them; a write that stalls fails within its drain's bound.
 - trace: ``TRACE_MAX_BYTES`` of both directions; then one truncation marker
   ends it (``TraceRecord.truncated``) and nothing more is recorded.
 - transcript: the first and last ``MAX_TRANSCRIPT // 2`` lines; the middle is
@@ -28,7 +31,8 @@ Bounds (per connection; a flooding target gets the same memory as a polite one):
 - reassembly: ``REASSEMBLY_MAX_BYTES`` for the split elements in progress, all
   Ids together (and ``Limits.max_reassembly`` for one); past it the element is
   dropped and the scenario fails, saying so.
-- decoder: one partial frame, within ``Limits.max_frame`` (checked before allocating).
+- decoder: one partial frame, within ``Limits.max_frame`` (checked before allocating);
+  RSocket and Ditto cap theirs at ``MESSAGE_MAX_BYTES`` (``ScenarioAdapter.session_limits``).
 - monitor findings: ``monitor.MAX_FINDINGS``, then counted per rule.
 
 ``truncated`` collects, per store, where and why its record was cut; the runner
@@ -63,6 +67,12 @@ TRACE_MAX_BYTES = 4 * 1024 * 1024  # bytes of both directions a connection's tra
 # Bytes of split elements the kit joins at once, all Ids of a connection together (and per element
 # at most Limits.max_reassembly).  The suite asks for elements of at most 70 KB.
 REASSEMBLY_MAX_BYTES = 8 * 1024 * 1024
+# Bytes of one frame or message (RSocket frame, Ditto line) a scenario connection buffers before it is whole:
+# the binding's limit, capped here by its adapter (``session_limits``), as the kit's configured maximum.  The
+# suite's largest frame is a few KB; eight connections each buffering the 16 MiB frames of a target that sends
+# random bytes, with their copies, were 260 MB.
+MESSAGE_MAX_BYTES = 4 * 1024 * 1024
+REPLIES_MAX_PENDING = 4  # reads whose automatic answers (RSocket keepalive) may wait to be written before reading waits
 POST_VERDICT_BYTES = 2048  # read once the verdict is certain (a goodbye and close), then stop reading
 MAX_TRANSCRIPT = 400  # transcript lines kept: the first and the last half
 NOT_SENT_NAMED = 3  # frames named in a "(not sent: ...)" line; the rest of a long batch is counted
@@ -70,6 +80,7 @@ NOT_SENT_NAMED = 3  # frames named in a "(not sent: ...)" line; the rest of a lo
 # the next up to READ_SIZE.  A target that floods from the start is judged (and found out)
 # on a few KiB; legal heavy traffic reaches full-size reads after a handful.  READ_SIZE also
 # bounds how far one read can overshoot the inbox caps.
+CLOSE_WAIT = 1.0  # seconds a finished session waits for the connection to close before it aborts it
 READ_SIZE = 64 * 1024
 FIRST_READ_SIZE = 2 * 1024
 GOODBYE_GRACE = 0.05  # seconds a wait on a stream lasts once the target said goodbye: what was in flight
@@ -124,17 +135,26 @@ class KitSession:
             self.binding = get_binding(self.binding)
         binding = self.binding
         self.codec = profile_of(binding, self.codec)
+        self.adapter: ScenarioAdapter = binding.scenario_adapter(  # type: ignore[attr-defined]
+            self.codec, {"limits": self.limits, **self.options})
+        # One set of limits for the connection: the adapter's, where the binding caps its own for a kit session.
+        self.limits = getattr(self.adapter, "session_limits", None) or self.limits
         self.monitor = Monitor(self.codec, self.limits, binding=binding)
         self.encoder = binding.encoder(self.codec, self.limits)
         self.decoder = binding.decoder(self.codec, self.limits)
-        self.adapter: ScenarioAdapter = binding.scenario_adapter(  # type: ignore[attr-defined]
-            self.codec, {"limits": self.limits, **self.options})
         self._describe = binding.describe
         started = time.monotonic()
         self.progress = Progress(last=started)  # when the target's bytes last arrived (the read loop writes it)
         if self.budget is None:
             self.budget = Budget.starting(clock.DEFAULT_BUDGET, started)
         self.nothing: Nothing | None = None  # why the last wait that returned None came back empty
+        # Seconds the slowest frame took to arrive, from the first read of its bytes to the read that completed
+        # it (a frame that trickles in over seconds is a slow target's sign: ``liveness`` then probes its pace).
+        self.slowest_frame = 0.0
+        # Why the kit closed the connection at a limit of its own that no rule sets (``WebSocketError.kit_limit``):
+        # the scenario is then not judged on what could not come after (``runner``).
+        self.kit_limit: str | None = None
+        self._frame_began: float | None = None  # when the first read since the last completed frame came
         self.trace: list[TraceRecord] = []
         self.trace_bytes = 0
         self.truncated: dict[str, str] = {}  # store -> where and why its record was cut
@@ -196,7 +216,9 @@ class KitSession:
         head, tail, encoder, describe = self._transcript_head, self._transcript_tail, self.encoder, self._describe
         room = max(0, MAX_TRANSCRIPT // 2 - len(head))
         for offset, frame in enumerate(frames[:room]):
-            head.append(TranscriptLine(t, "target->kit", frame, None, index + offset, encoder, describe))
+            line = TranscriptLine(t, "target->kit", frame, None, index + offset, encoder, describe)
+            line.freeze()  # the head stays for good: at most MAX_TRANSCRIPT // 2 descriptions a connection
+            head.append(line)
         rest = len(frames) - room
         if rest <= 0:
             return
@@ -205,6 +227,10 @@ class KitSession:
         start = room + max(0, rest - keep)
         for offset in range(start, len(frames)):
             tail.append(TranscriptLine(t, "target->kit", frames[offset], None, index + offset, encoder, describe))
+        # Lines of earlier reads that are still in the tail are frozen: only this read's frames stay held (a
+        # flood of small frames replaces the whole tail each read, so it describes nothing here).
+        for earlier in range(len(tail) - (len(frames) - start)):
+            tail[earlier].freeze()
 
     @property
     def transcript(self) -> list[TranscriptLine]:
@@ -308,19 +334,28 @@ class KitSession:
     async def shutdown(self) -> None:
         for task in list(self._replying):
             task.cancel()
-        if self._keepalive_task is not None:
-            self._keepalive_task.cancel()
-        if self._reader_task is not None:
-            self._reader_task.cancel()
+        # The session's own tasks end here and are let go: a task kept on ``self`` holds its exception (a
+        # cancellation), whose traceback holds the task's frame, which holds ``self``: a cycle that keeps the
+        # session (its buffers, its trace) alive until a full collection.
+        tasks = [task for task in (self._keepalive_task, self._reader_task) if task is not None]
+        self._keepalive_task = self._reader_task = None
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
             try:
-                await self._reader_task
+                await task
             except (asyncio.CancelledError, Exception):
                 pass
+        del tasks
+        # A target that goes on sending and never reads our close (a flood the kit closed at its own limit) would
+        # hold the connection open: the transport is aborted once the wait is over (shorter then: nothing is owed).
         try:
             self.writer.close()
-            await asyncio.wait_for(self.writer.wait_closed(), 1.0)
+            await asyncio.wait_for(self.writer.wait_closed(), CLOSE_WAIT if self.kit_limit is None else 0.1)
         except (TimeoutError, OSError, RuntimeError, ConnectionError):
-            pass
+            transport = getattr(self.writer, "transport", None)
+            if transport is not None:
+                transport.abort()
 
     # -- receiving ----------------------------------------------------------------------
 
@@ -355,7 +390,8 @@ class KitSession:
                 t = self.now()
                 if not data:
                     self._transport_failed(t)
-                    self._on_eof(t)
+                    # Closed by the kit at its own limit: what the target still owed was cut by us, not by it.
+                    self._on_eof(t, judged=self.kit_limit is None)
                     return
                 self._record(t, TARGET, data)
                 arrived = time.monotonic()
@@ -363,9 +399,12 @@ class KitSession:
                     frames = self.decoder.feed(data)
                 except ProtocolViolation as violation:
                     frames = _expand(self.decoder.salvaged)  # what came before the bytes that broke
-                    bad: ProtocolViolation | None = violation
+                    # A copy never raised: the raised one's traceback holds this frame, whose locals would then
+                    # hold it back, a cycle keeping the whole session alive until a full collection.
+                    bad: ProtocolViolation | None = violation.again()
                 else:
                     bad = None
+                self._time_frames(arrived, bool(frames))
                 index = self.monitor.frame_count
                 self.monitor.judge(TARGET, frames, t)
                 self._received_lines(frames, index, t)
@@ -374,6 +413,8 @@ class KitSession:
                 replies = self.adapter.replies()
                 if replies and not self.kit_closed:
                     self._reply(replies)  # the binding's automatic answers (RSocket keepalive)
+                    if len(self._replying) > REPLIES_MAX_PENDING:
+                        await self._wait_for_replies()
                 if bad is not None:
                     finding = self.monitor.observe_error(TARGET, bad, t)
                     message = finding.message if finding is not None else f"{bad} (maybe declared: Decision f)"
@@ -395,6 +436,18 @@ class KitSession:
             self._on_eof(self.now())
         finally:
             self.reading_done.set()
+
+    def _time_frames(self, arrived: float, completed: bool) -> None:
+        """Account for a read in ``slowest_frame``: a read that completes frames ends the frame begun at the
+        first read after the last such read (a read that also begins the next frame is not counted for it:
+        an under-estimate, which only a trickle of reads makes large, the case this is for)."""
+        began = self._frame_began
+        if completed:
+            if began is not None:
+                self.slowest_frame = max(self.slowest_frame, arrived - began)
+            self._frame_began = None
+        elif began is None:
+            self._frame_began = arrived
 
     async def _sort_all(self, frames: list[Frame], index: int) -> bool:
         """Sort one read's frames into the inboxes, pausing whenever the inbox is over its caps.
@@ -437,6 +490,15 @@ class KitSession:
             index += 1
         return quiet
 
+    async def _wait_for_replies(self) -> None:
+        """Reading follows writing: a target that asks for answers (RSocket KEEPALIVE with R) and never reads
+        them would otherwise have the kit queue answers without end while it reads on.  Each send ends within
+        its drain's bound (a stalled write fails the connection's outbound side, and later sends return at once)."""
+        self.truncated.setdefault("replies", f"reading paused at {self.now():.3f} s: the answers to over "
+                                  f"{REPLIES_MAX_PENDING} reads not yet written")
+        while len(self._replying) > REPLIES_MAX_PENDING:
+            await asyncio.wait(set(self._replying), return_when=asyncio.FIRST_COMPLETED)
+
     async def _wait_for_room(self) -> None:
         """Reading follows consumption: wait until steps have taken the inbox below half its caps."""
         self.read_pauses += 1
@@ -477,6 +539,8 @@ class KitSession:
         if failure.violation is not None and failure.violation.rule in RULES:
             self.monitor.observe_error(TARGET, failure.violation, t)
         self.error = f"WebSocket: {failure}"
+        if failure.kit_limit:
+            self.kit_limit = self.error
         self._line("target->kit", f"(WebSocket failed: {failure})", b"", None)
 
     def _on_eof(self, t: float, judged: bool = True) -> None:

@@ -41,6 +41,12 @@ class StepFailed(Exception):
         """The step waited for the target in vain: nothing arrived within its timeout."""
         return self.got.startswith(NOTHING_WITHIN)
 
+    @property
+    def out_of_budget(self) -> bool:
+        """The step waited while bytes kept coming until the scenario's budget ran out: the kit's own time
+        ended, which proves nothing against the target (the runner reports it not judged)."""
+        return self.got.startswith(clock.BUDGET_RAN_OUT)
+
 
 class StepSkipped(Exception):
     """The scenario cannot judge this target (the message says why): it reports skip."""

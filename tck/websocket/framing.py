@@ -10,7 +10,9 @@ A binding's hook ``websocket_framing(profile)`` returns an object with:
 - ``incoming(message) -> bytes``: one received message as the bytes the binding's decoder
   reads on TCP;
 - ``outgoing(data) -> list[bytes | str]``: the binding's TCP byte stream as messages
-  (a partial frame is kept until it is complete).
+  (a partial frame is kept until it is complete);
+- ``stream`` (optional, default False): message boundaries mean nothing, so the receiver hands on
+  each data frame's bytes as they arrive, without joining a fragmented message first.
 
 ``StreamFraming`` is the plain byte-stream framing (RS-IO's).
 """
@@ -41,10 +43,13 @@ class WebSocketError(Exception):
     binding's rule when one was broken (``violation``)."""
 
     def __init__(self, message: str, close_code: int | None = None,
-                 violation: ProtocolViolation | None = None) -> None:
+                 violation: ProtocolViolation | None = None, *, kit_limit: bool = False) -> None:
         super().__init__(message)
         self.close_code = close_code
         self.violation = violation
+        # The kit closed at a limit of its own that no spec sets (a ping flood, a message in too many frames):
+        # what the peer did then breaks no rule, and what it could not do after the close is not charged.
+        self.kit_limit = kit_limit
 
     def __str__(self) -> str:
         code = f" (close {self.close_code})" if self.close_code else ""
@@ -57,6 +62,7 @@ class StreamFraming:
 
     message_type = "binary"
     rule: str | None = None
+    stream = True  # a fragment's bytes are the stream's at once: a message need not be whole to be read
 
     def __init__(self, max_message: int = DEFAULT_MAX_MESSAGE) -> None:
         self.max_message = max_message

@@ -15,7 +15,9 @@ is read.  Codes: 1002 a malformed frame (websockets' parser: reserved bits or
 opcodes, a server's unmasked or a client's masked frame, bad fragmentation),
 1003 a message of the wrong type for the binding, 1007 a text message that is
 not UTF-8 or a message the binding cannot take, 1009 a message over
-``framing.max_message`` (judged on the frame header, before the payload is read).
+``framing.max_message`` (judged on the frame header, before the payload is read) or in more
+than ``MAX_MESSAGE_FRAMES`` frames; 1008 more than ``MAX_CONTROL_IN_A_ROW`` pings or
+pongs in a row (a ping flood).
 
 ``Observer(framing)`` reads both directions of a connection relayed unchanged (the
 proxy): a server protocol reads the client's bytes, a client protocol the server's
@@ -40,24 +42,48 @@ from websockets.uri import parse_uri
 from ..errors import ProtocolViolation, Side
 from .framing import Framing, WebSocketError
 
+# Frames one message may come in.  RFC 6455 sets no limit, so this is the kit's, as ``max_message`` is: a
+# sender that cuts its largest message (16 MiB) in 1 KiB fragments stays under it, and a peer that sends a
+# message in 10^6 one-byte continuation frames (each one a websockets ``Frame`` to parse) is closed with
+# 1009 ("too big to process") after this many, in milliseconds, not after a minute of parsing.
+MAX_MESSAGE_FRAMES = 16_384
+
+# Control frames (pings, pongs) in a row with no data frame between.  RFC 6455 sets no limit; each costs a
+# websockets ``Frame`` to parse and a pong to write, so a peer flooding pings (256 KiB a read, 2 bytes a
+# ping: over 100,000 frames, seconds of parsing in one call) is closed with 1008 after this many.  Bytes are
+# fed to the parser in ``FEED_SLICE`` pieces, so no more than about this many are parsed before it is seen.
+MAX_CONTROL_IN_A_ROW = 4096
+FEED_SLICE = 8 * 1024
+
 LOG = logging.getLogger("rsio_tck.websocket")
 LOG.setLevel(logging.WARNING)  # websockets logs every close at INFO
 
 
 class _Messages:
-    """Joins data frames into messages and unwraps them with the framing; the first failure sticks."""
+    """Joins data frames into messages and unwraps them with the framing; the first failure sticks.
+
+    A byte-stream framing (``framing.stream``: RS-IO's) joins nothing: each data frame's bytes are the
+    binding's stream as they arrive, so a message in a million one-byte continuations is read, and
+    judged, at its first bytes, not after the last (the message is still bounded by ``max_message``).
+    """
 
     def __init__(self, framing: Framing, sender: str) -> None:
         self.framing = framing
         self.sender = sender  # who sent the frames, for messages: "client", "server", "peer"
+        self.stream = bool(getattr(framing, "stream", False))
+        self.size = 0  # bytes of the message in progress (a stream framing keeps none of them)
         self.kind: Opcode | None = None
-        self.parts: list[bytes] = []
+        # The message in progress, one buffer: a list of frames' bytes costs ~40 bytes a frame on top (a message
+        # in 10^6 one-byte continuations was 40 MB before its size was even checked).
+        self.parts = bytearray()
+        self.frames = 0  # frames of the message in progress
         self.text = codecs.getincrementaldecoder("utf-8")()
 
     def frame(self, frame: Frame) -> bytes | WebSocketError:
         opcode = frame.opcode
         if opcode in (Opcode.TEXT, Opcode.BINARY):
             self.kind = opcode
+            self.frames = 0
             want = Opcode.TEXT if self.framing.message_type == "text" else Opcode.BINARY
             if opcode is not want:
                 got = "text" if opcode is Opcode.TEXT else "binary"
@@ -74,11 +100,30 @@ class _Messages:
             except UnicodeDecodeError as exc:
                 return WebSocketError(f"the {self.sender} sent a text message that is not UTF-8 "
                                       f"({exc.reason} at byte {exc.start} of a frame)", 1007)
-        self.parts.append(bytes(frame.data))
+        # websockets' sans-IO parser checks ``max_size`` per frame only: the whole message is checked here,
+        # before its bytes are kept, so continuation frames cannot grow it past the framing's limit (1009).
+        self.size += len(frame.data)
+        if self.size > self.framing.max_message:
+            return WebSocketError(f"the {self.sender} sent a message of more than {self.framing.max_message} bytes "
+                                  "in continuation frames", 1009)
+        self.frames += 1
+        if self.frames > MAX_MESSAGE_FRAMES:
+            return WebSocketError(f"the {self.sender} sent a message in more than {MAX_MESSAGE_FRAMES} frames (the "
+                                  "kit's limit; RFC 6455 sets none)", 1009, kit_limit=True)
+        if self.stream:
+            kind = self.kind
+            if frame.fin:
+                self.kind, self.size = None, 0
+            return self._incoming(bytes(frame.data), kind)
+        self.parts += frame.data
         if not frame.fin:
             return b""
-        data, self.parts, kind, self.kind = b"".join(self.parts), [], self.kind, None
+        data, kind, self.kind, self.size = bytes(self.parts), self.kind, None, 0
+        self.parts.clear()
         self.text.reset()
+        return self._incoming(data, kind)
+
+    def _incoming(self, data: bytes, kind: Opcode | None) -> bytes | WebSocketError:
         try:
             return self.framing.incoming(data.decode() if kind is Opcode.TEXT else data)
         except ProtocolViolation as violation:
@@ -116,14 +161,26 @@ class WebSocketLink:
         # data frame without FIN): what the session's silence clock counts, though no stream came of them.
         self.partial = False
         self._waiting = bytearray()  # the stream sent before the handshake completed
+        self.control_in_a_row = 0  # control frames received since the last data frame
 
     # -- receiving ---------------------------------------------------------------------
 
     def receive_data(self, data: bytes) -> bytes:
         if self.failure is not None:
             return b""
-        self.ws.receive_data(data)
-        return self._events()
+        if len(data) <= FEED_SLICE:
+            self.ws.receive_data(data)
+            return self._events()
+        out = bytearray()
+        partial = False
+        for start in range(0, len(data), FEED_SLICE):  # a slice at a time: a flood is seen before all is parsed
+            self.ws.receive_data(data[start:start + FEED_SLICE])
+            out += self._events()
+            partial = partial or self.partial
+            if self.failure is not None:
+                break
+        self.partial = partial and not out
+        return bytes(out)
 
     def receive_eof(self) -> bytes:
         if self.ws.state is not State.CLOSED:
@@ -147,6 +204,14 @@ class WebSocketLink:
                 if event.opcode is Opcode.CLOSE:
                     self.close_received = True
                     continue
+                if event.opcode in (Opcode.PING, Opcode.PONG):
+                    self.control_in_a_row += 1
+                    if self.control_in_a_row > MAX_CONTROL_IN_A_ROW:
+                        self._fail(WebSocketError(f"the {self.peer} sent more than {MAX_CONTROL_IN_A_ROW} pings or "
+                                                  "pongs in a row, with no message between (the kit's limit; "
+                                                  "RFC 6455 sets none)", 1008, kit_limit=True))
+                    continue
+                self.control_in_a_row = 0
                 if event.opcode in (Opcode.TEXT, Opcode.BINARY, Opcode.CONT) and not event.fin:
                     self.partial = True
                 got = self.messages.frame(event)
@@ -243,6 +308,7 @@ class Observer:
         self.failure: dict[Side, WebSocketError] = {}
         self.path = path
         self.ended: set[Side] = set()
+        self.control_in_a_row = {Side.CLIENT: 0, Side.SERVER: 0}  # pings and pongs since the sender's last data frame
 
     def feed(self, sender: Side, data: bytes) -> bytes:
         if sender in self.failure or sender in self.ended:
@@ -258,6 +324,10 @@ class Observer:
                 if event.opcode is Opcode.CLOSE:
                     self.ended.add(sender)
                     break
+                if event.opcode in (Opcode.PING, Opcode.PONG):
+                    self.control_in_a_row[sender] += 1
+                    continue
+                self.control_in_a_row[sender] = 0
                 got = self.messages[sender].frame(event)
                 if isinstance(got, WebSocketError):
                     self.failure[sender] = got
@@ -270,6 +340,13 @@ class Observer:
         self.server_side.data_to_send()
         self.client_side.data_to_send()  # what the observers would answer is never sent
         return bytes(out)
+
+
+    def past_a_limit(self, sender: Side) -> bool:
+        """Whether ``sender`` went past a limit of the kit's own (``MAX_CONTROL_IN_A_ROW``, ``MAX_MESSAGE_FRAMES``):
+        a peer that then closes (as the kit's own endpoints do, with 1008 or 1009) owes nothing it owed before."""
+        return (self.control_in_a_row[sender] > MAX_CONTROL_IN_A_ROW
+                or self.messages[sender].frames > MAX_MESSAGE_FRAMES)
 
 
 def is_websocket_trace(records: list[Any]) -> bool:

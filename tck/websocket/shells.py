@@ -29,8 +29,14 @@ from .link import WebSocketLink
 
 log = logging.getLogger("rsio_tck.websocket")
 WIRE_MAX_BYTES = 4 * 1024 * 1024  # raw bytes of both directions one connection records (as a session's trace)
-READ_LIMIT = 256 * 1024
+# The StreamReader's limit: past twice this many stream bytes not yet read by the session, the transport pauses.
+# Smaller than TCP's (``transport.READ_LIMIT``) because a stream byte can cost a WebSocket frame to parse
+# (~17 us on a loaded machine): a session that stopped reading (a verdict, bytes it cannot decode) faced with
+# one-byte continuations (RS-IO's stream framing hands each on at once) made the link parse 512K frames per
+# connection before the pause, and eight such connections starved the event loop for a minute.
+READ_LIMIT = 16 * 1024
 HIGH_WATER = 256 * 1024  # bytes queued on the socket before drain() waits
+ANSWERS_MAX_BYTES = 1024 * 1024  # bytes queued on the socket before the kit stops reading (pongs nobody reads)
 
 
 class WireLog:
@@ -103,6 +109,7 @@ class _KitProtocol(asyncio.Protocol):
         # Monotonic time of the last bytes that went toward a message not yet whole (the link holds them until
         # it is): the kit's silence clock counts them, since the stream reader sees only whole messages.
         self.partial_at = 0.0
+        self.held = False  # reading paused by ``_hold_reading``
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.pump.transport = transport  # type: ignore[assignment]
@@ -118,6 +125,16 @@ class _KitProtocol(asyncio.Protocol):
         elif self.link.partial:
             self.partial_at = time.monotonic()
         self._settle()
+        self._hold_reading()
+
+    def _hold_reading(self) -> None:
+        """Reading follows writing: the link answers what it reads by itself (a pong per ping, RFC 6455 5.5.2),
+        so a server that pings and never reads the pongs would fill the kit's send buffer without end.  Past
+        ``ANSWERS_MAX_BYTES`` queued, the kit stops reading until the socket takes them (``resume_writing``)."""
+        transport = self.pump.transport
+        if transport is not None and not self.held and transport.get_write_buffer_size() > ANSWERS_MAX_BYTES:
+            self.held = True
+            transport.pause_reading()
 
     def eof_received(self) -> bool:
         self.wire.add(Side.SERVER, None)
@@ -153,6 +170,11 @@ class _KitProtocol(asyncio.Protocol):
 
     def resume_writing(self) -> None:
         self.writable.set()
+        transport = self.pump.transport
+        if self.held and transport is not None and transport.get_write_buffer_size() <= ANSWERS_MAX_BYTES:
+            self.held = False
+            if not getattr(self.reader, "_paused", False):  # the reader's own pause (a full buffer) stays
+                transport.resume_reading()
 
 
 class WebSocketWriter:

@@ -92,6 +92,11 @@ def parse_json(raw: str | bytes, limits: DittoLimits = DEFAULT_LIMITS) -> dict[s
     except ValueError as exc:  # NaN/Infinity, or an integer of more digits than Python converts
         raise violation("DITTO-ENV-1", f"message is not JSON: {exc}") from None
     except RecursionError:
+        # Deep nesting is legal JSON (RFC 8259 section 9 lets a reader limit it), so the depth alone breaks no rule
+        # the kit could name; but a text that opens with an array is not an object, whatever is inside.
+        if raw.lstrip(" \t\r\n").startswith("["):
+            raise violation("DITTO-ENV-2", "message is a JSON array (nested too deeply to read further), "
+                            "not an object") from None
         raise violation("DITTO-ENV-1", "message is not JSON the kit can read: nested too deeply") from None
     if not isinstance(obj, dict):
         raise violation("DITTO-ENV-2", f"message is a JSON {json_kind(obj)}, not an object")

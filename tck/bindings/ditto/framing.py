@@ -52,14 +52,14 @@ class LineDecoder:
 
     def feed(self, data: bytes) -> list[Decoded]:
         if self._dead is not None:
-            raise self._dead
+            raise self._dead.again()
         out: list[Decoded] = []
         try:
             self._feed(bytes(data), out)
         except ProtocolViolation as exc:
-            self._dead = _at(exc, self.offset)
+            self._dead = _at(exc, self.offset).again()  # kept without the traceback of a raise (``again``)
             self.salvaged = out
-            raise self._dead from None
+            raise self._dead.again() from None
         return out
 
     def _feed(self, data: bytes, out: list[Decoded]) -> None:
@@ -91,7 +91,7 @@ class LineDecoder:
             self._dead = violation(
                 "DITTO-LINE-2", f"stream ended inside a line ({len(self._line)} bytes without a newline)", self.offset
             )
-            raise self._dead
+            raise self._dead.again()
 
 
 # -- WebSocket --------------------------------------------------------------------------------

@@ -37,11 +37,13 @@ responses (topic ``.../errors``) are connection events ``errorResponse``.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from ...scenarios.session import CONN, SUBSCRIBES, Event
+from ...scenarios.session import CONN, MESSAGE_MAX_BYTES, SUBSCRIBES, Event
 from ...scenarios.steps import StepSkipped
+from .codec import DittoLimits
 from .contract import item_value, thing_index, thing_rank
 from .framing import ControlMessage
 from .judge import COMPLETES, CREATED, FAILEDS, NEXTS
@@ -122,6 +124,10 @@ class DittoScenarioAdapter:
         self.binding = binding
         self.profile = profile
         self.limits = limits
+        # The kit's configured maximum line in a scenario connection (DITTO-LINE-1: "the receiver's maximum"):
+        # eight connections each buffering 16 MiB of a line that never ends, with their copies, were 880 MB.
+        base = limits if isinstance(limits, DittoLimits) else DittoLimits()
+        self.session_limits = replace(base, max_message=min(base.max_message, MESSAGE_MAX_BYTES))
         self.error: str | None = None
         self.truncated: dict[str, str] = {}
         self._handles = 0

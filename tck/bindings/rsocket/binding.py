@@ -148,7 +148,10 @@ class _KeepaliveProbe:
     def answered(self, frame: Any) -> bool:
         from .frames import Error, Keepalive
 
-        return isinstance(frame, Keepalive) or isinstance(frame, Error) and frame.stream_id == 0
+        # A KEEPALIVE with R is the target's own question, not the answer (a storm of them from a target that
+        # never reads would otherwise pass for one); the draft has no R, and its server answers every KEEPALIVE.
+        return (isinstance(frame, Keepalive) and not frame.respond
+                or isinstance(frame, Error) and frame.stream_id == 0)
 
 
 class _NoBystander:

@@ -312,17 +312,32 @@ class FrameDecoder:
     def feed_runs(self, data: bytes) -> list[Decoded | PayloadRun]:
         """``feed``, with stretches of plain NEXT PAYLOAD frames on one stream as ``PayloadRun`` values."""
         if self._dead is not None:
-            raise self._dead
+            raise self._dead.again()
         if not self.length_prefix:
             return self.feed(data)  # type: ignore[return-value]
+        held = self._buf
+        prefix_size = self.profile.prefix_size
+        if len(held) >= prefix_size:
+            # A frame in progress whose prefix was judged when it came: while these bytes do not complete it,
+            # they are only kept.  Copying the held bytes on every feed (below) made a large frame arriving in
+            # reads of 64 KiB quadratic: a 16 MiB frame was 2 GB of copies and three copies alive at once.
+            if len(held) + len(data) < prefix_size + self.profile.frame_size(held[:prefix_size], self.offset):
+                held += data
+                return []
         out: list[Decoded | PayloadRun] = []
         # One bytes object over the held bytes and the new ones: the pieces of a run are
-        # split from it, and a feed costs one copy of the bytes that were held.
-        buf = bytes(self._buf) + data if self._buf else bytes(data)
+        # split from it, and a feed costs one copy of the bytes that were held (made after joining them in
+        # place, and the held ones let go at once: two copies of a large frame alive, not three).
+        if held:
+            held += data
+            buf = bytes(held)
+            held.clear()
+        else:
+            buf = bytes(data)
         try:
             pos = self._frames_and_runs(buf, out)
         except ProtocolViolation as exc:
-            self._dead = exc
+            self._dead = exc.again()  # kept without the traceback of this raise (``again``)
             self.salvaged = out
             raise
         self._buf[:] = buf[pos:]
@@ -331,7 +346,7 @@ class FrameDecoder:
 
     def feed(self, data: bytes) -> list[Decoded]:
         if self._dead is not None:
-            raise self._dead
+            raise self._dead.again()
         out: list[Decoded] = []
         try:
             if self.length_prefix:
@@ -339,7 +354,7 @@ class FrameDecoder:
             else:
                 self._feed_message(data, out)
         except ProtocolViolation as exc:
-            self._dead = exc
+            self._dead = exc.again()  # kept without the traceback of this raise (``again``)
             self.salvaged = [*out]
             raise
         return out
@@ -352,7 +367,7 @@ class FrameDecoder:
                 f"transport ended inside a frame ({len(self._buf)} bytes of it arrived)",
                 self.offset,
             )
-            raise self._dead
+            raise self._dead.again()
 
     def _feed_message(self, data: bytes, out: list[Decoded]) -> None:
         if len(data) > self.limits.max_frame:
@@ -393,7 +408,11 @@ class FrameDecoder:
             if stop > end:
                 break
             frame = fast(buf, start, stop)
-            append(frame if frame is not None else decode(bytes(buf[start:stop]), self.offset + pos))
+            if frame is not None:
+                append(frame)
+            else:
+                with memoryview(buf) as view:  # one copy of the frame, not a slice and then its copy
+                    append(decode(bytes(view[start:stop]), self.offset + pos))
             pos = stop
         return pos
 

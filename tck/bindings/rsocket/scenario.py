@@ -37,10 +37,11 @@ an ended stream never lands in the inbox of the stream that replaced it.
 from __future__ import annotations
 
 from dataclasses import fields as dataclass_fields
+from dataclasses import replace
 from typing import Any
 
 from ...errors import ProtocolViolation
-from ...scenarios.session import CONN, SUBSCRIBES, Event
+from ...scenarios.session import CONN, MESSAGE_MAX_BYTES, REASSEMBLY_MAX_BYTES, SUBSCRIBES, Event
 from .codec import RSocketLimits
 from .fragments import Reassembler, fragment
 from .frames import (
@@ -61,6 +62,10 @@ from .frames import (
     Setup,
 )
 
+# Bytes of fragments a scenario connection joins at once (its judge too): the suite's largest fragmented payload
+# is 3,000 bytes; every MiB more a target may send before the verdict is another MiB of trace that the report
+# re-judges (8 MiB per scenario made the report of a run against endless fragments take 30 s).
+KIT_REASSEMBLY_MAX = min(1024 * 1024, REASSEMBLY_MAX_BYTES)
 Key = tuple[str, int | None]
 KEEPALIVES: Key = ("keepalive", None)
 FRAME_BY_NAME: dict[str, type] = {cls.wire_name: cls for cls in FRAME_TYPES + DRAFT_ONLY_TYPES}
@@ -110,7 +115,14 @@ class RSocketScenarioAdapter:
         self._setup_sent: Setup | None = None  # the SETUP a scenario sent itself (its keepalive interval)
         self.error: str | None = None
         self.truncated: dict[str, str] = {}
-        self._reassembler = Reassembler(limits if isinstance(limits, RSocketLimits) else None)
+        # A kit connection holds at most KIT_REASSEMBLY_MAX of fragments (the adapter's reassembly and the
+        # monitor's judge each keep a copy) and MESSAGE_MAX_BYTES of one frame: the binding's defaults, 64 MiB
+        # and 16 MiB, let a target that sends fragments forever or random bytes hold 1 GB across eight
+        # connections.  These are the kit's configured maxima (RS-LIMIT-1, RS-FRAME-2).
+        base = limits if isinstance(limits, RSocketLimits) else RSocketLimits()
+        self.session_limits = replace(base, max_reassembly=min(base.max_reassembly, KIT_REASSEMBLY_MAX),
+                                      max_frame=min(base.max_frame, MESSAGE_MAX_BYTES))
+        self._reassembler = Reassembler(self.session_limits)
         self._chains = self._reassembler.in_progress
         self._stream_of: dict[int, int] = {}  # logical subscriber -> its current stream id
         self._logical: dict[int, int] = {}  # stream id -> logical subscriber

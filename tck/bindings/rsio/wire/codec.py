@@ -121,11 +121,11 @@ class DecoderBase:
 
     def _feed(self, data: bytes, out: list[Any], runs: bool) -> None:
         if self._dead is not None:
-            raise self._dead
+            raise self._dead.again()
         try:
             self._decode_feed(data, out, runs)
         except ProtocolViolation as violation:
-            self._dead = violation
+            self._dead = violation.again()  # kept without the traceback of this raise (``again``)
             self.salvaged = out
             raise
 
