@@ -77,10 +77,19 @@ class _Messages:
         # in 10^6 one-byte continuations was 40 MB before its size was even checked).
         self.parts = bytearray()
         self.frames = 0  # frames of the message in progress
+        self.control_in_a_row = 0  # pings and pongs since the sender's last data frame
         self.text = codecs.getincrementaldecoder("utf-8")()
 
     def frame(self, frame: Frame) -> bytes | WebSocketError:
         opcode = frame.opcode
+        if opcode in (Opcode.PING, Opcode.PONG):
+            self.control_in_a_row += 1
+            if self.control_in_a_row > MAX_CONTROL_IN_A_ROW:
+                return WebSocketError(f"the {self.sender} sent more than {MAX_CONTROL_IN_A_ROW} pings or pongs in a "
+                                      "row, with no message between (the kit's limit; RFC 6455 sets none)", 1008,
+                                      kit_limit=True)
+            return b""
+        self.control_in_a_row = 0
         if opcode in (Opcode.TEXT, Opcode.BINARY):
             self.kind = opcode
             self.frames = 0
@@ -161,7 +170,6 @@ class WebSocketLink:
         # data frame without FIN): what the session's silence clock counts, though no stream came of them.
         self.partial = False
         self._waiting = bytearray()  # the stream sent before the handshake completed
-        self.control_in_a_row = 0  # control frames received since the last data frame
 
     # -- receiving ---------------------------------------------------------------------
 
@@ -204,14 +212,6 @@ class WebSocketLink:
                 if event.opcode is Opcode.CLOSE:
                     self.close_received = True
                     continue
-                if event.opcode in (Opcode.PING, Opcode.PONG):
-                    self.control_in_a_row += 1
-                    if self.control_in_a_row > MAX_CONTROL_IN_A_ROW:
-                        self._fail(WebSocketError(f"the {self.peer} sent more than {MAX_CONTROL_IN_A_ROW} pings or "
-                                                  "pongs in a row, with no message between (the kit's limit; "
-                                                  "RFC 6455 sets none)", 1008, kit_limit=True))
-                    continue
-                self.control_in_a_row = 0
                 if event.opcode in (Opcode.TEXT, Opcode.BINARY, Opcode.CONT) and not event.fin:
                     self.partial = True
                 got = self.messages.frame(event)
@@ -308,7 +308,6 @@ class Observer:
         self.failure: dict[Side, WebSocketError] = {}
         self.path = path
         self.ended: set[Side] = set()
-        self.control_in_a_row = {Side.CLIENT: 0, Side.SERVER: 0}  # pings and pongs since the sender's last data frame
 
     def feed(self, sender: Side, data: bytes) -> bytes:
         if sender in self.failure or sender in self.ended:
@@ -324,10 +323,6 @@ class Observer:
                 if event.opcode is Opcode.CLOSE:
                     self.ended.add(sender)
                     break
-                if event.opcode in (Opcode.PING, Opcode.PONG):
-                    self.control_in_a_row[sender] += 1
-                    continue
-                self.control_in_a_row[sender] = 0
                 got = self.messages[sender].frame(event)
                 if isinstance(got, WebSocketError):
                     self.failure[sender] = got
@@ -343,10 +338,11 @@ class Observer:
 
 
     def past_a_limit(self, sender: Side) -> bool:
-        """Whether ``sender`` went past a limit of the kit's own (``MAX_CONTROL_IN_A_ROW``, ``MAX_MESSAGE_FRAMES``):
-        a peer that then closes (as the kit's own endpoints do, with 1008 or 1009) owes nothing it owed before."""
-        return (self.control_in_a_row[sender] > MAX_CONTROL_IN_A_ROW
-                or self.messages[sender].frames > MAX_MESSAGE_FRAMES)
+        """Whether ``sender`` went past a limit of the kit's own (``MAX_CONTROL_IN_A_ROW``, ``MAX_MESSAGE_FRAMES``:
+        its messages' ``WebSocketError.kit_limit``): a peer that then closes (as the kit's own endpoints do,
+        with 1008 or 1009) owes nothing it owed before."""
+        failure = self.failure.get(sender)
+        return failure is not None and failure.kit_limit
 
 
 def is_websocket_trace(records: list[Any]) -> bool:
