@@ -261,11 +261,11 @@ class _Search:
 def fuzz(config: FuzzConfig, on_example: Callable[[FuzzOutcome], None] | None = None,
          runner: Callable[[dict[str, Any]], Judgement] | None = None) -> FuzzOutcome:
     """Search for findings; ``runner`` (program -> judgement) replaces the live target in tests."""
-    search = _Search(config, runner or (lambda program: None), on_example)
-    if runner is None:
-        finish = search.deadline + FINISH_GRACE
-        search.judge_program = lambda program: judge(run_program(program, config, finish), _declared(program),
-                                                     config.tolerated)
+    started = time.monotonic()
+    finish = started + config.time_budget + FINISH_GRACE  # when the example then running, or a confirmation, ends
+    search = _Search(config, runner or (lambda program: judge(run_program(program, config, finish),
+                                                              _declared(program), config.tolerated)),
+                     on_example, started=started)
     outcome = search.outcome
     for number in range(10_000):
         if outcome.examples >= config.examples or time.monotonic() >= search.deadline:
@@ -279,7 +279,7 @@ def fuzz(config: FuzzConfig, on_example: Callable[[FuzzOutcome], None] | None = 
         program, (rule, side, message) = found_now
         found = FuzzFinding(rule=rule, signature=signature(rule, message), side=side, message=message, program=program)
         search.known[found.key] = found
-        if runner is None and not _confirmed(program, rule, config, search.deadline + FINISH_GRACE):
+        if runner is None and not _confirmed(program, rule, config, finish):
             found.count = 0  # a flake: remembered so it is not chased again, not reported
             continue
         outcome.findings.append(found)
