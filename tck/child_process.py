@@ -100,9 +100,24 @@ async def reap(process: asyncio.subprocess.Process, grace: float) -> None:
         _drop_pipes(process)
 
 
-async def run_to_end(argv: Sequence[str], env: Mapping[str, str], timeout: float, keep: int) -> Finished:
+async def _exit_within(child: _Child, seconds: float, stop: asyncio.Event | None) -> bool:
+    """Whether the child exited within ``seconds``, unless ``stop`` came first (then False, as at the time-out)."""
+    if stop is None:
+        return await _within(child.exited, seconds)
+    exited, stopped = asyncio.ensure_future(child.exited.wait()), asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait((exited, stopped), timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        exited.cancel()
+        stopped.cancel()
+    return child.exited.is_set()
+
+
+async def run_to_end(argv: Sequence[str], env: Mapping[str, str], timeout: float, keep: int,
+                     stop: asyncio.Event | None = None) -> Finished:
     """Run ``argv`` with stdin from /dev/null until it exits, or kill it (and its group) after ``timeout``
-    seconds.  Never waits longer than ``timeout + 2 * REAP_TIMEOUT``."""
+    seconds, or once ``stop`` is set (the caller saw enough: as at the time-out, the code is None).  Never
+    waits longer than ``timeout + 2 * REAP_TIMEOUT``."""
     loop = asyncio.get_running_loop()
     transport, child = await loop.subprocess_exec(
         lambda: _Child(keep), *argv, env=dict(env), stdin=asyncio.subprocess.DEVNULL,
@@ -114,7 +129,7 @@ async def run_to_end(argv: Sequence[str], env: Mapping[str, str], timeout: float
             transport.kill()
 
         code: int | None = None
-        if await _within(child.exited, timeout):
+        if await _exit_within(child, timeout, stop):
             code = transport.get_returncode()
         else:
             _kill_group(pid, kill)
@@ -122,6 +137,10 @@ async def run_to_end(argv: Sequence[str], env: Mapping[str, str], timeout: float
         if left_open:  # a grandchild still holds the output: kill the group, and wait once more
             _kill_group(pid, kill)
             left_open = not await _within(child.output_closed, REAP_TIMEOUT)
+        # A killed child's exit reaches the loop from its child watcher a moment after its output closed; closing
+        # the transport before that polls (reaps) the child itself, and the watcher then logs "Unknown child
+        # process pid ..., will report returncode 255" on the kit's output.
+        await _within(child.exited, REAP_TIMEOUT)
         return Finished(code, bytes(child.kept), left_open)
     finally:
         transport.close()
