@@ -112,6 +112,32 @@ class ProxyResult:
     connections: list[ConnectionVerdict] = field(default_factory=list)
 
 
+class Activity:
+    """Whether the relay's connections are getting anywhere, for a caller that bounds them by silence (listen
+    mode ends a client test case whose client stopped, ``listen.runner``).  Progress is a connection opening
+    or ending, or a whole frame either way (the monitor's count): bytes that complete no frame are counted
+    apart, so a sender trickling bytes forever is told from one that is silent.  The relay is the only
+    writer; ``changed`` is set at every progress, for the reader to wait on."""
+
+    def __init__(self) -> None:
+        self.changed = asyncio.Event()
+        self.last_progress = time.monotonic()
+        self.open: set[_Relayed] = set()  # connections being relayed now
+        self.closed_at_verdict = 0  # connections the relay closed once a verdict was certain (``certain``)
+        self.bytes_since_progress = 0
+
+    def progress(self) -> None:
+        self.last_progress = time.monotonic()
+        self.bytes_since_progress = 0
+        self.changed.set()
+
+    def close_all(self, why: str) -> None:
+        """Close every open connection, the kit's doing (``why``): neither side's end is judged from here, so a
+        client the caller then ends is not charged with a frame cut short by that end."""
+        for relayed in list(self.open):
+            relayed.close_both(why)
+
+
 class _Recorder:
     def __init__(self) -> None:
         self.records: list[TraceRecord] = []
@@ -171,8 +197,9 @@ class _Relayed:
     """One relayed connection's state shared by its two pumps: the two writers, and how it ended."""
 
     def __init__(self, verdict: ConnectionVerdict, recorder: _Recorder, t0: float, view: _WebSocketView | None,
-                 certain: Side | None) -> None:
+                 certain: Side | None, activity: Activity | None = None) -> None:
         self.verdict = verdict
+        self.activity = Activity() if activity is None else activity
         self.monitor = verdict.monitor
         self.recorder = recorder
         self.t0 = t0
@@ -200,6 +227,8 @@ class _Relayed:
             writer.close()
 
     def close_at_verdict(self, sender: Side) -> None:
+        if not self.kit_closed:
+            self.activity.closed_at_verdict += 1
         broken = self.monitor.violations(sender)
         rule = broken[0].rule if broken else "a MUST rule"
         self.close_both(f"the kit closed it once the {sender} broke {rule} (the verdict is certain)")
@@ -257,7 +286,14 @@ async def _pump(reader: asyncio.StreamReader, sender: Side, relayed: _Relayed) -
             return
         if judged:
             recorder.add(t, sender, judged)
+            frames = monitor.frame_count
             monitor.observe(sender, judged, t)
+            if monitor.frame_count != frames:
+                relayed.activity.progress()
+            else:
+                relayed.activity.bytes_since_progress += len(data)
+        elif data:
+            relayed.activity.bytes_since_progress += len(data)  # WebSocket bytes short of a message
         try:
             relayed.writers[receiver].write(data)
             await relayed.writers[receiver].drain()
@@ -273,7 +309,8 @@ async def _pump(reader: asyncio.StreamReader, sender: Side, relayed: _Relayed) -
 
 async def _relay_one(index: int, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter,
                      target: Target, binding: Binding, profile: str | None, out_dir: Path | None,
-                     verdicts: list[ConnectionVerdict], certain: Side | None = None, limits: Any = None) -> None:
+                     verdicts: list[ConnectionVerdict], activity: Activity, certain: Side | None = None,
+                     limits: Any = None) -> None:
     monitor = Monitor(profile, limits, binding=binding)
     verdict = ConnectionVerdict(index, monitor)
     verdicts.append(verdict)
@@ -286,7 +323,9 @@ async def _relay_one(index: int, client_reader: asyncio.StreamReader, client_wri
         # The relay passes the WebSocket bytes through: a plain TCP connection to the target.
         target = Target.parse(f"tcp://{target.host}:{target.port}" if ":" not in target.host
                               else f"tcp://[{target.host}]:{target.port}")
-    relayed = _Relayed(verdict, recorder, t0, view, certain)
+    relayed = _Relayed(verdict, recorder, t0, view, certain, activity)
+    activity.open.add(relayed)
+    activity.progress()
     try:
         server_reader, server_writer = await open_target(target, timeout=5.0)
         relayed.writers = {Side.CLIENT: client_writer, Side.SERVER: server_writer}
@@ -298,6 +337,8 @@ async def _relay_one(index: int, client_reader: asyncio.StreamReader, client_wri
     except asyncio.CancelledError:
         verdict.cut = True
     finally:
+        activity.open.discard(relayed)
+        activity.progress()
         for writer in (client_writer, server_writer):
             if writer is not None:
                 writer.close()
@@ -313,13 +354,16 @@ async def _relay_one(index: int, client_reader: asyncio.StreamReader, client_wri
 async def run_proxy(listen: str, target: str, binding: Binding, profile: str | None = None, *,
                     out_dir: Path | None = None, max_connections: int = 100, duration: float = 600.0,
                     on_ready: Callable[[str], None] | None = None, stop: asyncio.Event | None = None,
-                    grace: float = 2.0, certain: Side | None = None, limits: Any = None) -> ProxyResult:
+                    grace: float = 2.0, certain: Side | None = None, limits: Any = None,
+                    activity: Activity | None = None) -> ProxyResult:
     """Relay and judge until ``max_connections`` have ended, ``duration`` seconds have passed, or
     ``stop`` is set (then connections still open get ``grace`` seconds to end before they are cut).
     ``certain`` (listen mode: the client) is the side judged: once it broke a MUST rule, a connection
     relays ``POST_VERDICT_BYTES`` more of its bytes and is closed (a proxy passes everything on).  ``limits``:
     the binding's limits the monitor judges with (None: the binding's defaults, a proxy's assumption about
-    receivers it does not know; listen mode gives the kit's own, as its receiver)."""
+    receivers it does not know; listen mode gives the kit's own, as its receiver).  ``activity``: where the
+    relay says how its connections progress (listen mode watches it)."""
+    activity = Activity() if activity is None else activity
     where = Target.parse(listen)
     to = Target.parse(target)
     if where.scheme == "ws" or to.websocket:
@@ -351,8 +395,8 @@ async def run_proxy(listen: str, target: str, binding: Binding, profile: str | N
         assert task is not None
         tasks.add(task)
         try:
-            await _relay_one(accepted, reader, writer, to, binding, profile, out_dir, result.connections, certain,
-                             limits)
+            await _relay_one(accepted, reader, writer, to, binding, profile, out_dir, result.connections, activity,
+                             certain, limits)
         finally:
             tasks.discard(task)
             if accepted >= max_connections and not tasks:
