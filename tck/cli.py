@@ -99,6 +99,10 @@ def run(
                                                "list-client-tests shows them)"),
     client_timeout: float = typer.Option(30.0, min=0.1, max=3600.0, metavar="SECONDS",
                                          help="listen mode: seconds one client test case may take"),
+    client_silence: float | None = typer.Option(None, min=0.1, max=3600.0, metavar="SECONDS",
+                                                help="listen mode: seconds a client's open connection may go with "
+                                                     "no whole frame either way before its case ends (default: "
+                                                     "the pace probe's bound, 10)"),
 ) -> None:
     """Run the scenario suite against a target (or, with --listen, the client test cases against a client);
     exit 0 only if something ran and nothing failed."""
@@ -112,7 +116,7 @@ def run(
             from .listen.cli import run_listen
 
             raise typer.Exit(run_listen(listen, client_command, wire[0], wire[1], client_test, report_dir,
-                                        client_timeout, min_run, name, baseline))
+                                        (client_timeout, client_silence), min_run, name, baseline))
         gate.check_engine(wire[0])
         inputs = _run_inputs(target, wire, capabilities, name, strict, baseline, keyword, scenarios_paths, fault)
         if inputs.target is not None:

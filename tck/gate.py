@@ -376,14 +376,16 @@ def target_stopped(results: Sequence[ScenarioResult]) -> str | None:
     stop = next((r.stopped for r in results if r.stopped is not None), None)
     if stop is None:
         return None
-    return stop_line(stop, sum(1 for r in results if r.stopped is not None and r.id != stop.during))
+    who = "client under test" if results[0].target_side == "client" else "target"
+    return stop_line(stop, sum(1 for r in results if r.stopped is not None and r.id != stop.during), who)
 
 
-def stop_line(stop: TargetStop, after: int) -> str:
-    """What the kit says, once, when the target stopped answering; ``after``: the scenarios not judged since."""
+def stop_line(stop: TargetStop, after: int, who: str = "target") -> str:
+    """What the kit says, once, when the target (``who``: in listen mode, the client under test) stopped
+    answering; ``after``: the scenarios not judged since."""
     running = f" (with {len(stop.running)} other scenario(s) running: {', '.join(stop.running[:10])})" \
         if stop.running else ""
-    return (f"the target {stop.what} during {stop.during}{running}: {stop.after}, {stop.why}; "
+    return (f"the {who} {stop.what} during {stop.during}{running}: {stop.after}, {stop.why}; "
             f"{after} scenario(s) after it not judged (error)")
 
 

@@ -3,7 +3,8 @@
 Each reads RSIO_URL like a real client under test.  Modes: ``unsupported`` (exit 127),
 ``wrong`` (connects properly, then exits 1 as if the test case went wrong), ``garbage``
 (hello, then bytes that are no RS-IO frame: the client breaks a MUST rule), ``hang``
-(connects and never finishes).
+(connects and never finishes), ``trickle`` (hello, then the start of a frame, one byte every 0.1 s, for a
+minute at most).
 """
 
 from __future__ import annotations
@@ -28,6 +29,11 @@ def main(mode: str) -> int:
         sock.sendall(b"\xc1\xc1\xc1\xc1")  # 0xc1 is never used in MessagePack
     if mode == "hang":
         time.sleep(60)  # the behaviour under test: a client that never finishes (the kit kills it)
+    if mode == "trickle":
+        sock.sendall(b"\x04\xd9\xff")  # subscribe, its publisher a string of 255 bytes: 25 s at this pace
+        for _ in range(255):  # the behaviour under test: a byte at a time, not yet a whole frame
+            sock.sendall(b"a")
+            time.sleep(0.1)
     sock.settimeout(10)
     try:
         while sock.recv(65536):

@@ -6,6 +6,11 @@ valid SETUP or subscribe and then misbehaves).  Each run ends by itself in under
 (the kit's own process, psutil), exit 1, no traceback, every case failing under a rule of the binding's
 catalogue, and the rule a mode surely breaks among those cited.
 
+A whole run whose client stalls in every case (silent, trickling, or busy with keepalives and never done) is
+said once: the client is tried on a second case, then the rest are not run (exit 3), so the run costs two
+cases' bounds (``--client-silence``, or ``--client-timeout`` for a client busy to the end) whatever the
+number of cases.
+
 Cost: every case starts a serving peer and a client process (3-6 s a case on a loaded 2-core machine,
 whatever the client does), so a run takes three cases, three modes: the modes that stress memory or CPU
 (garbage, floods, endless fragments or lines, storms) each get a case, and the slow ones (silent,
@@ -18,8 +23,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hostile_roles import run_listen_modes
-from hostile_target import assert_bounded, cited
+from hostile_roles import run_listen, run_listen_modes
+from hostile_target import UNRUNNABLE, assert_bounded, cited
+
+from rsio_tck.listen import client_tests
 
 # (binding, transport, {case: mode}, rules some case must cite)
 RUNS = {
@@ -67,3 +74,30 @@ def test_a_ditto_client_announcing_a_huge_websocket_frame_fails_the_client(tmp_p
                                                          "search-pages": "ws-close-then-data"}, tmp_path)
     assert_bounded(measured, results, "ditto", "listen ditto ws ws-huge-frame")
     assert [r["verdict"] for r in results] == ["fail", "fail"], [(r["id"], r["reason"]) for r in results]
+
+
+# (binding, transport, mode, --client-timeout): a client that stalls in every case of a whole run.
+STALLING = [
+    ("rsocket", "tcp", "silent", 20.0),  # its connection open and silent: each case ends at the 10 s silence
+    ("rsocket", "tcp", "slowloris", 20.0),  # bytes that make no whole frame: too slow to judge
+    ("rsocket", "tcp", "keepalive-storm", 5.0),  # frames without end: only the time-out ends a case
+    ("ditto", "ws", "slowloris", 20.0),
+    ("rsio", "tcp", "silent", 20.0),
+]
+
+
+@pytest.mark.timeout(400)
+@pytest.mark.parametrize(("binding", "transport", "mode", "timeout"), STALLING,
+                         ids=[f"{b}-{t}-{m}" for b, t, m, _ in STALLING])
+def test_a_client_stalling_in_every_case_is_said_once_within_the_bounds(binding: str, transport: str, mode: str,
+                                                                       timeout: float, tmp_path: Path) -> None:
+    measured, results = run_listen(binding, transport, mode, tmp_path, client_timeout=timeout)
+    assert_bounded(measured, results, binding, f"listen {binding} {transport} {mode}, every case")
+    assert measured.returncode == UNRUNNABLE, measured.output[-2000:]
+    assert len(results) == len(client_tests(binding))  # every case has its result: the rest "not run"
+    first, second, *rest = results
+    assert first["verdict"] in ("fail", "error"), first  # its own stall: a miss, or too slow to judge
+    assert second["verdict"] == "error" and second["reason"].startswith("not judged"), second
+    assert all(r["verdict"] == "error" and r["reason"].startswith("not run") for r in rest), rest
+    said = [line for line in measured.output.splitlines() if line.startswith("error: the client under test")]
+    assert len(said) == 1 and first["id"] in said[0], measured.output[-2000:]

@@ -50,8 +50,10 @@ def serving_url(where: Any) -> str:
 
 
 def run_listen(listen: str, client_command: str, binding_name: str, profile: str | None, names: list[str],
-               report_dir: Path, timeout: float, min_run: int, name: str | None, baseline: Path | None = None) -> int:
-    """Run the client test cases; write a run directory and its report; return the exit code."""
+               report_dir: Path, bounds: tuple[float, float | None], min_run: int, name: str | None,
+               baseline: Path | None = None) -> int:
+    """Run the client test cases; write a run directory and its report; return the exit code.  ``bounds``: the
+    seconds a case may take, and the seconds its client's open connection may go without progress."""
     from .. import gate
     from ..binding import get_binding, profile_of
     from ..gate import GateError
@@ -74,12 +76,12 @@ def run_listen(listen: str, client_command: str, binding_name: str, profile: str
     named = gate.check_target_name(name) if name else None
     known = gate.read_baseline(baseline) if baseline is not None else frozenset()
     with SignalCatcher() as catcher:
-        return _run_cases(catcher, cases, client_command, listen, binding, chosen_profile, where, directory, timeout,
+        return _run_cases(catcher, cases, client_command, listen, binding, chosen_profile, where, directory, bounds,
                           min_run, named, known)
 
 
 def _run_cases(catcher: SignalCatcher, cases: list[Any], client_command: str, listen: str, binding: Any,
-               profile: str, where: Any, directory: Path, timeout: float, min_run: int,
+               profile: str, where: Any, directory: Path, bounds: tuple[float, float | None], min_run: int,
                named: tuple[str, str | None] | None, known: frozenset[str]) -> int:
     """Listen mode's run, with SIGINT and SIGTERM held (``rsio_tck.interruption``): what finished is kept."""
     from .. import gate
@@ -89,8 +91,9 @@ def _run_cases(catcher: SignalCatcher, cases: list[Any], client_command: str, li
     from ..scenarios.result import apply_baseline
     from ..transport import TargetError
     from .cases import result_id
-    from .runner import run_client_tests
+    from .runner import CLIENT_SILENCE, run_client_tests
 
+    timeout, silence = bounds[0], CLIENT_SILENCE if bounds[1] is None else bounds[1]
     started = time.time()
     results: list[Any] = []
     try:
@@ -118,7 +121,8 @@ def _run_cases(catcher: SignalCatcher, cases: list[Any], client_command: str, li
 
     try:
         asyncio.run(until_signal(run_client_tests(cases, client_command, listen, binding, profile, serving,
-                                                  timeout=timeout, on_result=done), catcher))
+                                                  timeout=timeout, silence=silence, on_result=done),
+                                 catcher))
     except OSError as exc:
         if exc.filename:  # writing the run directory (a full disk); any other OSError is the network's
             raise GateError(output_error_line(exc), ExitCode.UNRUNNABLE) from None

@@ -102,9 +102,9 @@ def badge(counts: Counter[str], total: int, label: str, interrupted: bool = Fals
     return {"label": label, "message": message, "color": COLORS[outcome], "outcome": outcome}
 
 
-def target_stopped(results: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Where the target stopped answering (a result's ``target_stopped``) and how many scenarios after it
-    were not judged; None if it never stopped."""
+def target_stopped(results: list[dict[str, Any]], role: str = "server") -> dict[str, Any] | None:
+    """Where the target (``role`` "client": the client under test, in listen mode) stopped answering (a
+    result's ``target_stopped``) and how many scenarios after it were not judged; None if it never stopped."""
     stop = next((r["target_stopped"] for r in results if r.get("target_stopped")), None)
     if stop is None:
         return None
@@ -112,7 +112,8 @@ def target_stopped(results: list[dict[str, Any]]) -> dict[str, Any] | None:
     slow = bool(stop.get("slow"))  # the words of ``TargetStop.what`` and ``after``, from its JSON
     return {"during": stop["during"], "why": stop["why"], "running": list(stop.get("running", [])),
             "not_judged": after, "what": "answered too slowly to judge" if slow else "stopped answering",
-            "after": stop.get("after", "after its time-out")}
+            "after": stop.get("after", "after its time-out"),
+            "who": "client under test" if role == "client" else "target"}
 
 
 def interruption(run: dict[str, Any]) -> dict[str, Any] | None:
@@ -173,7 +174,7 @@ def report_data(files: RunFiles) -> dict[str, Any]:
         "profile": files.profile,
         "notions": [{"label": label, "value": value} for label, value in binding.report_notions(files.run)],
         "counts": dict(totals),
-        "stopped": target_stopped(files.results),
+        "stopped": target_stopped(files.results, files.run.get("target_role", "server")),
         "total": len(files.results),
         "interrupted": interruption(files.run),
         "badge": badge(totals, len(files.results), binding.title, interrupted=bool(files.run.get("interrupted"))),
