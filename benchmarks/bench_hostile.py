@@ -7,6 +7,11 @@ the binding's whole default suite; the kit's own process is sampled with psutil
 (failures) or 3 (the target stopped answering).  ``python -m benchmarks.bench_hostile
 rsocket:tcp:garbage ...`` measures only the cells named (``B:T:MODE``; ``B`` or ``B:T`` for all
 their modes).
+
+Listen mode too (``listen:B:T:MODE``, all of ``LISTEN`` for ``listen``): ``rsio-tck run --listen`` over every
+client test case of the binding, the client in each case ``rsio-peer --connect env --hostile MODE``
+(``tests/hostile_roles.run_listen``, ``--client-timeout`` ``CLIENT_TIMEOUT``): a client that stalls in
+every case is said once, in two cases' bounds.
 """
 
 from __future__ import annotations
@@ -26,6 +31,13 @@ WS_ONLY = ("ws-huge-frame", "ws-ping-flood", "ws-continuations", "ws-close-then-
 OWN = {"rsio": ("endless-split", "unknown-next-flood"),
        "rsocket": ("endless-fragments", "keepalive-storm", "lease-storm"),
        "ditto": ("endless-line", "unclosed-json", "invalid-utf8", "deep-json", "unknown-next-flood")}
+
+
+# The stalling clients whose whole listen run is measured, and the per-case time-out they get.
+LISTEN = (("rsocket", "tcp", "silent"), ("rsocket", "tcp", "slowloris"), ("rsocket", "tcp", "keepalive-storm"),
+          ("rsocket", "ws", "silent"), ("ditto", "tcp", "silent"), ("ditto", "ws", "slowloris"),
+          ("rsio", "tcp", "silent"), ("rsio", "tcp", "slowloris"))
+CLIENT_TIMEOUT = 20.0
 
 
 def test_module(name: str) -> ModuleType:
@@ -62,18 +74,40 @@ def measure_cell(binding: str, transport: str, mode: str, report_dir: Path, *ext
         return flood.measure(kit_run(binding, url, report_dir, *extra), LIMIT)
 
 
+def listen_cells(only: list[str]) -> list[tuple[str, ...]]:
+    """The listen cells named (``listen:B:T:MODE``; ``listen``: every cell of ``LISTEN``)."""
+    named = [o.removeprefix("listen:") for o in only if o == "listen" or o.startswith("listen:")]
+    return list(LISTEN) if "listen" in named else [tuple(name.split(":", 2)) for name in named]
+
+
+def measure_listen(binding: str, transport: str, mode: str, report_dir: Path) -> object:
+    roles = test_module("hostile_roles")
+    return roles.run_listen(binding, transport, mode, report_dir, client_timeout=CLIENT_TIMEOUT)[0]
+
+
+def _row(figures: dict[str, float], name: str, measured: object) -> None:
+    ended = str(measured.returncode) if measured.returncode is not None else f"KILLED at {LIMIT:g} s"  # type: ignore[attr-defined]
+    wall, peak = measured.wall, measured.peak_rss / MB  # type: ignore[attr-defined]
+    binding, transport, mode = name.split(":")[-3:]
+    role = "listen" if name.startswith("listen:") else "run"
+    print(f"  {role:6s} {binding:8s} {transport:9s} {mode:20s} {wall:7.1f} {peak:8.1f}  {ended}", flush=True)
+    figures[f"{name}:seconds"] = wall
+    figures[f"{name}:peak_mb"] = peak
+
+
 def main(only: list[str] | None = None) -> dict[str, float]:
     only = only or []
+    targets = [o for o in only if o != "listen" and not o.startswith("listen:")]
     figures: dict[str, float] = {}
-    print(f"  {'binding':8s} {'transport':9s} {'mode':20s} {'wall s':>7s} {'peak MB':>8s}  exit")
+    print(f"  {'role':6s} {'binding':8s} {'transport':9s} {'mode':20s} {'wall s':>7s} {'peak MB':>8s}  exit")
     with tempfile.TemporaryDirectory(prefix="rsio-bench-hostile-") as tmp:
-        for number, (binding, transport, mode) in enumerate(cells(only)):
-            measured = measure_cell(binding, transport, mode, Path(tmp) / str(number))
-            ended = str(measured.returncode) if measured.returncode is not None else f"KILLED at {LIMIT:g} s"  # type: ignore[attr-defined]
-            wall, peak = measured.wall, measured.peak_rss / MB  # type: ignore[attr-defined]
-            print(f"  {binding:8s} {transport:9s} {mode:20s} {wall:7.1f} {peak:8.1f}  {ended}", flush=True)
-            figures[f"{binding}:{transport}:{mode}:seconds"] = wall
-            figures[f"{binding}:{transport}:{mode}:peak_mb"] = peak
+        if targets or not only:
+            for number, (binding, transport, mode) in enumerate(cells(targets)):
+                _row(figures, f"{binding}:{transport}:{mode}",
+                     measure_cell(binding, transport, mode, Path(tmp) / str(number)))
+        for number, (binding, transport, mode) in enumerate(listen_cells(only or ["listen"])):
+            _row(figures, f"listen:{binding}:{transport}:{mode}",
+                 measure_listen(binding, transport, mode, Path(tmp) / f"listen-{number}"))
     return figures
 
 
