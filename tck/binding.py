@@ -27,7 +27,10 @@ A binding provides, per wire *profile* (RS-IO: ``msgpack``/``varint``; RSocket:
 - how a frame is described in transcripts and reports;
 - its liveness probe (``LivenessProbe``): the cheapest exchange a target must answer, which the
   kit tries on a fresh connection after a scenario ended on a time-out, to tell a target that
-  stopped answering altogether from one that missed one signal;
+  stopped answering altogether from one that missed one signal; and its pace probe (a
+  ``LivenessProbe`` too, maybe the same exchange): one that no answer to the connection's opening
+  satisfies, whose whole answer the kit awaits within a bound of total time after a scenario saw
+  the target's bytes trickle, to tell a slow but live target from one too slow to judge;
 - its part of a run's report: the lines that describe its wire (``report_notions``: the
   specification and profile, RS-IO's serverHello) and its wire statistics, tables computed
   from the run's recorded traffic (``report_statistics``); the report shows only these and
@@ -149,6 +152,14 @@ class Binding(Protocol):
         """A fresh probe of whether the target still answers (after a scenario ended on a time-out)."""
         ...
 
+    def pace_probe(self, profile: str) -> LivenessProbe:
+        """A fresh probe of the target's pace (after a scenario ran out of budget with bytes still arriving, or
+        had a frame that trickled in slowly): an exchange that no answer to the connection's opening satisfies
+        (RS-IO: a stream's first signal), so that a target whose answer to the opening is prompt and whose
+        other frames trickle cannot pass it on that answer alone.  A binding whose liveness probe already is
+        such an exchange gives that one."""
+        ...
+
     def rules(self) -> list[str]:
         """The IDs of the binding's own rules (``rsio_tck.rules.RULES``, ``rule_prefixes``), in catalogue order."""
         ...
@@ -171,6 +182,9 @@ class LivenessProbe(Protocol):
     sends until one returns True (the target still answers) or a bounded time passes (it stopped):
     RS-IO's clientHello (serverHello), RSocket's SETUP then KEEPALIVE with R (KEEPALIVE), Ditto's
     subscribe (created).  ``asks`` names the exchange in messages ("SETUP, then KEEPALIVE with R").
+    A pace probe has the same shape: RS-IO's clientHello then a subscribe to ``tck/range`` with demand 1
+    (that subscription's first element or terminal signal, or a goodbye); RSocket's and Ditto's are
+    their liveness probes, which no answer to the connection's opening satisfies.
     """
 
     asks: str

@@ -151,11 +151,11 @@ def test_every_registered_binding_satisfies_the_protocol(name: str) -> None:
     assert binding.name == name
     assert binding.profiles and all(isinstance(profile, str) for profile in binding.profiles)
     assert profile_of(binding, None) == binding.profiles[0]
-    for method in ("decoder", "encoder", "judge", "describe", "contract_rule", "liveness_probe"):
+    for method in ("decoder", "encoder", "judge", "describe", "contract_rule", "liveness_probe", "pace_probe"):
         assert callable(getattr(binding, method, None)), f"{name}: no {method}()"
-    for profile in binding.profiles:  # the probe after a time-out: something to send, and a name for it
-        probe = binding.liveness_probe(profile)
-        assert probe.opening() and probe.asks, (name, profile)
+    for profile in binding.profiles:  # the probes after a time-out and a trickle: something to send, and a name
+        for probe in (binding.liveness_probe(profile), binding.pace_probe(profile)):
+            assert probe.opening() and probe.asks, (name, profile)
     # The binding's contract rule IDs are catalogue IDs.
     from rsio_tck.rules import RULES
 

@@ -21,6 +21,7 @@ from hostile_target import HostileTarget
 from typer.testing import CliRunner
 
 from rsio_tck.binding import get_binding
+from rsio_tck.bindings.rsio.wire.frames import OnComplete, OnNext, OnSubscribe, ServerHello
 from rsio_tck.bindings.rsocket.frames import Keepalive
 from rsio_tck.cli import app
 from rsio_tck.embedded import EmbeddedPeer
@@ -146,3 +147,84 @@ def test_a_slow_frame_from_a_target_that_answers_too_slowly_stops_the_run() -> N
     assert slow.verdict is Verdict.FAIL and slow.stopped is watch.stop  # judged on its frames: it keeps its verdict
     assert later.verdict is Verdict.ERROR
     assert later.reason == "not run: the target answered too slowly to judge during RSFLOW-001"
+
+
+# -- RS-IO's pace probe: one element of tck/range, on the probe's own Id -------------------------------------
+
+ELEMENT_PROBE = "clientHello, then subscribe(tck/range?count=1, Id 2, demand 1)"
+
+
+def _rsio(*frames: Any) -> bytes:
+    encoder = get_binding("rsio").encoder("msgpack")
+    return b"".join(encoder.encode(frame) for frame in frames)
+
+
+@asynccontextmanager
+async def _rsio_server(answer: bytes, pace: float = 0.0) -> AsyncIterator[str]:
+    """An RS-IO server that reads the probe, writes ``answer`` (one byte every ``pace`` s; 0: at once) and then
+    keeps the connection open until the client closes it."""
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await reader.read(1024)  # the clientHello and the subscribe
+            pieces = [answer[i:i + 1] for i in range(len(answer))] if pace else [answer]
+            for piece in pieces:
+                writer.write(piece)
+                await writer.drain()
+                if pace:
+                    await asyncio.sleep(pace)  # the target's pace: what the probe measures, not a synchronisation
+            while await reader.read(1024):
+                pass
+        except ConnectionError:
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    try:
+        yield f"tcp://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+def test_the_rsio_pace_probe_is_answered_by_its_own_subscription_only() -> None:
+    # At once: the serverHello, a whole stream on Id 1 (the Id a hostile slowloris trickles onNext on) and the
+    # probe's own onSubscribe; none of them is the element the probe asked for.
+    others = _rsio(ServerHello(version=0), OnSubscribe(subscriber=1), OnNext(subscriber=1, element=b"\x00"),
+                   OnComplete(subscriber=1), OnSubscribe(subscriber=2))
+    element = _rsio(OnNext(subscriber=2, element=b"\x00"))
+
+    async def both() -> tuple[str | None, str | None, str | None]:
+        async with _rsio_server(others) as url:
+            alive = await probe(url, "rsio", "msgpack", 0.5)
+            unanswered = await probe(url, "rsio", "msgpack", 0.5, pace=True)
+        async with _rsio_server(others + element) as url:
+            answered = await probe(url, "rsio", "msgpack", 0.5, pace=True)
+        return alive, unanswered, answered
+
+    alive, unanswered, answered = asyncio.run(both())
+    assert alive is None  # the liveness probe asks only for the handshake
+    assert unanswered is not None and unanswered.startswith(
+        (f"a fresh connection got no answer to {ELEMENT_PROBE} within 0.5 s",
+         f"a fresh connection's answer to {ELEMENT_PROBE} did not come whole within 0.5 s")), unanswered
+    assert answered is None
+
+
+def test_an_rsio_target_answering_a_byte_at_a_time_passes_the_pace_probe_within_its_bound() -> None:
+    # 13 bytes at 0.05 s a byte: the element is whole after about 0.55 s, and no silence lasts 0.05 s.
+    answer = _rsio(ServerHello(version=0), OnSubscribe(subscriber=2), OnNext(subscriber=2, element=b"\x00"),
+                   OnComplete(subscriber=2))
+
+    async def three() -> tuple[str | None, str | None, str | None]:
+        async with _rsio_server(answer, pace=0.05) as url:
+            steady = await probe(url, "rsio", "msgpack", 2.0, pace=True)
+            alive = await probe(url, "rsio", "msgpack", 0.3)
+            too_slow = await probe(url, "rsio", "msgpack", 0.3, pace=True)
+        return steady, alive, too_slow
+
+    steady, alive, too_slow = asyncio.run(three())
+    assert steady is None
+    assert alive is None  # its serverHello is whole within 0.15 s
+    assert too_slow is not None and too_slow.startswith(
+        f"a fresh connection's answer to {ELEMENT_PROBE} did not come whole within 0.3 s ("), too_slow

@@ -30,7 +30,7 @@ from rsio_tck.embedded import EmbeddedPeer
 from rsio_tck.gate import ExitCode, suite_outcome, target_stopped
 from rsio_tck.report.schema import check_run_dir
 from rsio_tck.scenarios import RunConfig, Verdict, load_file, run_suite
-from rsio_tck.scenarios.liveness import TargetWatch, probe
+from rsio_tck.scenarios.liveness import PACE_FACTOR, TargetWatch, probe
 
 pytest_plugins = ["pytester"]
 
@@ -187,13 +187,19 @@ def test_a_time_out_on_a_live_target_stays_a_fail(tmp_path: Path) -> None:
     assert suite_outcome([missed, after], 1).code is ExitCode.FAILED
 
 
-@pytest.mark.parametrize(("binding", "profile", "listen"),
-                         [(name, profile, "tcp://127.0.0.1:0") for name in BINDING_NAMES
+@pytest.mark.parametrize(("binding", "profile", "listen", "extra"),
+                         [(name, profile, "tcp://127.0.0.1:0", ()) for name in BINDING_NAMES
                           for profile in get_binding(name).profiles]
-                         + [(name, get_binding(name).profiles[0], "ws://127.0.0.1:0/tck") for name in BINDING_NAMES])
-def test_each_binding_probe_is_answered_by_a_live_peer(binding: str, profile: str, listen: str) -> None:
-    with EmbeddedPeer(binding=binding, profile=profile, listen=listen) as url:
+                         + [(name, get_binding(name).profiles[0], "ws://127.0.0.1:0/tck", ()) for name in BINDING_NAMES]
+                         + [(name, get_binding(name).profiles[0], "tcp://127.0.0.1:0", ("--tiny-writes", "1"))
+                            for name in BINDING_NAMES])
+def test_each_binding_probe_is_answered_by_a_live_peer(binding: str, profile: str, listen: str,
+                                                       extra: tuple[str, ...]) -> None:
+    # Both probes: the liveness probe after a time-out, and the pace probe (its answer whole within its bound)
+    # after a trickle; a peer writing one byte at a time passes both.
+    with EmbeddedPeer(binding=binding, profile=profile, listen=listen, extra=extra) as url:
         assert asyncio.run(probe(url, binding, profile, 5.0)) is None
+        assert asyncio.run(probe(url, binding, profile, 5.0 * PACE_FACTOR, pace=True)) is None
 
 
 def test_a_probe_says_why_a_target_does_not_answer() -> None:

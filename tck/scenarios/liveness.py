@@ -19,11 +19,17 @@ was silent for ``timeout`` seconds (its bytes restart that, within the scenario 
 A scenario that ran out of its budget while the target's bytes kept coming (a target trickling
 a byte at a time, a slowloris) is not judged, and one with a frame that took longer than the
 signal timeout to trickle in (``ScenarioResult.stretched``) was judged on a signal that came
-slowly.  After either the watch probes the target's *pace*: the answer must come
-whole within ``PACE_FACTOR`` times ``timeout`` seconds of total time, a bound a live target meets
-in one round trip even on a loaded machine (busy on another connection, or writing a few bytes at
-a time, as TCP allows).  A target that misses it answers too slowly for the kit to judge it
-(``TargetStop.slow``), and the run ends as above: said once, the rest not run, exit 3.  Without
+slowly.  After either the watch probes the target's *pace* with the binding's pace probe
+(``Binding.pace_probe``: an exchange no answer to the connection's opening satisfies; RS-IO's asks
+for one element of ``tck/range``, since its serverHello may come before the server read anything):
+the answer must come whole within ``PACE_FACTOR`` times ``timeout`` seconds of total time, a bound a
+live target meets in a round trip or two even on a loaded machine (busy on another connection, or
+writing a few bytes at a time, as TCP allows).  A target that misses it answers too slowly for the
+kit to judge it (``TargetStop.slow``), and the run ends as above: said once, the rest not run, exit 3.
+(The liveness probe stays the cheapest exchange: a time-out is often a target missing a signal, the
+fault the scenarios judge, and a probe that asked for a signal would take it for a stopped target
+and leave the rest of the suite not run.  Slowness is another matter: a pace probe follows only
+bytes that trickled.)  Without
 this a target trickling forever costs every scenario its budget or its slow frame, 15 rounds of
 eight for a suite, where a run against a hostile target is bounded by a minute.  No verdict
 changes: the scenarios that ran keep theirs, and only those the run then leaves are not run.
@@ -66,9 +72,10 @@ async def probe(target: str, binding: Binding | str, profile: str, timeout: floa
     measures silence as a scenario's waits do (``clock``): it fails when nothing came for ``timeout``
     seconds, bytes that keep coming (a target writing in tiny pieces) restart it, and the probe's own
     ``budget`` (the scenario budget: the probe is a scenario of one exchange) bounds the restarts.
-    ``pace``: the whole answer must come within ``timeout`` seconds of starting, bytes or not."""
+    ``pace``: the binding's pace probe instead, whose whole answer must come within ``timeout`` seconds of
+    starting, bytes or not."""
     chosen = get_binding(binding) if isinstance(binding, str) else binding
-    liveness = chosen.liveness_probe(profile)
+    liveness = chosen.pace_probe(profile) if pace else chosen.liveness_probe(profile)
     started = time.monotonic()
     deadline = started + timeout
     try:

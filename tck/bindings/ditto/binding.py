@@ -173,6 +173,10 @@ class DittoBinding:
         self._check(profile)
         return _SubscribeProbe(profile)
 
+    def pace_probe(self, profile: str) -> Any:
+        """The liveness probe: Ditto has no opening of its own, so only an answer to the subscribe answers it."""
+        return self.liveness_probe(profile)
+
 
 class _SubscribeProbe:
     CORRELATION_ID = "rsio-tck-liveness"

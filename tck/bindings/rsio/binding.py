@@ -115,8 +115,19 @@ class RsioBinding:
         return wire_statistics(self, profile, traces)
 
     def liveness_probe(self, profile: str) -> Any:
-        """The handshake: clientHello, answered by serverHello (a goodbye refusing it is an answer too)."""
+        """The handshake: clientHello, answered by serverHello (a goodbye refusing it is an answer too).
+
+        Not the pace probe's element: a time-out is often a target missing a signal, the very fault the
+        scenarios judge, and a probe that asked for a signal would take such a target for a stopped one
+        and leave the rest of the suite not run; the handshake asks only whether the target answers at all."""
         return _HelloProbe()
+
+    def pace_probe(self, profile: str) -> Any:
+        """The handshake, then a subscribe to ``tck/range?count=1`` with demand 1 on Id ``_ElementProbe.ID``,
+        answered by that subscription's first element (or a part of it) or its terminal signal, or by a
+        goodbye.  Not the handshake alone: a server may send its serverHello before it reads anything
+        (rsio-v0 section 3), so a target that trickles every other frame would pass on that."""
+        return _ElementProbe()
 
 
 class _HelloProbe:
@@ -129,6 +140,34 @@ class _HelloProbe:
 
     def answered(self, frame: Any) -> bool:
         return True  # a server's first frame is its answer to the hello: serverHello, or a goodbye
+
+
+class _ElementProbe:
+    """One element asked for, right after the clientHello (optimistic sending, rsio-v0 section 3).  Only
+    frames of the probe's own subscription answer it: whatever else the target sends (its serverHello, an
+    onNext for an Id the probe never subscribed) is not the answer.  Its onSubscribe is not either: the
+    answer is what the target owes once it served the demand, the element or, for a name it does not
+    serve, the onError after the onSubscribe (section 8)."""
+
+    # Any Id is the kit's to choose (section 4); not 1, the Id a stray onNext most likely names (the hostile
+    # peer's slowloris trickles onNext on Id 1 from the start): its element must not pass for the answer.
+    ID = 2
+    PUBLISHER = "tck/range?count=1"
+    asks = f"clientHello, then subscribe({PUBLISHER}, Id {ID}, demand 1)"
+
+    def opening(self) -> list[Any]:
+        from .wire.frames import ClientHello, Subscribe
+
+        return [ClientHello(version=0, extensions=()),
+                Subscribe(publisher=self.PUBLISHER, subscriber=self.ID, initial_demand=1)]
+
+    def answered(self, frame: Any) -> bool:
+        from .wire.frames import Goodbye, OnComplete, OnError, OnNext, OnNextLastPart, OnNextPacked, OnNextPart
+
+        if isinstance(frame, Goodbye):
+            return True  # a refusal (a version it does not speak, a subscribe it takes for an error) answers
+        answers = (OnNext, OnNextPacked, OnNextPart, OnNextLastPart, OnComplete, OnError)
+        return isinstance(frame, answers) and frame.subscriber == self.ID
 
 
 BINDING = RsioBinding()

@@ -136,6 +136,11 @@ class RSocketBinding:
             raise ValueError(f"unknown RSocket profile {profile!r}; choose one of {', '.join(PROFILES)}")
         return _KeepaliveProbe(RSocketScenarioAdapter(self, profile))
 
+    def pace_probe(self, profile: str) -> Any:
+        """The liveness probe: SETUP has no answer of its own, so only the KEEPALIVE answers, once the target
+        read the probe."""
+        return self.liveness_probe(profile)
+
 
 class _KeepaliveProbe:
     def __init__(self, adapter: Any) -> None:
