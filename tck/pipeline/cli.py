@@ -51,6 +51,12 @@ def _lost(exc: Exception) -> NoReturn:
     raise typer.Exit(int(ExitCode.UNRUNNABLE))
 
 
+def _notes(report: Any) -> None:
+    """What was ingested only in part, as expected (a trace cut with its interrupted run), one line each."""
+    for note in report.notes:
+        typer.echo(f"note: {note}", err=True)
+
+
 def _unwritten(exc: OSError, warehouse: Path) -> NoReturn:
     """Output that could not be written: one line naming it (the warehouse, whose old tables the pipeline left
     as they were, or a file of the site) and why; exit 3 for a full disk, else 2."""
@@ -101,6 +107,7 @@ def pipeline_command(
         _lost(exc)
     except OSError as exc:  # a full disk under the warehouse: exit 3, one line
         _unwritten(exc, warehouse)
+    _notes(report)
     typer.echo(json.dumps(report.to_json(), indent=1))
 
 
@@ -134,6 +141,7 @@ def publish_command(
         raise typer.Exit(2) from None
     except OSError as exc:  # the tables or the site could not be written (a full disk: exit 3, as for a run)
         _unwritten(exc, warehouse or out / "data")
+    _notes(report)
     typer.echo(f"site: {index}  ({report.runs} runs, {report.frames} frames, "
                f"{report.offline_violations} offline violations, {time.perf_counter() - started:.1f} s)")
 
