@@ -294,16 +294,21 @@ def check_trace(
     codec: str | None = typer.Option(None, metavar="NAME", help=CODEC_HELP),
     strict: bool = typer.Option(False, help="fail on SHOULD deviations too"),
 ) -> None:
-    """Judge a recorded trace offline with the conformance monitor; exit 1 on a violation."""
-    from .monitor.monitor import check_trace as judge
-    from .monitor.trace import TraceFormatError
+    """Judge a recorded trace offline with the conformance monitor; exit 1 on a violation.  A file that ends
+    inside a record (cut part-way) is judged up to there, and a note says so."""
+    from .monitor.monitor import Monitor
+    from .monitor.trace import TraceFormatError, read_whole
 
     with guard():
         binding, chosen = gate.check_wire(binding, profile, codec)
         try:
-            monitor = judge(trace, chosen, binding=binding)
+            records, cut = read_whole(trace)
         except (OSError, TraceFormatError) as exc:
             raise GateError(f"{trace}: {gate.one_line(exc)}") from None
+    monitor = Monitor(chosen, binding=binding)
+    monitor.replay(records)
+    if cut is not None:
+        print(f"note: {trace}: {cut}; judged up to there", file=sys.stderr)
     for finding in monitor.findings:
         print(f"#{finding.frame_index} {finding.level.value} {finding.side} {finding.message}")
     print(f"{trace}: {monitor.frame_count} frames, {len(monitor.violations())} violations, "

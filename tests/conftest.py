@@ -27,9 +27,9 @@ from hypothesis import HealthCheck, settings
 settings.register_profile("rsio-tck", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("rsio-tck")
 
-SPARK_MODULES = frozenset({"test_interrupted_run", "test_pipeline_cluster", "test_pipeline_grid", "test_pipeline_publish",
-                           "test_pipeline_realrun", "test_pipeline_tables", "test_pipeline_targets",
-                           "test_site_browser"})
+SPARK_MODULES = frozenset({"test_interrupted_run", "test_pipeline_cluster", "test_pipeline_faults", "test_pipeline_grid",
+                           "test_pipeline_publish", "test_pipeline_realrun", "test_pipeline_tables",
+                           "test_pipeline_targets", "test_site_browser"})
 # pytest-timeout's bound for a test of the Spark modules without one of its own.  It is a hang guard, not a
 # speed check, and it must never fire in the middle of a Spark call: the timeout interrupts py4j while it
 # reads an answer, the shared session's connection is left out of step, and every later test of the worker

@@ -53,12 +53,12 @@ class Full:
 
         return limit
 
-    def fill(self) -> None:
-        """Leave ``FREE`` bytes free (tmpfs only: the rlimit needs no filling)."""
+    def fill(self, free: int = FREE) -> None:
+        """Leave ``free`` bytes free (tmpfs only: the rlimit needs no filling)."""
         if self.mechanism != "tmpfs":
             return
         stat = os.statvfs(self.path)
-        spare = stat.f_bavail * stat.f_frsize - FREE
+        spare = stat.f_bavail * stat.f_frsize - free
         if spare > 0:
             with (self.path / "filler").open("wb") as stream:
                 stream.write(b"\0" * spare)
@@ -161,7 +161,7 @@ def test_publish_into_a_full_dir_is_one_line_and_exit_3(full_dir: Full, tmp_path
     def publish_runs(spark: Any, found: list[Path], out: Path, **options: Any) -> tuple[Path, Any]:
         return publish.publish_site(_empty_tables(), out, build_reports=False), None
 
-    monkeypatch.setattr(pipeline_cli, "_spark", lambda master: None)
+    monkeypatch.setattr(pipeline_cli, "_spark", lambda master, verbose=False: None)
     monkeypatch.setattr(pipeline_cli, "_setup", lambda run_dirs, verbose: [])
     monkeypatch.setattr(pipeline_cli, "publish_runs", publish_runs)
     from rsio_tck.cli import app
@@ -189,3 +189,87 @@ def test_a_results_line_the_disk_takes_only_part_of_is_cut_back(tmp_path: Path,
     log.close()
     assert raised.value.errno == errno.ENOSPC and raised.value.filename == str(tmp_path / "results.jsonl")
     assert (tmp_path / "results.jsonl").read_text() == '{"id": "A"}\n'
+
+
+class _Throwable:
+    """A stand-in for the Java exception of a Py4J error: ``getMessage`` and ``getCause``, as py4j proxies them."""
+
+    def __init__(self, message: str | None, cause: _Throwable | None = None) -> None:
+        self.message, self.cause = message, cause
+
+    def getMessage(self) -> str | None:  # noqa: N802 (Java's name)
+        return self.message
+
+    def getCause(self) -> _Throwable | None:  # noqa: N802
+        return self.cause
+
+
+class _JavaError(Exception):
+    def __init__(self, java: _Throwable) -> None:
+        super().__init__("An error occurred while calling o44.parquet.")
+        self.java_exception = java
+
+
+def _spark_write_failure(cause: str) -> _JavaError:
+    """The chain Spark 4 gives for a task that could not write a Parquet file (seen on a full tmpfs)."""
+    return _JavaError(_Throwable("[TASK_WRITE_FAILED] Task failed while writing rows to file:/w/runs.",
+                                 _Throwable("Unable to close resource",
+                                            _Throwable(f"java.io.IOException: {cause}", _Throwable(cause)))))
+
+
+@pytest.mark.parametrize(("cause", "code"), [("No space left on device", errno.ENOSPC), ("File too large", errno.EFBIG),
+                                             ("Disk quota exceeded", errno.EDQUOT),
+                                             ("ENOSPC: write failed", errno.ENOSPC)])
+def test_a_full_disk_is_found_in_a_spark_failures_chain_of_causes(cause: str, code: int) -> None:
+    pytest.importorskip("py4j")
+    from rsio_tck.pipeline.warehouse import full_disk
+
+    assert full_disk(_spark_write_failure(cause)) == code
+    try:  # under Python exceptions raised from it, too
+        try:
+            raise _spark_write_failure(cause)
+        except _JavaError as exc:
+            raise RuntimeError("the pipeline failed") from exc
+    except RuntimeError as wrapped:
+        assert full_disk(wrapped) == code
+    assert full_disk(OSError(code, os.strerror(code))) == code
+
+
+def test_other_failures_are_no_full_disk() -> None:
+    pytest.importorskip("py4j")
+    from py4j.protocol import Py4JNetworkError
+
+    from rsio_tck.pipeline.warehouse import full_disk
+
+    class Gone(_Throwable):
+        def getMessage(self) -> str | None:  # noqa: N802
+            raise Py4JNetworkError("Answer from Java side is empty")
+
+    assert full_disk(_spark_write_failure("Permission denied")) is None
+    assert full_disk(_JavaError(_Throwable(None))) is None
+    assert full_disk(_JavaError(Gone("x"))) is None  # the JVM is gone: no answer, the failure goes on as it was
+    assert full_disk(OSError(errno.EACCES, "Permission denied")) is None
+    assert full_disk(ValueError("No space left on device")) is None  # only errors that carry an errno or a Java cause
+
+
+def test_the_warehouse_tables_are_replaced_only_when_all_are_written(tmp_path: Path) -> None:
+    from rsio_tck.pipeline.warehouse import commit, staged
+
+    warehouse = tmp_path / "warehouse"
+    (warehouse / "runs").mkdir(parents=True)
+    (warehouse / "runs" / "old.parquet").write_text("old")
+    (warehouse / "notes.txt").write_text("the user's")
+    with pytest.raises(OSError) as raised, staged(warehouse) as staging:
+        (staging / "runs").mkdir()
+        (staging / "runs" / "new.parquet").write_text("new")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # the disk filled up before all were written
+    assert raised.value.errno == errno.ENOSPC and raised.value.filename == str(warehouse)
+    assert sorted(p.name for p in warehouse.iterdir()) == ["notes.txt", "runs"]
+    assert [p.name for p in (warehouse / "runs").iterdir()] == ["old.parquet"]
+    with staged(warehouse) as staging:
+        for name in ("runs", "frames"):
+            (staging / name).mkdir()
+            (staging / name / "new.parquet").write_text("new")
+        commit(staging, warehouse)
+    assert sorted(p.name for p in warehouse.iterdir()) == ["frames", "notes.txt", "runs"]
+    assert [p.name for p in (warehouse / "runs").iterdir()] == ["new.parquet"]

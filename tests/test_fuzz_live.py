@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +25,11 @@ from rsio_tck.embedded import REASSEMBLY_LIMIT, EmbeddedPeer
 from rsio_tck.fuzz import FuzzConfig, fuzz, write_findings
 from rsio_tck.fuzz.engine import judge, run_program
 from rsio_tck.reference_peer.freedoms import DELIBERATE_WARNINGS
+from rsio_tck.report.schema import check_run_dir
 from rsio_tck.scenarios.loader import load_file
+
+FINDING_DEADLINE = 120.0  # seconds for the fuzz command to start its peer and confirm a quick finding, under load
+EXIT_DEADLINE = 60.0  # seconds for it to stop, write what it found and its report after SIGTERM
 
 # One fault from each of five areas; each is found within a few seconds.
 QUICK_FAULTS = {
@@ -77,6 +88,67 @@ def test_the_fuzz_command_writes_its_run_directory_and_exits_1(tmp_path: Path) -
     assert summary["schema"] == "rsio-tck/fuzz/v1" and summary["seed"] == 4
     assert summary["findings"][0]["rule"] == "HS-3"
     assert (summary_path.parent / summary["findings"][0]["scenario_file"]).exists()
+    run = json.loads((summary_path.parent / "run.json").read_text())  # opened and finished as a run's
+    assert run["interrupted"] is False and run["seed"] == 4 and (summary_path.parent / "report" / "index.html").is_file()
+    assert check_run_dir(summary_path.parent) == []
+
+
+def test_a_fuzz_run_stopped_by_sigterm_keeps_its_findings_and_says_it_was_interrupted(tmp_path: Path) -> None:
+    """SIGTERM once the first finding is printed: the search stops, the example in flight is not counted, what
+    was confirmed is written, run.json says interrupted, the exit is 143, and report and pipeline read it."""
+    command = [sys.executable, "-m", "rsio_tck.cli", "fuzz", "--fault", "hs-client-hello", "--examples", "100000",
+               "--time-budget", "600", "--report-dir", str(tmp_path / "reports"), "--quiet", "--seed", "0"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "COLUMNS": "200"})
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def read() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.put(line)
+        lines.put(None)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    seen: list[str] = []
+    try:
+        end = time.monotonic() + FINDING_DEADLINE
+        while not any(line.startswith("finding: HS-4 ") for line in seen):
+            line = lines.get(timeout=max(0.1, end - time.monotonic()))  # queue.Empty past the deadline: a failure
+            assert line is not None, f"the fuzz run exited ({process.wait(10)}) before a finding: {''.join(seen)}"
+            seen.append(line)
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(EXIT_DEADLINE)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+    reader.join(10)
+    while not lines.empty():  # the rest of what it said, to its end (None)
+        seen.extend(line for line in [lines.get_nowait()] if line is not None)
+    stderr = "".join(seen)
+    assert code == 143, stderr[-3000:]
+    (run_dir,) = list((tmp_path / "reports").iterdir())
+    run = json.loads((run_dir / "run.json").read_text())
+    summary = json.loads((run_dir / "fuzz.json").read_text())
+    cut = run["interruption"]
+    assert run["interrupted"] is True and cut["signal"] == "SIGTERM" and run["seed"] == 0
+    assert cut["selected"] == run["scenarios"] == 100000 and cut["finished"] == summary["examples"] >= 1
+    assert len(cut["running"]) <= 1  # the example (or the confirmation) in flight, not counted
+    assert "HS-4" in [f["rule"] for f in summary["findings"]]
+    assert all((run_dir / f["scenario_file"]).is_file() for f in summary["findings"])
+    assert check_run_dir(run_dir) == []
+    assert f"error: interrupted after {summary['examples']} of 100000 scenarios (SIGTERM)" in stderr
+    assert "Traceback" not in stderr
+    outcome = CliRunner().invoke(app, ["report", str(run_dir)])
+    assert outcome.exit_code == 0, outcome.output
+    page = (run_dir / "report" / "index.html").read_text()
+    assert 'id="interrupted"' in page and 'id="fuzz"' in page and "HS-4" in page
+    from rsio_tck.pipeline.sources import fuzz_rows, run_row
+
+    row = run_row(run_dir)  # what the pipeline's runs table gets
+    assert row["interrupted"] is True and row["fuzz"] is True and row["seed"] == 0
+    assert [f["rule"] for f in fuzz_rows(run_dir, row["run_id"])] == [f["rule"] for f in summary["findings"]]
 
 
 def test_the_fuzz_command_exits_0_on_a_conforming_target(tmp_path: Path) -> None:

@@ -48,8 +48,9 @@ def test_unnamed_targets_stay_apart_and_marks_count_only_what_the_target_did(tmp
                 "--report-dir", str(reports), "--quiet")
     run_dirs = sorted(reports.iterdir())
     assert len(run_dirs) == 4
-    records = [json.loads((d / "run.json").read_text()) for d in run_dirs if (d / "run.json").is_file()]
-    assert [(r["target_name"], r["target_version"]) for r in records] == [(None, None), (None, None), ("acme", "2.0")]
+    records = [json.loads((d / "run.json").read_text()) for d in run_dirs]  # the fuzz run's too: opened as a run's
+    assert [(r["target_name"], r["target_version"]) for r in records] == [(None, None), (None, None), ("acme", "2.0"),
+                                                                          ("fuzzed", None)]
     for run_dir in run_dirs:
         assert check_run_dir(run_dir) == []
     fuzz = json.loads((run_dirs[-1] / "fuzz.json").read_text())

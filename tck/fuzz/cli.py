@@ -2,12 +2,18 @@
 
 Without ``--target`` it starts the reference peer (with any ``--fault``), as
 ``rsio-tck run`` does; a target given is reached once before the search.  Exit 1
-when there are findings, 2 on usage errors, 3 when the target cannot be reached.
+when there are findings, 2 on usage errors, 3 when the target cannot be reached
+or the run directory cannot be written.  The run directory is opened and
+finished as ``run``'s: run.json (no results.jsonl lines: the findings are in
+fuzz.json and fuzz-findings/) and report/; SIGINT or SIGTERM stops the search,
+keeps what was confirmed, marks run.json interrupted and exits 128 + the signal.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -15,8 +21,12 @@ from rich.table import Table
 
 from ..gate import BINDING_HELP, CODEC_HELP, PROFILE_HELP
 from ..gate import console as gate_console
-from .engine import FuzzConfig, FuzzOutcome, fuzz, fuzz_hooks
+from ..interruption import SignalCatcher
+from .engine import FuzzConfig, FuzzFinding, FuzzOutcome, fuzz, fuzz_hooks
 from .findings import write_findings
+
+if TYPE_CHECKING:
+    from ..embedded import EmbeddedPeer
 
 console = gate_console()
 
@@ -60,7 +70,6 @@ def fuzz_command(
         reach_target,
     )
     from ..reference_peer.peer_registry import get_peer_binding
-    from ..report.rundir import run_id
 
     peer = None
     tolerated: frozenset[str] = frozenset()
@@ -89,12 +98,37 @@ def fuzz_command(
                         stop_at_first=stop_at_first, signal_timeout=signal_timeout,
                         tolerated=tolerated,
                         reassembly_limit=REASSEMBLY_LIMIT if peer is not None else None)
+    with guard(), SignalCatcher() as catcher:
+        if peer is not None:
+            catcher.before_exit(peer.kill_now)
+        code = _search(catcher, config, peer, report_dir, named, quiet)
+    raise typer.Exit(code)
+
+
+def _search(catcher: SignalCatcher, config: FuzzConfig, peer: EmbeddedPeer | None, report_dir: Path,
+            named: tuple[str, str | None] | None, quiet: bool) -> int:
+    """Fuzz into a new run directory, opened and finished as ``run``'s (``gate.open_run``/``finish_run``): its
+    run.json says whether a signal cut the search short; returns the exit code."""
+    from .. import gate
+    from ..gate import ExitCode, GateError
+    from ..output_files import output_error_line
+    from ..report.rundir import run_id
+
     ident = run_id()
     directory = report_dir / ident
     try:
+        recorder = gate.open_run(directory, target=config.target, codec=config.codec, binding=config.binding,
+                                 started=time.time(), seed=config.seed, target_name=named[0] if named else None,
+                                 target_version=named[1] if named else None)
+    except GateError:
+        if peer is not None:
+            peer.stop()
+        raise
+    try:
         with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[status]}"),
                       TimeElapsedColumn(), console=console, disable=quiet) as progress:
-            task = progress.add_task(f"fuzz {binding} {chosen} -> {target}", total=examples, status="")
+            task = progress.add_task(f"fuzz {config.binding} {config.codec} -> {config.target}", total=config.examples,
+                                     status="")
 
             def tick(outcome: FuzzOutcome) -> None:
                 found = sum(1 for f in outcome.findings if f.count)
@@ -102,21 +136,35 @@ def fuzz_command(
                 progress.update(task, completed=outcome.examples,
                                 status=f"{outcome.examples} examples, {rate:.1f}/s, {found} finding(s)")
 
-            outcome = fuzz(config, on_example=tick)
+            def found(finding: FuzzFinding, outcome: FuzzOutcome) -> None:
+                progress.console.print(f"finding: {finding.rule} {finding.signature} after {outcome.examples} "
+                                       f"examples: {finding.message[:100]}", markup=False, highlight=False)
+
+            outcome = fuzz(config, on_example=tick, catcher=catcher, on_finding=found)
     finally:
+        recorder.close()
         if peer is not None:
             peer.stop()
-    path = write_findings(outcome, directory, config, ident, named)
+    # A search that ended on its own (its budgets) is a complete run, whenever a signal came after it.
+    interruption = catcher.interruption(config.examples, outcome.examples, outcome.running) \
+        if outcome.stopped else None
+    try:
+        path = write_findings(outcome, directory, config, ident, named)
+    except OSError as exc:  # a full disk: one line naming the file, as for a run
+        raise GateError(output_error_line(exc), ExitCode.UNRUNNABLE) from None
+    index = gate.finish_run(recorder, config.examples, interruption)
     reported = [f for f in outcome.findings if f.count > 0]
-    table = Table(title=f"fuzz findings ({outcome.examples} examples, {outcome.elapsed:.1f} s, seed {seed})")
+    table = Table(title=f"fuzz findings ({outcome.examples} examples, {outcome.elapsed:.1f} s, seed {config.seed})")
     for column in ("rule", "signature", "count", "message", "scenario"):
         table.add_column(column)
     for finding in reported:
         table.add_row(finding.rule, finding.signature, str(finding.count), finding.message[:100],
                       finding.scenario_file or "")
     console.print(table)
-    typer.echo(f"fuzz summary: {path}")
+    typer.echo(f"fuzz summary: {path}  report: {index}")
     if reported:
-        console.print(f"reproduce: rsio-tck run --target {target if peer is None else 'URL'} "
-                      f"--binding {binding} --profile {chosen} --scenarios {directory / 'fuzz-findings'}")
-    raise typer.Exit(1 if reported else 0)
+        console.print(f"reproduce: rsio-tck run --target {config.target if peer is None else 'URL'} "
+                      f"--binding {config.binding} --profile {config.codec} --scenarios {directory / 'fuzz-findings'}")
+    if interruption is not None:
+        console.print(f"error: {interruption.line()}", markup=False, highlight=False)
+    return catcher.exit_code(interruption, int(ExitCode.FAILED if reported else ExitCode.OK))

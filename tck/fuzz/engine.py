@@ -15,6 +15,11 @@ finding.  Known keys only count.  The next round looks for the next new key,
 until the example or time budget is spent.  Results are cached per program, so
 hypothesis's replays never see a timing-dependent flip (no Flaky errors), and
 shrinking stops trying new programs once its own time slice is spent.
+
+A signal (``interruption.SignalCatcher``, held by the command) stops the search as a
+spent budget does: the example then running is cancelled (``until_signal``) and not
+counted, a finding not yet confirmed is not reported, and both are named in
+``FuzzOutcome.running``.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
@@ -40,6 +45,9 @@ from ..rules import RULES, Level
 from ..scenarios.loader import Scenario
 from ..scenarios.result import Failure, ScenarioResult, Verdict
 from ..scenarios.runner import run_scenario
+
+if TYPE_CHECKING:
+    from ..interruption import SignalCatcher
 
 
 def fuzz_hooks(binding: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
@@ -107,6 +115,8 @@ class FuzzOutcome:
     elapsed: float = 0.0
     findings: list[FuzzFinding] = field(default_factory=list)
     programs: list[str] = field(default_factory=list)  # every program tried, canonical JSON, in order
+    stopped: bool = False  # a signal ended the search before its budgets did
+    running: list[str] = field(default_factory=list)  # cut short by the signal, not judged: "example N", a finding
 
 
 class _NewFinding(Exception):
@@ -159,11 +169,24 @@ def as_scenario(program: dict[str, Any], ident: str = "FUZZ-001", title: str = "
 _PASSED_ON = ("binding", "profiles", "role", "requires", "needs")
 
 
-def run_program(program: dict[str, Any], config: FuzzConfig, until: float | None = None) -> ScenarioResult:
+@overload
+def run_program(program: dict[str, Any], config: FuzzConfig, until: float | None = None,
+                catcher: None = None) -> ScenarioResult: ...
+
+
+@overload
+def run_program(program: dict[str, Any], config: FuzzConfig, until: float | None,
+                catcher: SignalCatcher | None) -> ScenarioResult | None: ...
+
+
+def run_program(program: dict[str, Any], config: FuzzConfig, until: float | None = None,
+                catcher: SignalCatcher | None = None) -> ScenarioResult | None:
     """Run ``program``; with a bystander connection, its breakage is a failed ERR-3 step.  ``until``: a monotonic
     time the run should end by (the search's deadline and its grace): the example's budget shrinks to it, never
-    below a few signal timeouts, so the example running when the time budget ends ends soon after."""
+    below a few signal timeouts, so the example running when the time budget ends ends soon after.  None when
+    ``catcher``'s signal cancelled it."""
     from ..gate import run_config as make_run_config
+    from ..interruption import until_signal
 
     budget = config.example_budget
     if until is not None:
@@ -185,7 +208,9 @@ def run_program(program: dict[str, Any], config: FuzzConfig, until: float | None
             result.verdict = Verdict.FAIL
         return result
 
-    return asyncio.run(with_bystander())
+    if catcher is None:
+        return asyncio.run(with_bystander())
+    return asyncio.run(until_signal(with_bystander(), catcher))
 
 
 Judgement = tuple[str, str | None, str] | None
@@ -203,6 +228,7 @@ class _Search:
     known: dict[tuple[str, str], FuzzFinding] = field(default_factory=dict)
     cache: dict[str, Judgement] = field(default_factory=dict)
     started: float = field(default_factory=time.monotonic)
+    stopped: Callable[[], bool] = lambda: False  # a signal came: try nothing more
 
     @property
     def deadline(self) -> float:
@@ -216,9 +242,13 @@ class _Search:
         text = json.dumps(program, sort_keys=True)
         if text in self.cache:
             return self.cache[text]
-        if time.monotonic() >= stop_at or self.outcome.examples >= self.config.examples:
+        if time.monotonic() >= stop_at or self.outcome.examples >= self.config.examples or self.stopped():
             return None
-        verdict = self.cache[text] = self.judge_program(program)
+        verdict = self.judge_program(program)
+        if self.stopped():  # the signal came while it ran: cancelled, not judged
+            self.outcome.running.append(f"example {self.outcome.examples + 1}")
+            return None
+        self.cache[text] = verdict
         self.outcome.examples += 1
         self.outcome.programs.append(text)
         key = self.key(verdict)
@@ -259,19 +289,36 @@ class _Search:
 
 
 def fuzz(config: FuzzConfig, on_example: Callable[[FuzzOutcome], None] | None = None,
-         runner: Callable[[dict[str, Any]], Judgement] | None = None) -> FuzzOutcome:
-    """Search for findings; ``runner`` (program -> judgement) replaces the live target in tests."""
+         runner: Callable[[dict[str, Any]], Judgement] | None = None, *, catcher: SignalCatcher | None = None,
+         on_finding: Callable[[FuzzFinding, FuzzOutcome], None] | None = None) -> FuzzOutcome:
+    """Search for findings; ``runner`` (program -> judgement) replaces the live target in tests.  ``catcher``'s
+    signal stops the search (see the module); ``on_finding`` hears of each finding once it is confirmed."""
     started = time.monotonic()
     finish = started + config.time_budget + FINISH_GRACE  # when the example then running, or a confirmation, ends
-    search = _Search(config, runner or (lambda program: judge(run_program(program, config, finish),
-                                                              _declared(program), config.tolerated)),
-                     on_example, started=started)
+
+    def stopped() -> bool:
+        return catcher is not None and catcher.caught
+
+    def live(program: dict[str, Any]) -> Judgement:
+        result = run_program(program, config, finish, catcher)
+        return None if result is None else judge(result, _declared(program), config.tolerated)
+
+    search = _Search(config, runner or live, on_example, started=started, stopped=stopped)
     outcome = search.outcome
     for number in range(10_000):
         if outcome.examples >= config.examples or time.monotonic() >= search.deadline:
             break
+        if stopped():
+            outcome.stopped = True
+            break
         before = outcome.examples
         found_now = search.round(number)
+        if stopped() and found_now is not None:  # cut short while shrinking it: not reported, said to be in flight
+            rule, _side, message = found_now[1]
+            outcome.running.append(f"finding {rule} {signature(rule, message)} (not confirmed)")
+        if stopped():
+            outcome.stopped = True
+            break
         if found_now is None:
             if outcome.examples == before:
                 break  # the generator has nothing new left
@@ -279,10 +326,17 @@ def fuzz(config: FuzzConfig, on_example: Callable[[FuzzOutcome], None] | None = 
         program, (rule, side, message) = found_now
         found = FuzzFinding(rule=rule, signature=signature(rule, message), side=side, message=message, program=program)
         search.known[found.key] = found
-        if runner is None and not _confirmed(program, rule, config, finish):
+        confirmed = runner is not None or _confirmed(program, rule, config, finish, catcher)
+        if stopped():  # cut short while confirming it: not reported, said to be in flight
+            outcome.running.append(f"finding {rule} {found.signature} (not confirmed)")
+            outcome.stopped = True
+            break
+        if not confirmed:
             found.count = 0  # a flake: remembered so it is not chased again, not reported
             continue
         outcome.findings.append(found)
+        if on_finding is not None:
+            on_finding(found, outcome)
         if config.stop_at_first:
             break
     outcome.elapsed = time.monotonic() - search.started
@@ -293,12 +347,16 @@ def _declared(program: dict[str, Any]) -> tuple[str, ...]:
     return tuple(program.get("kit_violations", ()))
 
 
-def _confirmed(program: dict[str, Any], rule: str, config: FuzzConfig, until: float) -> bool:
+def _confirmed(program: dict[str, Any], rule: str, config: FuzzConfig, until: float,
+               catcher: SignalCatcher | None = None) -> bool:
     """The shrunk program fails with the same rule again (timing flakes on a loaded machine do not)."""
     if config.confirm <= 0:
         return True
     for _ in range(config.confirm):
-        again = judge(run_program(program, config, until), _declared(program), config.tolerated)
+        result = run_program(program, config, until, catcher)
+        if result is None:  # cancelled by a signal
+            return False
+        again = judge(result, _declared(program), config.tolerated)
         if again is not None and again[0] == rule:
             return True
     return False

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from ..output_files import write_text
 from .engine import FuzzConfig, FuzzFinding, FuzzOutcome
 
 SCHEMA = "rsio-tck/fuzz/v1"
@@ -42,7 +43,8 @@ def finding_scenario(finding: FuzzFinding, number: int) -> dict[str, Any]:
 
 def write_findings(outcome: FuzzOutcome, run_dir: Path, config: FuzzConfig, run_id: str,
                    name: tuple[str, str | None] | None = None) -> Path:
-    """Write the scenario files and ``fuzz.json`` into ``run_dir``; returns the path of fuzz.json.
+    """Write the scenario files and ``fuzz.json`` into ``run_dir``, each whole or not at all (an OSError naming
+    the file); returns the path of fuzz.json.
 
     ``name`` is the target's (name, version) from ``--name``, recorded for the multi-target site.
     """
@@ -52,7 +54,7 @@ def write_findings(outcome: FuzzOutcome, run_dir: Path, config: FuzzConfig, run_
     for number, finding in enumerate(reported, start=1):
         relative = Path("fuzz-findings") / f"{finding.rule}-{finding.signature}.yaml"
         text = yaml.safe_dump([finding_scenario(finding, number)], sort_keys=False, allow_unicode=True, width=120)
-        (run_dir / relative).write_text(text, encoding="utf-8")
+        write_text(run_dir / relative, text)
         finding.scenario_file = str(relative)
     summary = {
         "schema": SCHEMA,
@@ -70,5 +72,5 @@ def write_findings(outcome: FuzzOutcome, run_dir: Path, config: FuzzConfig, run_
     }
     path = run_dir / "fuzz.json"
     run_dir.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    write_text(path, json.dumps(summary, indent=2) + "\n")
     return path

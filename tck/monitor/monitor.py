@@ -234,7 +234,8 @@ class Monitor:
 
 def check_trace(path: Path, profile: str | None = None, limits: Any = None, *,
                 binding: Binding | str | None = None) -> Monitor:
-    """Judge a recorded trace offline."""
+    """Judge a recorded trace offline; ``TraceCut`` (once its whole records are judged) if the file ends inside a
+    record: a caller that can use a judgement up to the cut reads through ``trace.read_whole`` and replays."""
     monitor = Monitor(profile, limits, binding=binding)
     monitor.replay(read_trace(path))
     return monitor

@@ -51,17 +51,41 @@ def _lost(exc: Exception) -> NoReturn:
     raise typer.Exit(int(ExitCode.UNRUNNABLE))
 
 
-def _spark(master: str | None) -> Any:
-    """The Spark session; exit 3 with one line when Spark cannot start (no Java, a bad master URL)."""
+def _notes(report: Any) -> None:
+    """What was ingested only in part, as expected (a trace cut with its interrupted run), one line each."""
+    for note in report.notes:
+        typer.echo(f"note: {note}", err=True)
+
+
+def _unwritten(exc: OSError, warehouse: Path) -> NoReturn:
+    """Output that could not be written: one line naming it (the warehouse, whose old tables the pipeline left
+    as they were, or a file of the site) and why; exit 3 for a full disk, else 2."""
+    if exc.filename == str(warehouse.resolve()):
+        line = f"pipeline: cannot write the warehouse {exc.filename} (its tables are as they were): " \
+               f"{exc.strerror or exc}"
+    else:
+        line = output_error_line(exc)
+    typer.echo(f"error: {line}", err=True)
+    raise typer.Exit(3 if is_full(exc) else 2)
+
+
+def _spark(master: str | None, verbose: bool = False) -> Any:
+    """The Spark session; exit 3 with one line when Spark cannot start (no Java, a bad master URL).  Without
+    ``-v`` the JVM's own log is off (but under spark-submit, whose settings are left alone): a failed task logs
+    pages of Java stack traces, and the command says what failed in one line (or, for a failure it cannot
+    name, in the exception's text, which holds the Java trace)."""
     from ..gate import ExitCode, GateError, guard, one_line
-    from .session import spark_session
+    from .session import spark_session, under_spark_submit
 
     with guard():
         try:
-            return spark_session(master)
+            spark = spark_session(master)
         except Exception as exc:  # py4j and pyspark raise their own types (and RuntimeError without Java)
             raise GateError(f"Spark could not start (is Java installed? is --master right?): "
                             f"{one_line(exc)[:300]}", ExitCode.UNRUNNABLE) from None
+    if not verbose and not under_spark_submit():
+        spark.sparkContext.setLogLevel("OFF")
+    return spark
 
 
 def pipeline_command(
@@ -76,11 +100,14 @@ def pipeline_command(
     from .completeness import LostData
     from .pipeline import run_pipeline
 
-    spark = _spark(master)
+    spark = _spark(master, verbose)
     try:
         report = run_pipeline(spark, found, warehouse, judge=judge)
     except LostData as exc:
         _lost(exc)
+    except OSError as exc:  # a full disk under the warehouse: exit 3, one line
+        _unwritten(exc, warehouse)
+    _notes(report)
     typer.echo(json.dumps(report.to_json(), indent=1))
 
 
@@ -103,7 +130,7 @@ def publish_command(
 
     sources = _sources(findings)
     started = time.perf_counter()
-    spark = _spark(master)
+    spark = _spark(master, verbose)
     try:
         index, report = publish_runs(spark, found, out, warehouse=warehouse, judge=judge, build_reports=build_reports,
                                      grid=grid, sources=sources)
@@ -112,9 +139,9 @@ def publish_command(
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    except OSError as exc:  # the site could not be written (a full disk: exit 3, as for a run); it names the file
-        typer.echo(f"error: {output_error_line(exc)}", err=True)
-        raise typer.Exit(3 if is_full(exc) else 2) from None
+    except OSError as exc:  # the tables or the site could not be written (a full disk: exit 3, as for a run)
+        _unwritten(exc, warehouse or out / "data")
+    _notes(report)
     typer.echo(f"site: {index}  ({report.runs} runs, {report.frames} frames, "
                f"{report.offline_violations} offline violations, {time.perf_counter() - started:.1f} s)")
 

@@ -56,11 +56,12 @@ def _frame_tuples(item: tuple[str, str, str, int, str, str, str], fields: list[s
                   reads: Any) -> Iterator[tuple[Any, ...]]:
     """The frame rows of one trace or pcap as tuples (runs on an executor), tallied into ``reads``."""
     problems: list[str] = []
+    cut: list[str] = []
     count = 0
-    for row in connection_frames(*item, problems=problems):
+    for row in connection_frames(*item, problems=problems, cut=cut):
         count += 1
         yield tuple(row.get(f) for f in fields)
-    tally: ReadTally = {item[1]: (count, problems[0] if problems else "")}
+    tally: ReadTally = {item[1]: (count, problems[0] if problems else "", cut[0] if cut else "")}
     reads.add(tally)
 
 

@@ -5,7 +5,10 @@ them back, so the (expensive) decoding of traces happens once and every later
 step works from Parquet.  The offline judge's violations go into the same
 ``violations`` table, partitioned by ``source``: a re-judge overwrites only the
 ``source=offline`` partition (dynamic partition overwrite).  The derived tables
-are small and are written as single files.  ``collect_tables`` brings derived
+are small and are written as single files.  All of them are written into a
+staging directory and replace the warehouse's old tables only once all are
+written and checked (``warehouse``), so a full disk or lost data leaves the
+old tables whole.  ``collect_tables`` brings derived
 tables to the driver as lists of dicts for the publisher.
 """
 
@@ -25,6 +28,7 @@ from .derive import derive_all
 from .ingest import ingest, read_table, write_table
 from .judge import CLUSTERED, judge_files, judge_frames, mark_clustered, run_wires
 from .schemas import BASE_TABLES, DERIVED_TABLES, table_path
+from .warehouse import commit, staged
 
 log = logging.getLogger(__name__)
 
@@ -43,10 +47,12 @@ class PipelineReport:
     seconds: dict[str, float] = field(default_factory=dict)
     # rows and an order-free checksum per table: equal on every master for the same run directories
     tables: dict[str, dict[str, Any]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what was ingested only in part, as expected (completeness)
 
     def to_json(self) -> dict[str, Any]:
         return {"warehouse": str(self.warehouse), "runs": self.runs, "frames": self.frames,
-                "offline_violations": self.offline_violations, "tables": self.tables, "seconds": self.seconds}
+                "offline_violations": self.offline_violations, "tables": self.tables, "seconds": self.seconds,
+                "notes": self.notes}
 
 
 def load_tables(spark: SparkSession, warehouse: Path, names: tuple[str, ...] | list[str]) -> dict[str, DataFrame]:
@@ -75,22 +81,33 @@ def derive_warehouse(spark: SparkSession, warehouse: Path) -> None:
 
 
 def run_pipeline(spark: SparkSession, run_dirs: list[Path], warehouse: Path, *, judge: bool = True) -> PipelineReport:
-    """Ingest, judge and derive ``run_dirs`` into ``warehouse``; LostData (nothing written past the base
-    tables) when the executors gave fewer results or frames than the run directories hold."""
+    """Ingest, judge and derive ``run_dirs`` into ``warehouse``; LostData when the executors gave fewer results
+    or frames than the run directories hold.  The tables are written beside the warehouse's old ones and
+    replace them only once all are written and checked (``warehouse.staged``): LostData, or an ``OSError``
+    naming the warehouse for a full disk, leaves the old tables as they were."""
     warehouse = warehouse.resolve()  # Spark resolves a relative path on whichever side writes it
     report = PipelineReport(warehouse=warehouse)
+    with staged(warehouse) as staging:
+        _write_tables(spark, run_dirs, staging, report, judge)
+        commit(staging, warehouse)
+    log.info("pipeline: %d runs, %d frames, %d offline violations", report.runs, report.frames,
+             report.offline_violations)
+    return report
+
+
+def _write_tables(spark: SparkSession, run_dirs: list[Path], warehouse: Path, report: PipelineReport,
+                  judge: bool) -> None:
     started = time.perf_counter()
     ingested = ingest(spark, run_dirs)
     base = ingested.as_dict()
-    shutil.rmtree(Path(table_path(warehouse, "violations")), ignore_errors=True)  # no stale partitions
     files = max(1, spark.sparkContext.defaultParallelism)
     for name, frame in base.items():  # few files: many tiny ones make every later query slow
         write_table(frame.coalesce(files), warehouse, name, partition_by=["source"] if name == "violations" else None)
     mark_clustered(Path(table_path(warehouse, "frames")))  # one task per connection, partitions only merged
     report.seconds["ingest"] = time.perf_counter() - started
     # The frames table is written by now, so every frame task has reported what it read.
-    check(ingested.expected, ingested.reads.value, read_table(spark, warehouse, "scenario_results"),
-          read_table(spark, warehouse, "frames"))
+    report.notes = check(ingested.expected, ingested.reads.value, read_table(spark, warehouse, "scenario_results"),
+                         read_table(spark, warehouse, "frames"))
     report.runs = read_table(spark, warehouse, "runs").count()
     report.frames = read_table(spark, warehouse, "frames").count()
     if judge:
@@ -102,9 +119,6 @@ def run_pipeline(spark: SparkSession, run_dirs: list[Path], warehouse: Path, *, 
     report.seconds["derive"] = time.perf_counter() - mark
     for name in CHECKSUMMED:
         report.tables[name] = table_checksums(read_table(spark, warehouse, name).drop(*MACHINE_COLUMNS.get(name, ())))
-    log.info("pipeline: %d runs, %d frames, %d offline violations", report.runs, report.frames,
-             report.offline_violations)
-    return report
 
 
 def collect_tables(spark: SparkSession, warehouse: Path,

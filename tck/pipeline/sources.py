@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..monitor.trace import read_trace
+from ..monitor.trace import TraceCut, read_trace, whole_records
 from .framing import frame_rows
 
 log = logging.getLogger(__name__)
@@ -135,6 +135,13 @@ def _interrupted(run_dir: Path, run: dict[str, Any]) -> bool | None:
     return bool(run.get("interrupted"))
 
 
+def ended_early(run_dir: Path) -> bool:
+    """Whether the run did not run to its end: run.json says a signal interrupted it, or there is none (the run
+    never ended; a fuzz run without one ended if its fuzz.json was written).  Such a run's last files may have
+    been cut in the middle of a write."""
+    return _interrupted(run_dir, _run_record(run_dir)) is not False
+
+
 def result_rows(run_dir: Path, run_id: str) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
     """(scenario result row, its violation rows) per line of results.jsonl."""
     path = run_dir / "results.jsonl"
@@ -208,16 +215,20 @@ def connection_work(run_dir: Path, run_id: str, codec: str,
 
 
 def connection_frames(kind: str, path: str, run_id: str, connection: int, scenario: str,
-                      codec: str, binding: str = "rsio", problems: list[str] | None = None) -> Iterator[dict[str, Any]]:
+                      codec: str, binding: str = "rsio", problems: list[str] | None = None,
+                      cut: list[str] | None = None) -> Iterator[dict[str, Any]]:
     """Frame rows of one trace, or of each TCP connection of one pcap (numbered from ``connection``).  A file
-    that cannot be read whole gives the rows before the fault; why goes to the log and onto ``problems``."""
+    that cannot be read whole gives the rows before the fault; why goes to the log and onto ``problems``.  A
+    trace file that ends inside a record gives the rows of its whole records, as if it ended there, and says
+    where it was cut onto ``cut`` (the driver decides whether that was to be expected: ``completeness``)."""
     def skipped(why: str, then: str) -> None:
         log.warning("%s: %s; %s", path, why, then)
         if problems is not None:
             problems.append(why)
 
+    cuts: list[TraceCut] = []
     if kind == "trace":
-        recorded = [(connection, read_trace(Path(path)))]
+        recorded = [(connection, whole_records(read_trace(Path(path)), cuts))]
     else:
         try:
             from ..report.pcap import read_connections
@@ -236,3 +247,7 @@ def connection_frames(kind: str, path: str, run_id: str, connection: int, scenar
                        **row.as_dict()}
         except (ValueError, OSError) as exc:
             skipped(str(exc), "its remaining frames are skipped")
+    for found in cuts:
+        log.info("%s: %s", path, found)
+        if cut is not None:
+            cut.append(str(found))

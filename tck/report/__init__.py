@@ -16,9 +16,10 @@ from .rundir import RunFiles, RunRecorder
 __all__ = ["RunFiles", "RunRecorder", "build"]
 
 
-def build(run_dir: Path, spec_link: str | None = None) -> Path:
+def build(run_dir: Path, spec_link: str | None = None, notes: list[str] | None = None) -> Path:
     """Rebuild the report of ``run_dir``; returns the path of its index.html.  ``spec_link``: where its rule
-    links point (a published site's ``spec.html``, relative to the report); default ``html.spec_url()``."""
+    links point (a published site's ``spec.html``, relative to the report); default ``html.spec_url()``.
+    ``notes`` gets a line for each trace file cut inside a record (shown up to the cut)."""
     from .html import render
     from .model import report_data
 
@@ -27,4 +28,7 @@ def build(run_dir: Path, spec_link: str | None = None) -> Path:
         raise FileNotFoundError(f"{run_dir}: not a run directory")
     files = RunFiles.read(run_dir)
     files.restore_pcaps()
-    return render(report_data(files), files, run_dir / "report", spec_link=spec_link)
+    data = report_data(files)
+    if notes is not None:
+        notes.extend(cut["line"] for cut in data["cut_traces"])
+    return render(data, files, run_dir / "report", spec_link=spec_link)

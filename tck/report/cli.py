@@ -75,8 +75,9 @@ def report_command(
             if cut is not None:
                 typer.echo(f"note: {results}:{cut} is half a line (the run was cut while writing it): left out; "
                            "the results before it are whole", err=True)
+        notes: list[str] = []
         try:
-            index = build(run_dir)
+            index = build(run_dir, notes=notes)
         except OSError as exc:  # the message names the file; a full disk is exit 3, as for a run
             raise GateError(output_error_line(exc), ExitCode.UNRUNNABLE if is_full(exc) else ExitCode.USAGE) \
                 from None
@@ -85,6 +86,8 @@ def report_command(
         except (KeyError, TypeError) as exc:  # a file that parses but is not what the kit wrote
             raise GateError(f"{run_dir}: its files are not what the kit writes ({type(exc).__name__}: "
                             f"{one_line(exc)})") from None
+        for note in notes:
+            typer.echo(f"note: {run_dir}/{note}", err=True)
         typer.echo(f"report: {index}")
 
 

@@ -128,6 +128,17 @@ def interruption(run: dict[str, Any]) -> dict[str, Any] | None:
             "line": f"interrupted after {finished} of {selected} scenarios ({signal})"}
 
 
+def cut_traces(files: RunFiles) -> list[dict[str, Any]]:
+    """The traces read so far (``RunFiles.trace``) whose file ends inside a record, each with the line the report
+    and ``rsio-tck report`` say: expected of a run that did not run to its end, else records lost."""
+    early = bool(files.run.get("interrupted")) or not (files.run_dir / "run.json").is_file()
+    why = ("the run did not run to its end: it is shown and judged up to there" if early else
+           "the run is not marked interrupted: the rest of its connection was lost; it is shown and judged up to there")
+    return [{"id": scenario, "trace": files.relative("traces", scenario), "cut": cut, "expected": early,
+             "line": f"{files.relative('traces', scenario)}: {cut}; {why}"}
+            for scenario, cut in sorted(files.cut_traces.items())]
+
+
 def _areas(binding: Binding, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The binding's rules by area (areas without one of its rules left out), each with its outcome."""
     own = binding.rules()
@@ -165,6 +176,7 @@ def report_data(files: RunFiles) -> dict[str, Any]:
                       for key, kind in (("trace", "traces"), ("pcap", "pcaps"), ("transcript", "transcripts"))},
         })
     all_rows = [row for area in areas for row in area["rules"]]
+    wire = [table.to_json() for table in binding.report_statistics(files.profile, run_traces(files))]  # reads traces
     return {
         "schema": "rsio-tck/report/v1",
         "run_id": files.run.get("run_id", files.run_dir.name),
@@ -183,6 +195,7 @@ def report_data(files: RunFiles) -> dict[str, Any]:
         "rules_tested": sum(1 for row in all_rows if row["outcome"] not in ("untested", "skip")),
         "areas": areas,
         "scenarios": scenarios,
-        "wire": [table.to_json() for table in binding.report_statistics(files.profile, run_traces(files))],
+        "wire": wire,
+        "cut_traces": cut_traces(files),
         "fuzz": files.fuzz,
     }

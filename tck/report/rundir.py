@@ -34,7 +34,7 @@ from .. import SPEC_VERSION, __version__
 from ..binding import DEFAULT_BINDING, get_binding
 from ..errors import ProtocolViolation, Side
 from ..interruption import Interruption, ignore_signals
-from ..monitor.trace import TraceRecord, read_trace, write_trace
+from ..monitor.trace import TraceCut, TraceRecord, read_trace, read_whole, whole_records, write_trace
 from ..output_files import ResultsLog, result_lines, write_bytes, write_text
 from .pcap import target_port, write_pcap
 
@@ -95,8 +95,10 @@ def pcap_from_trace(trace: Path, pcap: Path, port: int, base: float, client_port
     """Write the pcap of a trace file (a top-level function: it runs in a worker process)."""
     pcap.parent.mkdir(parents=True, exist_ok=True)
     partial = pcap.with_name(f".{pcap.name}.partial")  # a full disk leaves no half pcap behind
+    cut: list[TraceCut] = []  # a trace cut inside its last record: the pcap of its whole records (the report says so)
     try:
-        count = write_pcap(partial, read_trace(trace), server_port=port, base=base, client_port=client_port)
+        count = write_pcap(partial, whole_records(read_trace(trace), cut), server_port=port, base=base,
+                           client_port=client_port)
         os.replace(partial, pcap)
     except OSError as exc:
         partial.unlink(missing_ok=True)
@@ -235,6 +237,8 @@ class RunFiles:
     run: dict[str, Any]
     results: list[dict[str, Any]]
     fuzz: dict[str, Any] | None
+    # scenario id -> where its trace file was cut inside its last record (read up to it), as ``trace`` found
+    cut_traces: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def read(cls, run_dir: Path) -> RunFiles:
@@ -268,8 +272,15 @@ class RunFiles:
         return str(path.relative_to(self.run_dir)) if path.exists() else None
 
     def trace(self, scenario_id: str) -> list[TraceRecord] | None:
+        """The scenario's trace: its whole records, if its file was cut inside the last one (noted in
+        ``cut_traces``); None without a trace."""
         path = self.path("traces", scenario_id)
-        return list(read_trace(path)) if path.exists() else None
+        if not path.exists():
+            return None
+        records, cut = read_whole(path)
+        if cut is not None:
+            self.cut_traces[scenario_id] = str(cut)
+        return records
 
     def transcript(self, scenario_id: str) -> str | None:
         path = self.path("transcripts", scenario_id)
