@@ -59,6 +59,11 @@ class Reassembler:
         self._chains: dict[int, _Chain] = {}
         self.held = 0  # bytes charged against max_reassembly
 
+    def clear(self) -> None:
+        """Drop every chain in progress (nothing more of this direction will be judged)."""
+        self._chains.clear()
+        self.held = 0
+
     def in_progress(self) -> frozenset[int]:
         """Stream ids with a fragment chain in progress."""
         return frozenset(self._chains)
