@@ -128,3 +128,25 @@ def test_the_observer_holds_a_message_joined_from_its_frames() -> None:
     last = Frame(Opcode.CONT, b"z", fin=True).serialize(mask=True)
     assert len(observer.feed(Side.CLIENT, last)) == 3 + 4001  # the frame, with the length prefix put back
     assert observer.held == 0
+
+
+def test_a_fragment_chain_keeps_one_copy_of_its_bytes() -> None:
+    # The reassembler charges a chain's bytes once; it kept the first fragment's bytes twice (in the frame it
+    # keeps, and copied into the chain), so a large first fragment cost twice what ``held`` said.
+    import gc
+    import tracemalloc
+
+    from rsio_tck.bindings.rsocket.fragments import Reassembler
+
+    reassembler = Reassembler()
+    tracemalloc.start()
+    try:
+        frame = Payload(stream_id=1, next=True, follows=True, data=bytes(4 << 20))
+        assert reassembler.push(frame) is None
+        del frame
+        gc.collect()
+        kept, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert reassembler.held >= 4 << 20
+    assert kept < (4 << 20) + (1 << 20), kept  # one copy (and a little), not two

@@ -46,7 +46,7 @@ Fragmentable = RequestResponse | RequestFnf | RequestStream | RequestChannel | P
 
 @dataclass(slots=True)
 class _Chain:
-    first: Fragmentable
+    first: Fragmentable  # the first fragment without its metadata and data (``metadata``, ``data`` hold them)
     metadata: bytearray | None
     data: bytearray = field(default_factory=bytearray)
     next: bool = False
@@ -104,7 +104,10 @@ class Reassembler:
 
     def _start(self, frame: Fragmentable) -> None:
         metadata = None if frame.metadata is None else bytearray(frame.metadata)
-        chain = _Chain(first=frame, metadata=metadata, data=bytearray(frame.data), next=_has_next(frame))
+        # The first fragment is kept without its bytes: they are copied into the chain, and keeping them in the
+        # frame as well held a large first fragment twice (counted once in ``held``).
+        chain = _Chain(first=replace(frame, metadata=None, data=b""), metadata=metadata, data=bytearray(frame.data),
+                       next=_has_next(frame))
         self._chains[frame.stream_id] = chain
         self._charge(CHAIN_COST + len(frame.metadata or b"") + len(frame.data), frame.stream_id)
 
