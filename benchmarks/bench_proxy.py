@@ -15,13 +15,22 @@ names no test publisher, so only the connection's rules are judged):
 
 Best of ``REPEATS``; MB/s (of the server's bytes) and round trips/s.  Every wait is bounded by
 ``TIMEOUT``.  Run: ``.venv/bin/python -m benchmarks.bench_proxy`` (part of ``make bench``).
+
+``python -m benchmarks.bench_proxy many [PROXY OPTION ...]`` measures instead the proxy's own process
+(``rsio-tck proxy``, psutil) with eight hostile clients at once (``tests/hostile_roles.run_proxy_many``:
+40 MiB each, to a server that reads everything), for each cell of ``MANY``, and then with ``WIDE``'s many
+connections from one client process (this module's ``clients``: a SETUP, then PAYLOAD fragments with F of
+one size, 800 MB in all); the options are the proxy's, e.g. ``--max-held 128``.  Goal (issue 27): under
+60 s and 200 MB.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from rsio_tck.binding import get_binding
 from rsio_tck.bindings.rsocket import get_profile
@@ -33,16 +42,19 @@ LARGE_FRAMES = 24
 LARGE = 4 * 1024 * 1024
 ROUND_TRIPS = 3_000
 WRITE = 256 * 1024
-REPEATS = 3
+REPEATS = 5
 TIMEOUT = 120.0
 
 
+def _setup() -> bytes:
+    return get_profile(PROFILE).encoder().encode(Setup(
+        major_version=1, keepalive_interval=30_000, max_lifetime=90_000,
+        metadata_mime=b"application/octet-stream", data_mime=b"text/plain"))
+
+
 def _opening() -> bytes:
-    encoder = get_profile(PROFILE).encoder()
-    setup = Setup(major_version=1, keepalive_interval=30_000, max_lifetime=90_000,
-                  metadata_mime=b"application/octet-stream", data_mime=b"text/plain")
     request = RequestStream(stream_id=1, initial_request_n=2**31 - 1, data=b"bench")
-    return encoder.encode(setup) + encoder.encode(request)
+    return _setup() + get_profile(PROFILE).encoder().encode(request)
 
 
 def _payloads(count: int, size: int) -> bytes:
@@ -141,7 +153,72 @@ def best(exchange: Callable[[], tuple[Exchange, Exchange]]) -> float:
     return min(asyncio.run(_through_proxy(*exchange())) for _ in range(REPEATS))
 
 
-def main() -> dict[str, float]:
+MANY = [("rsocket", "tcp", "endless-fragments"), ("rsocket", "ws", "endless-fragments"),
+        ("ditto", "tcp", "endless-line"), ("ditto", "ws", "endless-line")]
+CLIENTS = 8
+WIDE = [(100, 60_000), (100, 4_000_000), (8, 8_000_000)]  # (connections, bytes of each fragment)
+WIDE_TOTAL = 800_000_000  # bytes the client process writes, over all its connections
+
+
+def many(*extra: str) -> None:
+    from .bench_hostile import test_module
+
+    roles, sink = test_module("hostile_roles"), test_module("sink_target")
+    print(f"rsio-tck proxy {' '.join(extra)} with hostile clients at once (benchmarks/bench_proxy.py many)")
+    print("   | binding | transport | clients | wall s | peak MB | exit | closed at the kit's limit |")
+
+    def row(binding: str, transport: str, what: str, measured: Any, clients: int) -> None:
+        limited = measured.output.count("at the kit's limit")
+        print(f"   | {binding} | {transport} | {what} | {measured.wall:.1f} | {measured.peak_rss / 2**20:.0f} | "
+              f"{measured.returncode} | {limited} of {clients} |", flush=True)
+
+    for binding, transport, mode in MANY:
+        row(binding, transport, f"{CLIENTS} x {mode}", roles.run_proxy_many(binding, transport, mode, CLIENTS, *extra),
+            CLIENTS)
+    for count, size in WIDE:
+        with sink.SinkTarget("tcp", max_seconds=roles.KILL_AFTER + 30) as target:
+            command = [sys.executable, "-m", "rsio_tck.cli", "proxy", "--binding", "rsocket", "--listen",
+                       "tcp://127.0.0.1:0", "--target", target, "--max-connections", str(count), "--duration", "45",
+                       *extra]
+            args = [str(count), str(size), str(WIDE_TOTAL // count)]
+            measured, _ = roles.measure_pair(command, roles.KILL_AFTER, lambda url, args=args: (
+                [sys.executable, __file__, "clients", url, *args], {}))
+        row("rsocket", "tcp", f"{count} connections of {size:,} B fragments", measured, count)
+
+
+def clients(url: str, count: int, size: int, total: int) -> None:
+    """``count`` connections to ``url`` at once, each a SETUP and then PAYLOAD fragments with F of ``size`` bytes
+    on stream 1 until ``total`` bytes or the proxy closes it."""
+    encoder = get_profile(PROFILE).encoder()
+    fragment = encoder.encode(Payload(stream_id=1, next=True, follows=True, data=b"\x2a" * size))
+    host, port = url.removeprefix("tcp://").rsplit(":", 1)
+
+    async def one() -> None:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, int(port)), TIMEOUT)
+        writer.write(_setup())
+        sent = 0
+        try:
+            while sent < total:
+                writer.write(fragment)
+                sent += len(fragment)
+                await asyncio.wait_for(writer.drain(), TIMEOUT)
+        except (ConnectionError, OSError, TimeoutError):
+            pass  # the proxy closed it (at its limit)
+        writer.close()
+
+    async def all_of_them() -> None:
+        await asyncio.gather(*(one() for _ in range(count)))
+
+    asyncio.run(all_of_them())
+
+
+def main(argv: list[str] | None = None) -> dict[str, float]:
+    if argv and argv[0] == "many":
+        many(*argv[1:])
+        return {}
+    if argv and argv[0] == "clients":
+        clients(argv[1], int(argv[2]), int(argv[3]), int(argv[4]))
+        return {}
     print(f"the proxy on loopback, RSocket ({PROFILE}), one connection each, best of {REPEATS} "
           "(benchmarks/bench_proxy.py)")
     stream, large = _payloads(FRAMES, 64), _payloads(LARGE_FRAMES, LARGE)
@@ -159,4 +236,4 @@ def main() -> dict[str, float]:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
