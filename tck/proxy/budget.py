@@ -25,7 +25,8 @@ from __future__ import annotations
 
 # Bytes across all connections of one proxy run (``--max-held``): four frames of the binding's largest (16 MiB) in
 # progress at once, and with the process's own (about 60 MB at 100 connections) and the allocator's overhead
-# under issue 27's 200 MB: 100 hostile connections peaked at 164 MB (96 MiB: 197 MB; 128 MiB: 195 MB with 8).
+# under issue 27's 200 MB: 100 hostile connections peaked at 161-172 MB (96 MiB: 198-221; 128 MiB: 241-265;
+# docs/guide/limits.md, "The proxy's budget across connections").
 DEFAULT_MAX_HELD = 64 * 1024 * 1024
 
 
