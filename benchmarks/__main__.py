@@ -16,6 +16,7 @@ BENCHES = [
     ("RSocket decode + monitor against a bare length-prefix split (issue 14)", "benchmarks.bench_rsocket"),
     ("kit peak RSS and wall time under a flooding target (issue 15)", "benchmarks.bench_flood"),
     ("kit wall time and peak RSS against hostile RS-IO, RSocket and Ditto targets (issue 27)", "benchmarks.bench_hostile"),
+    ("the proxy's throughput on loopback, relaying and judging RSocket (issue 27: its budget)", "benchmarks.bench_proxy"),
 ]
 
 

@@ -13,8 +13,8 @@ binding package by name when first asked, so no neutral module imports a binding
 A binding provides, per wire *profile* (RS-IO: ``msgpack``/``varint``; RSocket:
 ``rsocket-1.0``/``reactivesocket-draft``; Ditto: ``streaming``/``search``):
 
-- a codec: an incremental decoder (``feed``, ``eof``, ``salvaged``; any chunking) and an
-  encoder (``encode``);
+- a codec: an incremental decoder (``feed``, ``eof``, ``salvaged``, ``held``: the bytes of a frame
+  in progress; any chunking) and an encoder (``encode``);
 - a judge per connection (``SessionJudge``): it applies each decoded frame of either side
   to the binding's model of the connection and reports every broken rule through a
   callback, mapping frames onto the contract's signals (one frame may carry several; the
@@ -90,6 +90,11 @@ class WireTable:
 class Decoder(Protocol):
     salvaged: list[Any]  # after a failed feed: the frames that feed completed before the bad bytes
 
+    @property
+    def held(self) -> int:
+        """Bytes kept toward a frame not yet whole (a partial frame or line): what a sender can make it hold."""
+        ...
+
     def feed(self, data: bytes) -> list[Any]: ...
 
     def eof(self) -> None: ...
@@ -104,6 +109,16 @@ class SessionJudge(Protocol):
 
     model: Any  # the binding's own model of the connection, for binding-aware callers
     keep: Keep | None  # settable: the monitor switches frame keeping on or off after construction
+
+    @property
+    def held(self) -> int:
+        """Bytes kept toward frames not yet whole, both sides (RSocket's reassembly; 0 for a judge that joins none)."""
+        ...
+
+    def let_go(self, side: Side) -> None:
+        """Nothing more of ``side``'s frames will be judged (its direction is dead, or the connection is over):
+        drop what is kept toward its frames not yet whole.  Its findings and the model stay."""
+        ...
 
     def judge(self, sender: Side, frames: Iterable[Any], t: float, index: int, found: Found) -> int:
         """Apply ``frames`` sent by ``sender``, numbered from ``index``; return the next index."""

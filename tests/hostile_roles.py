@@ -149,6 +149,28 @@ def run_proxy(binding: str, transport: str, mode: str, hostile: str, *, duration
         return measure_pair(proxy(serving), KILL_AFTER, hostile_one)[0]
 
 
+def run_proxy_many(binding: str, transport: str, mode: str, clients: int, *extra: str, duration: float = 45.0,
+                   max_bytes: int = 40 * 1024 * 1024, max_seconds: float = 30.0) -> Measured:
+    """``rsio-tck proxy --max-connections CLIENTS`` (``extra``: more of its options) between ``clients`` hostile
+    clients at once (``rsio-peer --connect URL --hostile MODE``, ``max_bytes`` each) and a server that reads and
+    drops everything (``SinkTarget``), so the proxy relays and judges each client for as long as it writes."""
+    import shlex
+
+    from sink_target import SinkTarget
+
+    profile = PROFILES.get(binding, ())
+
+    def many(url: str) -> tuple[list[str], dict[str, str]]:
+        one = shlex.join(hostile_client(binding, mode, connect=url, max_bytes=max_bytes, max_seconds=max_seconds))
+        return ["sh", "-c", " & ".join([one] * clients) + " & wait"], {}
+
+    with SinkTarget(transport, WS_PATHS.get(binding, "/"), max_seconds=KILL_AFTER + 30) as target:
+        command = [PY, "-m", "rsio_tck.cli", "proxy", "--binding", binding, *profile, "--listen",
+                   url_for(binding, transport), "--target", target, "--max-connections", str(clients),
+                   "--duration", str(duration), *extra]
+        return measure_pair(command, KILL_AFTER, many)[0]
+
+
 def run_fuzz(binding: str, transport: str, mode: str, report_dir: Path, *extra: str,
              max_bytes: int = 64 * 1024 * 1024) -> Measured:
     """``rsio-tck fuzz --binding B --target`` a hostile server (its default 45 s time budget unless ``extra``

@@ -9,6 +9,12 @@ either side broke a MUST rule), no traceback, and one line for the connection th
 each way and how it ended.  The modes chosen are those that stress the relay and the monitor (random
 bytes, floods of frames judged one by one, fragments or lines that never end, WebSocket continuations);
 the slow ones cost the peers' time-outs, not the proxy's memory.  One connection a run, 10-30 s each.
+
+Then several hostile clients at once through one proxy (``run_proxy_many``: eight clients of 40 MiB each to a
+server that reads everything): each connection is bounded by the binding's maxima, so before the proxy's budget
+of bytes held across connections (``--max-held``) eight of them took it to 404-435 MB (RSocket) and 215 MB
+(Ditto).  Now the connections whose bytes pass the budget are closed at the kit's limit, their line says so,
+and neither side is charged for that close.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hostile_roles import assert_role_bounded, run_proxy
+from hostile_roles import assert_role_bounded, run_proxy, run_proxy_many
 
 LINE = re.compile(r"^connection 1: \d+ frames, client [\d.]+ [KM]?B, server [\d.]+ [KM]?B; .+; MUST violations "
                   r"client \d+, server \d+.*$", re.MULTILINE)
@@ -45,3 +51,32 @@ def test_the_proxy_between_a_hostile_and_a_good_peer_is_bounded(binding: str, tr
     lines = LINE.findall(measured.output)
     assert len(lines) == 1, measured.output[-2000:]
     assert rule is None or rule in lines[0], lines[0]
+
+
+# (binding, transport, mode): each client's bytes grow what the proxy holds for it until the client stops
+MANY = [
+    ("rsocket", "tcp", "endless-fragments"),  # reassembly (64 MiB a direction at most)
+    ("rsocket", "ws", "endless-fragments"),
+    ("ditto", "tcp", "endless-line"),  # the line in progress (16 MiB at most)
+    ("ditto", "ws", "endless-line"),  # the WebSocket message being joined from its continuations
+]
+CLIENTS = 8
+CONNECTION = re.compile(r"^connection \d+: .*$", re.MULTILINE)
+AT_THE_LIMIT = "the kit closed it at the kit's limit: 64 MiB held across connections (--max-held), not judged from there"
+# What a judged end of stream inside a frame or line would cite: the kit's own close is judged against nobody.
+CLOSE_RULES = ("RS-FRAME-8", "DITTO-LINE-2")
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize(("binding", "transport", "mode"), MANY, ids=[f"{b}-{t}-{m}" for b, t, m in MANY])
+def test_several_hostile_clients_at_once_keep_the_proxy_within_its_budget(binding: str, transport: str,
+                                                                          mode: str) -> None:
+    measured = run_proxy_many(binding, transport, mode, CLIENTS)
+    assert_role_bounded(measured, f"proxy {binding} {transport} {mode} x{CLIENTS}", exits=(0, 1))
+    lines = CONNECTION.findall(measured.output)
+    assert len(lines) == CLIENTS, measured.output[-3000:]
+    limited = [line for line in lines if AT_THE_LIMIT in line]
+    assert limited, "\n".join(lines)  # 8 x 40 MiB do not fit in 64 MiB: the budget closed some
+    for line in limited:
+        assert re.search(r"MUST violations client \d+, server 0", line), line
+        assert not any(rule in line for rule in CLOSE_RULES), line

@@ -28,7 +28,12 @@ otherwise keep one finding per frame), while
 ``must_seen`` counts every MUST violation per side, kept or not, so a caller
 can tell at once that a verdict is certain.  Kept frames (``keep_frames``, for
 tools that show them) stop at ``MAX_KEPT_FRAMES``.  A trace's truncation
-marker ends a replay: what follows it was never recorded.
+marker ends a replay: what follows it was never recorded.  ``held`` reads how
+many bytes the decoders and the judge keep toward frames not yet whole (a
+partial frame or line, RSocket's reassembly) from their owners, so a caller
+that watches many connections (the proxy) can bound their total; a dead
+direction lets go of them, and ``release`` lets go of all once the connection
+is over (the findings stay).
 """
 
 from __future__ import annotations
@@ -83,6 +88,22 @@ class Finding:
         }
 
 
+class _LetGo:
+    """A dead direction's decoder once let go: it keeps nothing and decodes nothing (never fed: it is dead)."""
+
+    held = 0
+    salvaged: list[Any] = []
+
+    def feed(self, data: bytes) -> list[Any]:
+        return []
+
+    def eof(self) -> None:
+        return None
+
+
+_LET_GO = _LetGo()
+
+
 @dataclass(slots=True)
 class ObservedFrame:
     index: int
@@ -134,6 +155,27 @@ class Monitor:
     def undeclared_unknown(self) -> dict[Side, str]:
         return getattr(self.session, "undeclared_unknown", {})
 
+    @property
+    def held(self) -> int:
+        """Bytes kept toward frames not yet whole, both directions: each decoder's partial frame or line and what
+        the judge joins (RSocket's reassembly), as their owners count them."""
+        decoders = self._decoders
+        return decoders[Side.CLIENT].held + decoders[Side.SERVER].held + self.session.held
+
+    def release(self) -> None:
+        """The connection is over: let go of every byte kept toward frames not yet whole (``held`` is 0 after).
+        Nothing more is decoded; the findings, the counts and the judge's model stay."""
+        for side in Side:
+            self._dead[side] = True
+            self._let_go(side)
+
+    def _let_go(self, side: Side) -> None:
+        """``side``'s direction is dead: its decoder (a partial frame or line) and what the judge joins for it are
+        dropped, since nothing of it will be decoded again."""
+        self._decoders[side] = _LET_GO
+        self._feed[side] = _LET_GO.feed
+        self.session.let_go(side)
+
     def _keep(self, index: int, sender: Side, t: float, frame: Any) -> None:
         if len(self.frames) < MAX_KEPT_FRAMES:
             self.frames.append(ObservedFrame(index, sender, t, frame))
@@ -162,6 +204,7 @@ class Monitor:
         that direction is dead from here.  None: the binding judged it no finding (RS-IO: the
         code may belong to an extension the peer's hello declared, Decision f)."""
         self._dead[sender] = True
+        self._let_go(sender)
         attributed = self.session.wire_error(sender, violation)
         if attributed is None:
             return None
@@ -199,6 +242,7 @@ class Monitor:
                 self._decoders[sender].eof()
             except ProtocolViolation as violation:
                 self._dead[sender] = True
+                self._let_go(sender)
                 attributed = self.session.wire_error(sender, violation)
                 if attributed is not None:
                     found.append(self._found(attributed, self.frame_count, t, None))

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from ..gate import BINDING_HELP
+from .budget import DEFAULT_MAX_HELD
 
 
 def proxy_command(
@@ -22,6 +23,10 @@ def proxy_command(
                                         help="stop after N connections have ended"),
     duration: float = typer.Option(600.0, min=0.1, max=86_400.0, metavar="SECONDS",
                                    help="stop after this long; connections still open are cut"),
+    max_held: int = typer.Option(DEFAULT_MAX_HELD >> 20, min=1, max=1_000_000, metavar="MIB",
+                                 help="MiB that all connections may hold at once for judging (partial frames or "
+                                 "lines, reassembly, WebSocket messages, traces); a connection whose bytes pass it "
+                                 "is closed at the kit's limit, judged up to there"),
     strict: bool = typer.Option(False, help="fail on SHOULD deviations too"),
 ) -> None:
     """Relay real clients to a real server unchanged, judging both directions frame by frame."""
@@ -44,7 +49,8 @@ def proxy_command(
 
         try:
             result = asyncio.run(run_proxy(listen, target, chosen, chosen_profile, out_dir=out,
-                                           max_connections=max_connections, duration=duration, on_ready=ready))
+                                           max_connections=max_connections, duration=duration, on_ready=ready,
+                                           max_held=max_held << 20, keep_traces=False))
         except TargetError as exc:
             raise GateError(str(exc), ExitCode.UNRUNNABLE) from None
         failed = False

@@ -28,6 +28,16 @@ within the limits it judges with (and RSocket's reassembly within its ``max_reas
 the binding's defaults for a proxy (16 MiB of one RSocket frame or Ditto line, 64 MiB of
 RSocket reassembly per direction), the kit's own in listen mode, where the kit is the
 receiver (its scenario adapter's ``session_limits``: 4 MiB, 1 MiB of reassembly).
+All connections together are bounded by one ``HeldBudget`` per run (``budget.py``;
+``max_held``, 64 MiB by default): after each read it judged, a pump counts what its
+connection holds, as the owners count it (``Monitor.held``, ``Observer.held``, the traces'
+sizes), and a connection whose bytes take the total past the budget is closed at the kit's
+own limit (no rule sets it): its line says so, nothing after is judged against either side,
+and neither is charged for the close.  Traces are kept while the total is within half the
+budget, then cut (their truncation marker), never closing a connection.  When a connection
+ends its monitor lets go of what it held (``Monitor.release``) and the budget of its count;
+with ``keep_traces=False`` (the proxy command) no trace stays in memory once written to
+``out_dir``, and none is recorded without one.
 In listen mode (``certain``: the client) the verdict on the client is certain once it
 broke a MUST rule: as the kit's own scenarios stop reading a target then, the relay
 passes ``POST_VERDICT_BYTES`` more of the client's bytes (a goodbye, a close) and closes
@@ -56,6 +66,7 @@ from ..scenarios.session import POST_VERDICT_BYTES, TRACE_MAX_BYTES  # as the ki
 from ..transport import Target, TargetError, open_target
 from ..websocket.framing import framing_for
 from ..websocket.link import Observer
+from .budget import DEFAULT_MAX_HELD, HeldBudget
 
 READ_SIZE = 64 * 1024
 
@@ -110,6 +121,7 @@ def _size(count: int) -> str:
 @dataclass
 class ProxyResult:
     connections: list[ConnectionVerdict] = field(default_factory=list)
+    budget: HeldBudget = field(default_factory=HeldBudget)  # the run's: its limit, and the most held at once
 
 
 class Activity:
@@ -139,29 +151,36 @@ class Activity:
 
 
 class _Recorder:
-    def __init__(self) -> None:
+    """A connection's trace: cut at ``TRACE_MAX_BYTES``, or where the run's budget has no room for a record
+    (``HeldBudget.trace_room``); none at all when nobody reads it (``on`` False)."""
+
+    def __init__(self, budget: HeldBudget | None = None, on: bool = True) -> None:
         self.records: list[TraceRecord] = []
-        self.size = 0
-        self.cut = False
+        self.size = 0  # bytes kept
+        self.cut = not on
+        self.budget = budget
 
     def add(self, t: float, sender: Side, data: bytes | None) -> None:
         if self.cut:
             return
-        self.size += len(data or b"")
-        if self.size > TRACE_MAX_BYTES:
+        size = len(data or b"")
+        if self.size + size > TRACE_MAX_BYTES or (size and self.budget is not None
+                                                  and not self.budget.trace_room(size)):
             self.cut = True
             self.records.append(TraceRecord(t=t, sender=sender, data=None, truncated=True))
             return
+        self.size += size
         self.records.append(TraceRecord(t=t, sender=sender, data=data))
 
 
 class _WebSocketView:
     """What the monitor sees of a relayed WebSocket connection: the messages' binding stream."""
 
-    def __init__(self, observer: Observer, verdict: ConnectionVerdict) -> None:
+    def __init__(self, observer: Observer, verdict: ConnectionVerdict, budget: HeldBudget | None = None,
+                 record: bool = True) -> None:
         self.observer = observer
         self.verdict = verdict
-        self.wire = _Recorder()
+        self.wire = _Recorder(budget, record)
         self.closed: set[Side] = set()  # senders whose stream ended inside the WebSocket (close frame, failure)
 
     def judged(self, t: float, sender: Side, data: bytes) -> bytes:
@@ -197,7 +216,7 @@ class _Relayed:
     """One relayed connection's state shared by its two pumps: the two writers, and how it ended."""
 
     def __init__(self, verdict: ConnectionVerdict, recorder: _Recorder, t0: float, view: _WebSocketView | None,
-                 certain: Side | None, activity: Activity | None = None) -> None:
+                 certain: Side | None, budget: HeldBudget | None = None, activity: Activity | None = None) -> None:
         self.verdict = verdict
         self.activity = Activity() if activity is None else activity
         self.monitor = verdict.monitor
@@ -208,6 +227,7 @@ class _Relayed:
         self.writers: dict[Side, Any] = {}  # to whom: Side.CLIENT writes to the client
         self.after_verdict = 0  # bytes of ``certain`` relayed once its verdict was certain
         self.kit_closed = False  # the relay ended it: no side's end of stream is judged from here
+        self.budget = budget or HeldBudget()  # the run's, shared by every connection
 
     def close(self, sender: Side, t: float) -> None:
         """The end of ``sender``'s stream, judged (over WebSocket, as the view decides)."""
@@ -225,6 +245,27 @@ class _Relayed:
         self.ended(why)
         for writer in self.writers.values():
             writer.close()
+
+    def within_budget(self) -> bool:
+        """Count what the connection holds now, as its owners count it (the monitor's decoders and judge, the
+        WebSocket observer, the traces), against the run's budget."""
+        held = self.monitor.held + self.recorder.size
+        view = self.view
+        if view is not None:
+            held += view.observer.held + view.wire.size
+        return self.budget.hold(self.verdict.index, held)
+
+    def close_at_limit(self) -> None:
+        """The connection's bytes took the run's total past its budget: the kit closes it at a limit of its own,
+        which no rule sets, so neither side is judged from here (what came before keeps its findings).  What it
+        held is let go at once, and both sockets are reset (not closed after their unsent bytes, which a peer
+        that does not read would keep), so that the budget's room is there for the other connections now."""
+        self.kit_closed = True
+        self.verdict.ended = f"the kit closed it at the kit's limit: {self.budget.describe()}, not judged from there"
+        self.monitor.release()
+        self.budget.let_go(self.verdict.index)
+        for writer in self.writers.values():
+            writer.transport.abort()
 
     def close_at_verdict(self, sender: Side) -> None:
         if not self.kit_closed:
@@ -294,6 +335,9 @@ async def _pump(reader: asyncio.StreamReader, sender: Side, relayed: _Relayed) -
                 relayed.activity.bytes_since_progress += len(data)
         elif data:
             relayed.activity.bytes_since_progress += len(data)  # WebSocket bytes short of a message
+        if not relayed.within_budget():
+            relayed.close_at_limit()
+            return
         try:
             relayed.writers[receiver].write(data)
             await relayed.writers[receiver].drain()
@@ -309,21 +353,22 @@ async def _pump(reader: asyncio.StreamReader, sender: Side, relayed: _Relayed) -
 
 async def _relay_one(index: int, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter,
                      target: Target, binding: Binding, profile: str | None, out_dir: Path | None,
-                     verdicts: list[ConnectionVerdict], activity: Activity, certain: Side | None = None,
-                     limits: Any = None) -> None:
+                     verdicts: list[ConnectionVerdict], certain: Side | None = None, limits: Any = None, *,
+                     budget: HeldBudget, activity: Activity, keep_traces: bool = True) -> None:
     monitor = Monitor(profile, limits, binding=binding)
     verdict = ConnectionVerdict(index, monitor)
     verdicts.append(verdict)
-    recorder = _Recorder()
+    record = keep_traces or out_dir is not None  # else nobody reads the traces: none are recorded
+    recorder = _Recorder(budget, record)
     t0 = time.monotonic()
     server_writer: Any = None
     view = None
     if target.websocket:
-        view = _WebSocketView(Observer(framing_for(binding, profile)), verdict)
+        view = _WebSocketView(Observer(framing_for(binding, profile)), verdict, budget, record)
         # The relay passes the WebSocket bytes through: a plain TCP connection to the target.
         target = Target.parse(f"tcp://{target.host}:{target.port}" if ":" not in target.host
                               else f"tcp://[{target.host}]:{target.port}")
-    relayed = _Relayed(verdict, recorder, t0, view, certain, activity)
+    relayed = _Relayed(verdict, recorder, t0, view, certain, budget, activity)
     activity.open.add(relayed)
     activity.progress()
     try:
@@ -342,9 +387,12 @@ async def _relay_one(index: int, client_reader: asyncio.StreamReader, client_wri
         for writer in (client_writer, server_writer):
             if writer is not None:
                 writer.close()
-        verdict.trace = recorder.records
-        if view is not None:
-            verdict.wire_trace = view.wire.records
+        monitor.release()  # nothing more is judged: the partial frames and reassembly go, the findings stay
+        budget.let_go(index)
+        if keep_traces:
+            verdict.trace = recorder.records
+            if view is not None:
+                verdict.wire_trace = view.wire.records
         if out_dir is not None:
             with (out_dir / f"conn-{index}.trace").open("wb") as stream:
                 write_trace(stream, recorder.records)
@@ -355,13 +403,16 @@ async def run_proxy(listen: str, target: str, binding: Binding, profile: str | N
                     out_dir: Path | None = None, max_connections: int = 100, duration: float = 600.0,
                     on_ready: Callable[[str], None] | None = None, stop: asyncio.Event | None = None,
                     grace: float = 2.0, certain: Side | None = None, limits: Any = None,
+                    max_held: int = DEFAULT_MAX_HELD, keep_traces: bool = True,
                     activity: Activity | None = None) -> ProxyResult:
     """Relay and judge until ``max_connections`` have ended, ``duration`` seconds have passed, or
     ``stop`` is set (then connections still open get ``grace`` seconds to end before they are cut).
     ``certain`` (listen mode: the client) is the side judged: once it broke a MUST rule, a connection
     relays ``POST_VERDICT_BYTES`` more of its bytes and is closed (a proxy passes everything on).  ``limits``:
     the binding's limits the monitor judges with (None: the binding's defaults, a proxy's assumption about
-    receivers it does not know; listen mode gives the kit's own, as its receiver).  ``activity``: where the
+    receivers it does not know; listen mode gives the kit's own, as its receiver).  ``max_held``: the bytes all
+    connections may hold at once (``HeldBudget``).  ``keep_traces``: each verdict keeps its connection's traces
+    (False: only ``out_dir`` gets them, and a long run keeps no trace in memory).  ``activity``: where the
     relay says how its connections progress (listen mode watches it)."""
     activity = Activity() if activity is None else activity
     where = Target.parse(listen)
@@ -378,7 +429,7 @@ async def run_proxy(listen: str, target: str, binding: Binding, profile: str | N
         raise TargetError(f"{listen}: the proxy listens on tcp://host:port or ws://host:port/path")
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
-    result = ProxyResult()
+    result = ProxyResult(budget=HeldBudget(max_held))
     tasks: set[asyncio.Task[None]] = set()
     accepted = 0
     finished = asyncio.Event()
@@ -395,8 +446,8 @@ async def run_proxy(listen: str, target: str, binding: Binding, profile: str | N
         assert task is not None
         tasks.add(task)
         try:
-            await _relay_one(accepted, reader, writer, to, binding, profile, out_dir, result.connections, activity,
-                             certain, limits)
+            await _relay_one(accepted, reader, writer, to, binding, profile, out_dir, result.connections, certain,
+                             limits, budget=result.budget, activity=activity, keep_traces=keep_traces)
         finally:
             tasks.discard(task)
             if accepted >= max_connections and not tasks:

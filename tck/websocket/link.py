@@ -22,7 +22,8 @@ pongs in a row (a ping flood).
 ``Observer(framing)`` reads both directions of a connection relayed unchanged (the
 proxy): a server protocol reads the client's bytes, a client protocol the server's
 (given the key of the observed request, so it checks the server's accept header);
-whatever they would write is dropped.
+whatever they would write is dropped.  ``held`` is what it keeps of messages not yet
+whole, both directions: the frame each parser is reading and each message being joined.
 """
 
 from __future__ import annotations
@@ -336,6 +337,12 @@ class Observer:
         self.client_side.data_to_send()  # what the observers would answer is never sent
         return bytes(out)
 
+    @property
+    def held(self) -> int:
+        """Bytes kept toward messages not yet whole, both directions: the bytes each parser holds (a frame in
+        progress, up to ``framing.max_message``) and each message being joined from its frames."""
+        return (len(self.server_side.reader.buffer) + len(self.client_side.reader.buffer)
+                + len(self.messages[Side.CLIENT].parts) + len(self.messages[Side.SERVER].parts))
 
     def past_a_limit(self, sender: Side) -> bool:
         """Whether ``sender`` went past a limit of the kit's own (``MAX_CONTROL_IN_A_ROW``, ``MAX_MESSAGE_FRAMES``:

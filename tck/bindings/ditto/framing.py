@@ -50,6 +50,11 @@ class LineDecoder:
         self._line = bytearray()
         self._dead: ProtocolViolation | None = None
 
+    @property
+    def held(self) -> int:
+        """Bytes of the line in progress kept."""
+        return len(self._line)
+
     def feed(self, data: bytes) -> list[Decoded]:
         if self._dead is not None:
             raise self._dead.again()

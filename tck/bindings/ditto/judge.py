@@ -162,6 +162,11 @@ class DittoJudge:
             index += 1
         return index
 
+    held = 0  # a message is judged whole: the line decoder keeps the line in progress, the judge nothing
+
+    def let_go(self, side: Side) -> None:
+        """Nothing kept toward frames not yet whole (``held``): nothing to drop."""
+
     def wire_error(self, sender: Side, violation: ProtocolViolation) -> ProtocolViolation | None:
         return _as(violation, sender)
 

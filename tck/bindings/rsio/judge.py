@@ -87,6 +87,13 @@ class RsioJudge:
                 model.warnings.clear()
         return index
 
+    # A split element is judged part by part, not joined; the contract judge joins a split report (at most
+    # ``contract.MAX_REPORT``) and a split integer, which are not counted here (the decoders' are).
+    held = 0
+
+    def let_go(self, side: Side) -> None:
+        """Nothing counted in ``held``: nothing to drop."""
+
     def wire_error(self, sender: Side, violation: ProtocolViolation) -> ProtocolViolation | None:
         """The sender's bytes failed to decode.  None for an extension-range code sent after the
         peer's hello listed extension ids: version 0 maps no id to a code, so it may be declared

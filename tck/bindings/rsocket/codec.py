@@ -309,6 +309,11 @@ class FrameDecoder:
         self._skip = 0
         self._backoff = 0
 
+    @property
+    def held(self) -> int:
+        """Bytes of the frame in progress kept (none on a message transport: a message is a whole frame)."""
+        return len(self._buf)
+
     def feed_runs(self, data: bytes) -> list[Decoded | PayloadRun]:
         """``feed``, with stretches of plain NEXT PAYLOAD frames on one stream as ``PayloadRun`` values."""
         if self._dead is not None:

@@ -46,7 +46,7 @@ Fragmentable = RequestResponse | RequestFnf | RequestStream | RequestChannel | P
 
 @dataclass(slots=True)
 class _Chain:
-    first: Fragmentable
+    first: Fragmentable  # the first fragment without its metadata and data (``metadata``, ``data`` hold them)
     metadata: bytearray | None
     data: bytearray = field(default_factory=bytearray)
     next: bool = False
@@ -58,6 +58,11 @@ class Reassembler:
         self.limits = limits or DEFAULT_LIMITS
         self._chains: dict[int, _Chain] = {}
         self.held = 0  # bytes charged against max_reassembly
+
+    def clear(self) -> None:
+        """Drop every chain in progress (nothing more of this direction will be judged)."""
+        self._chains.clear()
+        self.held = 0
 
     def in_progress(self) -> frozenset[int]:
         """Stream ids with a fragment chain in progress."""
@@ -99,7 +104,10 @@ class Reassembler:
 
     def _start(self, frame: Fragmentable) -> None:
         metadata = None if frame.metadata is None else bytearray(frame.metadata)
-        chain = _Chain(first=frame, metadata=metadata, data=bytearray(frame.data), next=_has_next(frame))
+        # The first fragment is kept without its bytes: they are copied into the chain, and keeping them in the
+        # frame as well held a large first fragment twice (counted once in ``held``).
+        chain = _Chain(first=replace(frame, metadata=None, data=b""), metadata=metadata, data=bytearray(frame.data),
+                       next=_has_next(frame))
         self._chains[frame.stream_id] = chain
         self._charge(CHAIN_COST + len(frame.metadata or b"") + len(frame.data), frame.stream_id)
 

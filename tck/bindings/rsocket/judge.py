@@ -195,6 +195,15 @@ class RSocketJudge:
 
     # -- the rest of the SessionJudge interface ------------------------------------------
 
+    @property
+    def held(self) -> int:
+        """Bytes of fragments kept for reassembly, both sides (``Reassembler.held``, with its cost per chain)."""
+        reassembly = self.reassembly
+        return reassembly[Side.CLIENT].held + reassembly[Side.SERVER].held
+
+    def let_go(self, side: Side) -> None:
+        self.reassembly[side].clear()
+
     def wire_error(self, sender: Side, violation: ProtocolViolation) -> ProtocolViolation | None:
         self.model.wire_error(sender, violation)
         return violation.with_side(sender)

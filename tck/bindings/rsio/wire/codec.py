@@ -36,6 +36,11 @@ class FrameDecoder(Protocol):
     # After a feed raised: the frames (and runs) it completed before the offending bytes.
     salvaged: list[Frame | ElementRun]
 
+    @property
+    def held(self) -> int:
+        """Bytes of the frame in progress kept."""
+        ...
+
     def feed(self, data: bytes) -> list[Frame]: ...
 
     # As ``feed``, but long runs of element frames may come back as one ``ElementRun``.

@@ -178,6 +178,11 @@ class MsgpackDecoder(DecoderBase):
         self._pending_at = -1  # start of an object the Unpacker holds half-parsed
         self._runs = RunFinder(self._sizes.sizes, self._limits)
 
+    @property
+    def held(self) -> int:
+        """Bytes of the frame in progress fed and not yet decoded into a whole frame (the Unpacker's, ``_raw``)."""
+        return self._fed - self.offset
+
     # The public entry points (feed, feed_runs) are DecoderBase's -------------------
 
     def _decode_feed(self, data: bytes, out: list[Any], runs: bool) -> None:

@@ -190,6 +190,11 @@ class VarintDecoder(DecoderBase):
         self._count = -1  # items of the array in progress, -1 = its count is not read yet
         self._items: list[int] = []
 
+    @property
+    def held(self) -> int:
+        """Bytes of the frame in progress that arrived (those kept, and its fields already read from them)."""
+        return self._base + len(self._buf) - self.offset
+
     # The public entry points (feed, feed_runs) are DecoderBase's -------------------
 
     def _decode_feed(self, data: bytes, out: list[Any], runs: bool) -> None:
