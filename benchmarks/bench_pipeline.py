@@ -10,7 +10,13 @@ Figures: rows/s for each, the speedup from 1 to 2 cores, and the ratio of
 Spark local[2] to the baseline.  Every configuration's violation count must
 equal the number of connections the generator made faulty.
 
-    python -m benchmarks bench_pipeline [--rows 1000000] [--cache DIR]
+With ``--standalone 1,2`` the clustered-files judge also runs on a Spark
+standalone cluster on loopback (rsio_tck.pipeline.standalone), one per count:
+a master and N workers of one core and 1 GB each, started, waited for (the
+application's N executors too), timed and stopped; the figures add rows/s per
+worker count and the speedup from 1 to 2 workers.
+
+    python -m benchmarks bench_pipeline [--rows 1000000] [--cache DIR] [--standalone 1,2]
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ def _args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "rsio-bench-pipeline")
     parser.add_argument("--cores", default="1,2", help="local[N] configurations to time (clustered-files judge)")
+    parser.add_argument("--standalone", default="",
+                        help="worker counts of standalone clusters on loopback to time (clustered-files judge), e.g. 1,2")
     parser.add_argument("--shuffle", action=argparse.BooleanOptionalAction, default=True,
                         help="also time the general shuffle+sort judge on local[2]")
     return parser.parse_known_args(argv)[0]
@@ -43,7 +51,7 @@ def _corpus(cache: Path, rows: int, seed: int) -> tuple[Path, dict[str, int], fl
     from rsio_tck.pipeline.session import spark_session
 
     connections = max(1, rows // FRAMES_PER_CONNECTION)
-    warehouse = cache / f"rows{rows}-seed{seed}"
+    warehouse = cache.resolve() / f"rows{rows}-seed{seed}"  # absolute: a cluster's executors work elsewhere
     meta = warehouse / "bulk.json"
     if meta.is_file():
         return warehouse, json.loads(meta.read_text())["counts"], 0.0
@@ -137,6 +145,30 @@ def baseline_job(warehouse: Path) -> tuple[float, dict[str, int], dict[str, dict
     return time.perf_counter() - started, dict(by_rule), stats
 
 
+def _stop_session() -> None:
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()
+
+
+def standalone_job(workers: int, warehouse: Path) -> tuple[float, dict[str, int], list[dict[str, object]]]:
+    """``spark_job`` (clustered-files judge) on a standalone cluster of ``workers`` one-core workers on loopback."""
+    from rsio_tck.pipeline.session import spark_session
+    from rsio_tck.pipeline.standalone import standalone_cluster, wait_for_executors
+
+    with tempfile.TemporaryDirectory(prefix=f"rsio-bench-standalone{workers}-") as logs:
+        with standalone_cluster(Path(logs), workers=workers) as url:
+            try:
+                # The one session of this process moves to the cluster (spark_session stops the local one);
+                # timing starts once every worker's executor has joined.
+                wait_for_executors(spark_session(url).sparkContext, workers)
+                return spark_job(url, warehouse, shuffle=False)
+            finally:  # the application before its master: a driver whose master vanished logs errors
+                _stop_session()
+
+
 def main() -> dict[str, float]:
     args = _args([a for a in sys.argv[1:] if a != "bench_pipeline"])
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -157,11 +189,14 @@ def main() -> dict[str, float]:
         how = "shuffle+sort judge" if shuffle else "clustered-files judge"
         print(f"  spark local[{cores}] {how}: {seconds:7.1f} s = {rows / seconds:>10,.0f} rows/s; violations {by_rule} "
               f"{'= planted' if ok else '!= planted ' + str(faulty)}", flush=True)
-    from pyspark.sql import SparkSession
-
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        active.stop()
+    for workers in [int(n) for n in args.standalone.split(",") if n]:
+        seconds, by_rule, spark_stats = standalone_job(workers, warehouse)
+        figures[f"spark_standalone{workers}_seconds"] = seconds
+        ok = sum(by_rule.values()) == faulty
+        print(f"  spark standalone, {workers} worker(s) x 1 core, clustered-files judge: {seconds:7.1f} s = "
+              f"{rows / seconds:>10,.0f} rows/s; violations {by_rule} {'= planted' if ok else '!= planted ' + str(faulty)}",
+              flush=True)
+    _stop_session()
     seconds, by_rule, stats = baseline_job(warehouse)
     figures["baseline_seconds"] = seconds
     print(f"  baseline (1 process): {seconds:7.1f} s = {rows / seconds:>10,.0f} rows/s; violations {by_rule}", flush=True)
@@ -174,7 +209,11 @@ def main() -> dict[str, float]:
         speedup = figures["spark_local1_seconds"] / figures["spark_local2_seconds"]
         figures["speedup_1_to_2"] = speedup
         print(f"  speedup local[1] -> local[2]: {speedup:.2f}x")
-    best = min(v for k, v in figures.items() if k.startswith("spark_local") and k.endswith("_seconds"))
+    if "spark_standalone1_seconds" in figures and "spark_standalone2_seconds" in figures:
+        speedup = figures["spark_standalone1_seconds"] / figures["spark_standalone2_seconds"]
+        figures["speedup_1_to_2_workers"] = speedup
+        print(f"  speedup 1 -> 2 standalone workers: {speedup:.2f}x")
+    best = min(v for k, v in figures.items() if k.startswith("spark_") and k.endswith("_seconds"))
     figures["baseline_over_spark"] = seconds / best
     print(f"  baseline time / best Spark time: {seconds / best:.2f}x (> 1: Spark is faster)")
     return figures

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 pytest.importorskip("pyspark")
 
-from pipeline_spark import RUNS_PER_VERSION, published, table  # noqa: E402
+from pipeline_spark import RUNS_PER_VERSION, published, session, table  # noqa: E402
 
 from rsio_tck.bindings.rsio.corpus import DEFAULT_TARGETS, SCENARIOS  # noqa: E402
 
@@ -122,3 +124,14 @@ def test_a_rule_untested_on_a_target_never_shows_pass_in_the_matrix() -> None:
     violations = spark.createDataFrame([], "run_id string, rule string, side string, source string")
     verdicts = {row["rule"]: row["verdict"] for row in matrix_history(runs, results, violations).collect()}
     assert verdicts == {"DEM-1": "pass", "DEM-2": "fail", untested: "fail"}  # a real failure still counts
+
+
+def test_the_bulk_corpus_fills_every_column_of_the_runs_table(tmp_path: Path) -> None:
+    # bench_pipeline's corpus: Parquet written straight by Spark, without run directories.
+    from rsio_tck.pipeline.bulk import BulkSpec, write_bulk_corpus
+    from rsio_tck.pipeline.ingest import read_table
+
+    counts = write_bulk_corpus(session(), tmp_path, BulkSpec(12, frames_per_connection=5), partitions=2)
+    runs = [row.asDict() for row in read_table(session(), tmp_path, "runs").collect()]
+    assert counts["runs"] == len(runs) == len(DEFAULT_TARGETS) and counts["frames"] >= 12
+    assert {row["binding"] for row in runs} == {"rsio"}

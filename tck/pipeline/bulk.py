@@ -95,7 +95,7 @@ def write_bulk_corpus(spark: SparkSession, warehouse: Path, spec: BulkSpec, part
         {"run_id": run_id, "target": target.name, "target_version": target.versions[0], "kit_version": "0.1.0",
          "spec_version": "rsio-v0/1", "codec": target.codec, "target_url": f"tcp://{target.name}:9000",
          "started": 1_790_000_000.0 + first, "finished": None, "host": "synthetic", "seed": spec.seed,
-         "scenarios": 0, "fuzz": False, "path": None, "interrupted": False}
+         "scenarios": 0, "fuzz": False, "path": None, "binding": "rsio", "interrupted": False}
         for run_id, (target, first) in sorted(run_rows.items())
     ]
     fields = schemas.RUNS.fieldNames()
