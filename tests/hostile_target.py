@@ -10,44 +10,24 @@ context kills it on exit, so a test that fails cannot leave it running.
 from __future__ import annotations
 
 import json
-import re
-import subprocess
 import sys
 from pathlib import Path
-from types import TracebackType
 from typing import Any
+
+from listening_child import ListeningChild
 
 # Where each binding listens on WebSocket (Ditto's /ws/2, RSocket's and RS-IO's any path).
 WS_PATHS = {"rsio": "/rsio", "rsocket": "/rsocket", "ditto": "/ws/2"}
 
 
-class HostileTarget:
+class HostileTarget(ListeningChild):
     def __init__(self, binding: str, mode: str, transport: str = "tcp", *, profile: str | None = None,
                  max_bytes: int = 64 * 1024 * 1024, max_seconds: float = 200.0, seed: int = 0) -> None:
         url = "tcp://127.0.0.1:0" if transport == "tcp" else f"ws://127.0.0.1:0{WS_PATHS.get(binding, '/')}"
-        self.command = [sys.executable, "-m", "rsio_tck.reference_peer", "--binding", binding, "--listen", url,
-                        "--hostile", mode, "--hostile-max-bytes", str(max_bytes), "--hostile-max-seconds",
-                        str(max_seconds), "--seed", str(seed), "-q"]
-        if profile is not None:
-            self.command += ["--profile", profile]
-        self.process: subprocess.Popen[str] | None = None
-
-    def __enter__(self) -> str:
-        self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, text=True)
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()  # printed once listening (EOF if it died)
-        found = re.search(r"listening on (\S+)", line)
-        if found is None:
-            self.__exit__(None, None, None)
-            raise RuntimeError(f"hostile target did not start: {line!r}")
-        return found.group(1)
-
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
-                 traceback: TracebackType | None) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-        if self.process is not None:
-            self.process.wait(10)
+        command = [sys.executable, "-m", "rsio_tck.reference_peer", "--binding", binding, "--listen", url,
+                   "--hostile", mode, "--hostile-max-bytes", str(max_bytes), "--hostile-max-seconds",
+                   str(max_seconds), "--seed", str(seed), "-q"]
+        super().__init__(command + (["--profile", profile] if profile is not None else []), "hostile target")
 
 
 # -- the kit against one hostile mode: bounded, and honest about what broke -------------------------

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import re
-import subprocess
 import sys
 import time
-from types import TracebackType
+
+from listening_child import ListeningChild
 
 READ_SIZE = 256 * 1024
 UPGRADE_WAIT = 5.0  # seconds a ws:// client has to send its whole upgrade request
@@ -69,30 +68,12 @@ async def main_async(transport: str, path: str, max_seconds: float) -> None:
         await asyncio.sleep(max_seconds)  # the process's own time cap, not synchronisation
 
 
-class SinkTarget:
+class SinkTarget(ListeningChild):
     """``with SinkTarget("ws", "/rsocket") as url:`` the sink as a child process."""
 
     def __init__(self, transport: str = "tcp", path: str = "/", max_seconds: float = 300.0) -> None:
-        self.command = [sys.executable, __file__, "--transport", transport, "--path", path,
-                        "--max-seconds", str(max_seconds)]
-        self.process: subprocess.Popen[str] | None = None
-
-    def __enter__(self) -> str:
-        self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, text=True)
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()  # printed once listening (EOF if it died)
-        found = re.search(r"listening on (\S+)", line)
-        if found is None:
-            self.__exit__(None, None, None)
-            raise RuntimeError(f"sink target did not start: {line!r}")
-        return found.group(1)
-
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
-                 traceback: TracebackType | None) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-        if self.process is not None:
-            self.process.wait(10)
+        super().__init__([sys.executable, __file__, "--transport", transport, "--path", path, "--max-seconds",
+                          str(max_seconds)], "sink target")
 
 
 def main() -> None:

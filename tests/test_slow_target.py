@@ -73,17 +73,21 @@ def test_a_trickling_target_is_not_judged_and_said_once_to_be_too_slow(tmp_path:
 
 
 @asynccontextmanager
-async def _answering_server(pace: float) -> AsyncIterator[str]:
-    """An RSocket server that answers the liveness probe's KEEPALIVE correctly, one byte every ``pace`` s."""
-    answer = get_binding("rsocket").encoder("rsocket-1.0").encode(Keepalive(respond=False))
+async def _paced_server(answer: bytes, pace: float = 0.0, *, hold: bool = True) -> AsyncIterator[str]:
+    """A server that reads the probe, writes ``answer`` (one byte every ``pace`` s; 0: at once), then keeps the
+    connection open until the client closes it (``hold``) or closes it."""
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await reader.read(1024)  # the SETUP and the KEEPALIVE with R
         try:
-            for i in range(len(answer)):
-                writer.write(answer[i:i + 1])
+            await reader.read(1024)  # the probe's opening
+            pieces = [answer[i:i + 1] for i in range(len(answer))] if pace else [answer]
+            for piece in pieces:
+                writer.write(piece)
                 await writer.drain()
-                await asyncio.sleep(pace)  # the target's pace: what the probe measures, not a synchronisation
+                if pace:
+                    await asyncio.sleep(pace)  # the target's pace: what the probe measures, not a synchronisation
+            while hold and await reader.read(1024):
+                pass
         except ConnectionError:
             pass
         finally:
@@ -97,9 +101,15 @@ async def _answering_server(pace: float) -> AsyncIterator[str]:
         await server.wait_closed()
 
 
+def _keepalive_answer() -> bytes:
+    """An RSocket server's correct answer to the liveness probe's KEEPALIVE with R."""
+    return get_binding("rsocket").encoder("rsocket-1.0").encode(Keepalive(respond=False))
+
+
 def test_a_pace_probe_bounds_total_time_where_a_liveness_probe_bounds_silence() -> None:
     async def both() -> tuple[str | None, str | None]:
-        async with _answering_server(pace=0.1) as url:  # 17 bytes: about 1.7 s in all, never 0.5 s silent
+        # 17 bytes: about 1.7 s in all, never 0.5 s silent
+        async with _paced_server(_keepalive_answer(), pace=0.1, hold=False) as url:
             alive = await probe(url, "rsocket", "rsocket-1.0", 0.5)
             paced = await probe(url, "rsocket", "rsocket-1.0", 0.5, pace=True)
         return alive, paced
@@ -131,7 +141,7 @@ def test_a_slow_frame_sets_off_a_pace_probe_that_a_live_target_passes() -> None:
 def test_a_slow_frame_from_a_target_that_answers_too_slowly_stops_the_run() -> None:
     async def settle() -> tuple[TargetWatch, ScenarioResult, ScenarioResult]:
         # A bound of 0.3 s a probe (0.6 s of pace), against an answer of 17 bytes at 0.1 s a byte.
-        async with _answering_server(pace=0.1) as url:
+        async with _paced_server(_keepalive_answer(), pace=0.1, hold=False) as url:
             watch = TargetWatch(url, "rsocket", "rsocket-1.0", 0.3)
             slow = _stretched("RSFLOW-001", 3.2)
             await watch.settle(slow)
@@ -159,35 +169,6 @@ def _rsio(*frames: Any) -> bytes:
     return b"".join(encoder.encode(frame) for frame in frames)
 
 
-@asynccontextmanager
-async def _rsio_server(answer: bytes, pace: float = 0.0) -> AsyncIterator[str]:
-    """An RS-IO server that reads the probe, writes ``answer`` (one byte every ``pace`` s; 0: at once) and then
-    keeps the connection open until the client closes it."""
-
-    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            await reader.read(1024)  # the clientHello and the subscribe
-            pieces = [answer[i:i + 1] for i in range(len(answer))] if pace else [answer]
-            for piece in pieces:
-                writer.write(piece)
-                await writer.drain()
-                if pace:
-                    await asyncio.sleep(pace)  # the target's pace: what the probe measures, not a synchronisation
-            while await reader.read(1024):
-                pass
-        except ConnectionError:
-            pass
-        finally:
-            writer.close()
-
-    server = await asyncio.start_server(serve, "127.0.0.1", 0)
-    try:
-        yield f"tcp://127.0.0.1:{server.sockets[0].getsockname()[1]}"
-    finally:
-        server.close()
-        await server.wait_closed()
-
-
 def test_the_rsio_pace_probe_is_answered_by_its_own_subscription_only() -> None:
     # At once: the serverHello, a whole stream on Id 1 (the Id a hostile slowloris trickles onNext on) and the
     # probe's own onSubscribe; none of them is the element the probe asked for.
@@ -196,10 +177,10 @@ def test_the_rsio_pace_probe_is_answered_by_its_own_subscription_only() -> None:
     element = _rsio(OnNext(subscriber=2, element=b"\x00"))
 
     async def both() -> tuple[str | None, str | None, str | None]:
-        async with _rsio_server(others) as url:
+        async with _paced_server(others) as url:
             alive = await probe(url, "rsio", "msgpack", 0.5)
             unanswered = await probe(url, "rsio", "msgpack", 0.5, pace=True)
-        async with _rsio_server(others + element) as url:
+        async with _paced_server(others + element) as url:
             answered = await probe(url, "rsio", "msgpack", 0.5, pace=True)
         return alive, unanswered, answered
 
@@ -217,7 +198,7 @@ def test_an_rsio_target_answering_a_byte_at_a_time_passes_the_pace_probe_within_
                    OnComplete(subscriber=2))
 
     async def three() -> tuple[str | None, str | None, str | None]:
-        async with _rsio_server(answer, pace=0.05) as url:
+        async with _paced_server(answer, pace=0.05) as url:
             steady = await probe(url, "rsio", "msgpack", 2.0, pace=True)
             alive = await probe(url, "rsio", "msgpack", 0.3)
             too_slow = await probe(url, "rsio", "msgpack", 0.3, pace=True)
