@@ -306,6 +306,7 @@ async def _pump(reader: asyncio.StreamReader, sender: Side, relayed: _Relayed) -
             if not data:
                 relayed.close_at_verdict(sender)
                 return
+        frames = monitor.frame_count  # a whole frame, judged here or by the WebSocket view, is progress
         if view is not None:
             if data:
                 judged = view.judged(t, sender, data)
@@ -327,14 +328,11 @@ async def _pump(reader: asyncio.StreamReader, sender: Side, relayed: _Relayed) -
             return
         if judged:
             recorder.add(t, sender, judged)
-            frames = monitor.frame_count
             monitor.observe(sender, judged, t)
-            if monitor.frame_count != frames:
-                relayed.activity.progress()
-            else:
-                relayed.activity.bytes_since_progress += len(data)
-        elif data:
-            relayed.activity.bytes_since_progress += len(data)  # WebSocket bytes short of a message
+        if monitor.frame_count != frames:
+            relayed.activity.progress()
+        else:  # bytes short of a frame (over WebSocket, perhaps short of a message)
+            relayed.activity.bytes_since_progress += len(data)
         if not relayed.within_budget():
             relayed.close_at_limit()
             return
