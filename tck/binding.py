@@ -22,7 +22,7 @@ A binding provides, per wire *profile* (RS-IO: ``msgpack``/``varint``; RSocket:
 - the scenario adapter (``ScenarioAdapter``): how the kit opens and closes a connection on
   this wire, how a contract step (``subscribe``, ``request``, ``cancel``) or a wire step
   becomes frames, and how a received frame becomes the contract events scenarios wait on;
-- its rule catalogue (IDs in ``rsio_tck.rules.RULES``) and the translation of contract
+- its rule catalogue (IDs in ``rsio_tck.catalogue.RULES``) and the translation of contract
   rule IDs (the stream table's) into its own;
 - how a frame is described in transcripts and reports;
 - its liveness probe (``LivenessProbe``): the cheapest exchange a target must answer, which the
@@ -176,7 +176,7 @@ class Binding(Protocol):
         ...
 
     def rules(self) -> list[str]:
-        """The IDs of the binding's own rules (``rsio_tck.rules.RULES``, ``rule_prefixes``), in catalogue order."""
+        """The IDs of the binding's own rules (``rsio_tck.catalogue.RULES``, ``rule_prefixes``), in catalogue order."""
         ...
 
     def report_notions(self, run: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -265,7 +265,7 @@ def _run_suite_caught(catcher: SignalCatcher, inputs: _RunInputs, target: str | 
 
 
 def summary(results: list) -> None:  # type: ignore[type-arg]
-    from .rules import AREAS
+    from .catalogue import AREAS
 
     table = Table(title="rsio-tck summary by rule area")
     verdicts = ["pass", "fail", "warn", "skip", "xfail", "xpass", "error"]

@@ -26,7 +26,7 @@ class Side(str, Enum):
 
 
 class ProtocolViolation(Exception):
-    """``side`` broke ``rule`` (an ID of the catalogue in :mod:`rsio_tck.rules`).
+    """``side`` broke ``rule`` (an ID of the catalogue in :mod:`rsio_tck.catalogue`).
 
     ``offset`` is the byte offset in the sender's stream for wire errors;
     ``frame_index`` is the index of the offending frame in its direction when

@@ -77,7 +77,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "rsio: an RS-IO conformance scenario")
     if not _enabled(config):
         return
-    from .rules import AREAS, RULES
+    from .catalogue import AREAS, RULES
 
     for area in AREAS:
         config.addinivalue_line("markers", f"area_{area}: scenarios of rule area {area}")

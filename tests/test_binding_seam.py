@@ -157,7 +157,7 @@ def test_every_registered_binding_satisfies_the_protocol(name: str) -> None:
         for probe in (binding.liveness_probe(profile), binding.pace_probe(profile)):
             assert probe.opening() and probe.asks, (name, profile)
     # The binding's contract rule IDs are catalogue IDs.
-    from rsio_tck.rules import RULES
+    from rsio_tck.catalogue import RULES
 
     assert binding.contract_rule("DEM-1") in RULES
 

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rsio_tck.binding import get_binding
+from rsio_tck.catalogue import RULES
 from rsio_tck.fuzz.engine import FuzzConfig, as_scenario, fuzz_hooks, judge, run_program
-from rsio_tck.rules import RULES
 
 
 @contextmanager

@@ -31,8 +31,8 @@ from rsio_tck.bindings.rsio.wire.frames import (
     ServerHello,
     Subscribe,
 )
+from rsio_tck.catalogue import RULES
 from rsio_tck.monitor import read_trace
-from rsio_tck.rules import RULES
 from rsio_tck.scenarios.session import INBOX_MAX_BYTES, INBOX_MAX_EVENTS, READ_SIZE, TRACE_MAX_BYTES, KitSession
 from rsio_tck.transport import open_target
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from rsio_tck.catalogue import RULES
 from rsio_tck.listen.cases import client_tests
-from rsio_tck.rules import RULES
 from rsio_tck.scenarios import load_directory
 
 ROOT = Path(__file__).resolve().parent.parent

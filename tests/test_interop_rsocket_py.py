@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from rsio_tck.capabilities import Capabilities
-from rsio_tck.rules import RULES
+from rsio_tck.catalogue import RULES
 from rsio_tck.scenarios import RunConfig, ScenarioResult, Verdict, load_directory, run_suite
 
 INTEROP = Path(__file__).resolve().parent.parent / "interop"

@@ -21,11 +21,11 @@ import re
 
 import pytest
 
+from rsio_tck.catalogue import RULES
 from rsio_tck.embedded import EmbeddedPeer
 from rsio_tck.errors import Side
 from rsio_tck.monitor import Finding
 from rsio_tck.pipeline.framing import frame_rows, judge_rows
-from rsio_tck.rules import RULES
 from rsio_tck.scenarios import RunConfig, load_directory, run_suite
 from rsio_tck.scenarios.result import Failure, ScenarioResult, Verdict
 from rsio_tck.scenarios.runner import _verdict, kit_bugs

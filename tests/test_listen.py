@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from rsio_tck.binding import get_binding
+from rsio_tck.catalogue import RULES
 from rsio_tck.embedded import EmbeddedPeer
 from rsio_tck.listen import CLIENT_TESTS, client_tests, run_client_tests
 from rsio_tck.listen.runner import run_client_case
-from rsio_tck.rules import RULES
 from rsio_tck.scenarios.result import Verdict
 
 HERE = Path(__file__).resolve().parent

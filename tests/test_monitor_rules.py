@@ -25,8 +25,8 @@ from traces import (
 )
 
 from rsio_tck.bindings.rsio.wire.frames import ClientHello, OnSubscribe, ServerHello
+from rsio_tck.catalogue import RULES, Level
 from rsio_tck.errors import Side
-from rsio_tck.rules import RULES, Level
 
 MAX = 2**63 - 1
 

@@ -13,9 +13,9 @@ import ditto_peer_client
 import pytest
 from test_peer_ditto import PROGRAMS, run
 
+from rsio_tck.catalogue import RULES
 from rsio_tck.reference_peer.ditto import FAULTS, PeerConfig
 from rsio_tck.reference_peer.ditto.faults import known_rule
-from rsio_tck.rules import RULES
 
 # Which programs show a fault's rule first (the others run only when these do not).
 FIRST = {"DITTO-DEM-4": "demand_beyond_max_is_unbounded", "DITTO-DEM-2": "demand_zero_fails",

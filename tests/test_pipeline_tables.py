@@ -111,8 +111,8 @@ def test_a_rule_untested_on_a_target_never_shows_pass_in_the_matrix() -> None:
     """As in the run's own report: a passing scenario citing ID-4 or BYE-3 does not make the rule pass."""
     from pipeline_spark import session
 
+    from rsio_tck.catalogue import RULES
     from rsio_tck.pipeline.derive import UNTESTED_ON_TARGET, matrix_history
-    from rsio_tck.rules import RULES
 
     assert set(UNTESTED_ON_TARGET) == {r for r, rule in RULES.items() if rule.untested_on_target} and UNTESTED_ON_TARGET
     spark = session()

@@ -22,13 +22,13 @@ from report_run import shared_run
 
 from rsio_tck.binding import BINDING_NAMES, get_binding
 from rsio_tck.capabilities import Capabilities
+from rsio_tck.catalogue import RULES
 from rsio_tck.embedded import EmbeddedPeer
 from rsio_tck.errors import Side
 from rsio_tck.monitor.trace import SENDERS, TraceRecord, read_trace
 from rsio_tck.pipeline.framing import ELEMENT_TYPES, EOF, UNDECODABLE, frame_rows
 from rsio_tck.report import RunRecorder, build
 from rsio_tck.report.schema import check_run_dir
-from rsio_tck.rules import RULES
 from rsio_tck.scenarios import RunConfig, load_directory, run_suite
 
 CHOSEN = {

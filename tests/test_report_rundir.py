@@ -12,11 +12,11 @@ from report_run import CHOSEN, shared_run
 from typer.testing import CliRunner
 
 from rsio_tck.binding import get_binding
+from rsio_tck.catalogue import RULES
 from rsio_tck.cli import app
 from rsio_tck.report import build
 from rsio_tck.report.model import spec_anchor
 from rsio_tck.report.schema import NAMES, check_run_dir, load_schema, problems
-from rsio_tck.rules import RULES
 
 
 @pytest.fixture(scope="module")

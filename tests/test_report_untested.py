@@ -13,9 +13,9 @@ from typing import Any
 
 from test_spec_catalogue import spec
 
+from rsio_tck.catalogue import RULES, UNTESTED_ON_TARGET
 from rsio_tck.report.model import report_data
 from rsio_tck.report.rundir import RunFiles
-from rsio_tck.rules import RULES, UNTESTED_ON_TARGET
 from rsio_tck.scenarios import load_directory
 
 

@@ -23,9 +23,9 @@ from rsio_tck.bindings.rsocket.fuzz import (
     mutated_scripts,
 )
 from rsio_tck.bindings.rsocket.runs import expand
+from rsio_tck.catalogue import RULES
 from rsio_tck.errors import ProtocolViolation, Side
 from rsio_tck.monitor import Monitor
-from rsio_tck.rules import RULES
 
 V1, DRAFT = "rsocket-1.0", "reactivesocket-draft"
 PROFILES = st.sampled_from([V1, DRAFT])

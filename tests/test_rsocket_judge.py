@@ -43,9 +43,9 @@ from rsio_tck.bindings.rsocket.frames import (
     ResumeOk,
     Setup,
 )
+from rsio_tck.catalogue import RULES, Level
 from rsio_tck.errors import Side
 from rsio_tck.monitor.monitor import Monitor
-from rsio_tck.rules import RULES, Level
 from rsio_tck.testpubs import large_bytes
 
 C, S = Side.CLIENT, Side.SERVER

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from rsio_tck.bindings.rsocket import frames as f
 from rsio_tck.bindings.rsocket.judge import RSocketJudge
+from rsio_tck.catalogue import RULES
 from rsio_tck.errors import ProtocolViolation, Side
-from rsio_tck.rules import RULES
 
 SIDS = st.sampled_from([0, 1, 2, 3, 4, 5, 2**31 - 1, 2**31 - 2])
 N = st.sampled_from([0, 1, 2, 5, 2**31 - 1])

@@ -20,8 +20,8 @@ from rsio_tck.bindings.rsocket.frames import Cancel, Keepalive, Payload, Request
 from rsio_tck.bindings.rsocket.interactions import CONTRACT_RULES, contract_rule
 from rsio_tck.bindings.rsocket.judge import RSocketJudge
 from rsio_tck.bindings.rsocket.runs import PayloadRun
+from rsio_tck.catalogue import RULES
 from rsio_tck.errors import ProtocolViolation, Side
-from rsio_tck.rules import RULES
 from rsio_tck.semantics.streams import ACTIONS, TRANSITIONS
 
 C, S = Side.CLIENT, Side.SERVER

@@ -31,8 +31,8 @@ import test_rsocket_malformed
 import test_wire_malformed
 
 from rsio_tck.bindings.ditto.schemas import SCHEMA_OF
+from rsio_tck.catalogue import RULES, Level
 from rsio_tck.reference_peer.faults import FAULTS
-from rsio_tck.rules import RULES, Level
 
 
 def sources() -> dict[str, set[str]]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rsio_tck.binding import get_binding
-from rsio_tck.rules import RULES
+from rsio_tck.catalogue import RULES
 from rsio_tck.scenarios import Scenario, ScenarioError, load_directory, load_file
 from rsio_tck.scenarios.loader import schema
 from rsio_tck.scenarios.values import ScenarioValueError, matches, resolve

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from rsio_tck.bindings.rsio.handshake import HANDSHAKE, Move, PartyState, lookup
 from rsio_tck.bindings.rsio.session import SessionModel
 from rsio_tck.bindings.rsio.split import ReassemblyLimitExceeded, SplitAssembler
+from rsio_tck.catalogue import GOODBYE_OBLIGATION, PROTOCOL_ERRORS, RULES
 from rsio_tck.errors import ProtocolViolation, Side
-from rsio_tck.rules import GOODBYE_OBLIGATION, PROTOCOL_ERRORS, RULES
 from rsio_tck.semantics import Demand, Signal, StreamState
 from rsio_tck.semantics.streams import (
     ACTIONS,

@@ -26,12 +26,12 @@ from pipeline_spark import session
 from test_report_browser import chromium, render, text  # noqa: F401 - the chromium fixture
 from typer.testing import CliRunner
 
+from rsio_tck.catalogue import RULES
 from rsio_tck.cli import app
 from rsio_tck.embedded import EmbeddedPeer
 from rsio_tck.findings.spec import cited_rules
 from rsio_tck.pipeline.landing import write_landing
 from rsio_tck.pipeline.public import binding_rules
-from rsio_tck.rules import RULES
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "reports" / "site-browser"

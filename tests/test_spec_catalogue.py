@@ -1,4 +1,4 @@
-"""SPEC.md states the rules of the catalogue (tck/rules.py), the same IDs, levels and binds.
+"""SPEC.md states the rules of the catalogue (tck/catalogue/), the same IDs, levels and binds.
 
 SPEC.md is parsed once: rule sections are ``### <ID> (<LEVEL>, <binds>)`` headings under
 ``## <AREA> ...`` area headings, each with a statement and three bullets (Source, Observed,
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rsio_tck import SPEC_VERSION
-from rsio_tck.rules import AREAS, RULES
+from rsio_tck.catalogue import AREAS, RULES
 
 SPEC_PATH = Path(__file__).resolve().parent.parent / "SPEC.md"
 

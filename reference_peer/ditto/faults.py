@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from rsio_tck.rules import RULES
+from rsio_tck.catalogue import RULES
 
 from ..fault_registry import Fault, FaultRegistry, first_on_connection, first_time
 from .policy import Policy
@@ -30,7 +30,7 @@ Base = Callable[..., Any]
 
 
 def known_rule(rule: str) -> bool:
-    """A Ditto rule of the catalogue (the codec's and the protocol's rules are all in tck/rules.py)."""
+    """A Ditto rule of the catalogue (the codec's and the protocol's rules are all in tck/catalogue/ditto.py)."""
     return rule.startswith("DITTO-") and rule in RULES
 
 

@@ -1,6 +1,6 @@
 """Every deliberate fault of the reference peer: one registry, ``FAULTS``.
 
-A fault is a name, the rule it breaks (an ID of ``rsio_tck.rules.RULES``), a
+A fault is a name, the rule it breaks (an ID of ``rsio_tck.catalogue.RULES``), a
 description, and the policy hooks it replaces.  ``build_policy`` installs the
 chosen faults on a fresh ``Policy``: each replacement is called as
 ``hook(policy, base, *args)`` with ``base`` the method it replaces, so faults
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgpack
 
-from rsio_tck.rules import RULES
+from rsio_tck.catalogue import RULES
 
 from ..fault_registry import Fault, FaultRegistry, first_time
 from ..policy import Policy

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rsio_tck.bindings.rsocket.endpoint import Endpoint
-from rsio_tck.rules import RULES
+from rsio_tck.catalogue import RULES
 
 from ..fault_registry import Fault, FaultRegistry, first_on_connection, first_time
 from .policy import Policy

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from ..rules import RULES, Level
+from ..catalogue import RULES, Level
 from ..scenarios.loader import SAFE_LOADER, Scenario, parse_document
 from .baselines import BaselineLine, GridCell
 

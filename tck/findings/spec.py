@@ -1,7 +1,7 @@
 """What a bug report quotes of the kit's SPEC.md, and how it points into the RSocket specification.
 
 A rule's section in SPEC.md is ``### RS-TCK-7 (MUST, target)``, then the rule's statement, then its
-``- Source:``, ``- Observed:`` and ``- Binds:`` bullets; the catalogue (``rsio_tck.rules``) has its level and
+``- Source:``, ``- Observed:`` and ``- Binds:`` bullets; the catalogue (``rsio_tck.catalogue``) has its level and
 binds.  A decision is a paragraph ``**RS-r. Title.** text`` of a "Decisions" section: where the kit
 reads a silent or ambiguous sentence, a finding names the decision, and the report shows it so that the
 implementation's authors can contest it.
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from ..rules import RULES
+from ..catalogue import RULES
 
 PROTOCOL_COMMIT = "0f6e5554a5f9abbb1c6c7ec2138d2f3e0ab280e8"  # the newest commit of Protocol.md upstream
 PROTOCOL_URL = f"https://github.com/rsocket/rsocket/blob/{PROTOCOL_COMMIT}/Protocol.md"

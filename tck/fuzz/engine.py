@@ -40,8 +40,8 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import HypothesisWarning
 
 from ..binding import DEFAULT_BINDING, get_binding
+from ..catalogue import RULES, Level
 from ..errors import Side
-from ..rules import RULES, Level
 from ..scenarios.loader import Scenario
 from ..scenarios.result import Failure, ScenarioResult, Verdict
 from ..scenarios.runner import run_scenario

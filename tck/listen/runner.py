@@ -47,11 +47,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ..binding import Binding
+from ..catalogue import Level
 from ..child_process import run_to_end
 from ..errors import Side
 from ..monitor import Finding
 from ..proxy.relay import Activity, run_proxy
-from ..rules import Level
 from ..scenarios.liveness import PACE_FACTOR, PROBE_TIMEOUT_MIN
 from ..scenarios.result import Failure, ScenarioResult, TargetStop, Verdict
 from .cases import ClientTest, result_id

@@ -45,8 +45,8 @@ from pathlib import Path
 from typing import Any
 
 from ..binding import DEFAULT_BINDING, Binding, get_binding, profile_of
+from ..catalogue import RULES, Level
 from ..errors import ProtocolViolation, Side
-from ..rules import RULES, Level
 from .trace import TraceRecord, read_trace
 
 MAX_FINDINGS = 200  # findings kept per connection; the rest are counted per rule

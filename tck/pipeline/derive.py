@@ -21,8 +21,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from ..catalogue import RULES
 from ..reader_words import FAILED_OUTCOMES
-from ..rules import RULES
 from .framing import ELEMENT_TYPES, EOF, PART_TYPES, UNDECODABLE
 
 VERDICT_ORDER = ("fail", "error", "xpass", "warn", "xfail", "pass", "skip")

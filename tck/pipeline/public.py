@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from ..binding import get_binding
+from ..catalogue import RULES
 from ..reader_words import READER_WORDS as WORDS
 from ..reader_words import WORD_ORDER
-from ..rules import RULES
 
 log = logging.getLogger(__name__)
 

@@ -58,10 +58,10 @@ from pathlib import Path
 from typing import Any
 
 from ..binding import Binding
+from ..catalogue import RULES
 from ..errors import Side
 from ..monitor import Monitor
 from ..monitor.trace import TraceRecord, write_trace
-from ..rules import RULES
 from ..scenarios.session import POST_VERDICT_BYTES, TRACE_MAX_BYTES  # as the kit's own sessions
 from ..transport import Target, TargetError, open_target
 from ..websocket.framing import framing_for

@@ -15,8 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..catalogue import AREAS, RULES
 from ..monitor.trace import write_trace
-from ..rules import AREAS, RULES
 from .html import spec_url
 from .model import spec_anchor
 from .pcap import target_port, write_pcap

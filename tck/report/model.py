@@ -28,7 +28,7 @@ from typing import Any
 
 from .. import __version__
 from ..binding import DEFAULT_BINDING, Binding, get_binding
-from ..rules import AREAS, RULES, Rule
+from ..catalogue import AREAS, RULES, Rule
 from .rundir import RunFiles, file_stem
 from .traffic import run_traces
 

@@ -22,7 +22,7 @@ import jsonschema
 import yaml
 
 from ..binding import get_binding
-from ..rules import RULES
+from ..catalogue import RULES
 
 CONTRACT = "contract"  # the ``binding:`` of a scenario written in the contract's terms only
 

@@ -31,9 +31,9 @@ from typing import Any
 from .. import __version__
 from ..binding import get_binding
 from ..capabilities import Capabilities
+from ..catalogue import RULES, Level
 from ..errors import Side
 from ..monitor.monitor import MAX_FINDINGS, MAX_FINDINGS_PER_RULE
-from ..rules import RULES, Level
 from ..transport import TargetError, open_target
 from .clock import DEFAULT_BUDGET, Budget
 from .liveness import TargetWatch, watch_of

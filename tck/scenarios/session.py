@@ -51,10 +51,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..binding import Binding, ScenarioAdapter, get_binding, profile_of
+from ..catalogue import RULES
 from ..errors import ProtocolViolation, Side
 from ..monitor import Monitor
 from ..monitor.trace import TraceRecord
-from ..rules import RULES
 from . import clock
 from .clock import Budget, Nothing, Progress
 from .transcript import TranscriptLine

@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ...rules import RULES
+from ...catalogue import RULES
 
 if TYPE_CHECKING:
     from ...binding import WireTable

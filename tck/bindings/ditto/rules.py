@@ -1,6 +1,6 @@
-"""The Ditto rules of the catalogue (``rsio_tck.rules``), as the Ditto wire layer cites them.
+"""The Ditto rules of the catalogue (``rsio_tck.catalogue``), as the Ditto wire layer cites them.
 
-The rules live in ``tck/rules.py`` (areas ``DITTO-*``) and SPEC.md ("Ditto conformance
+The rules live in ``tck/catalogue/ditto.py`` (areas ``DITTO-*``) and SPEC.md ("Ditto conformance
 rules"); this module gives the codec, the topic parser and the schema checks the
 Ditto part of that one catalogue, so every ``ProtocolViolation`` they raise names a
 catalogue ID and its title.
@@ -8,8 +8,8 @@ catalogue ID and its title.
 
 from __future__ import annotations
 
-from ...rules import RULES as CATALOGUE
-from ...rules import Rule
+from ...catalogue import RULES as CATALOGUE
+from ...catalogue import Rule
 
 PREFIX = "DITTO-"
 

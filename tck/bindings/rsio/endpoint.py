@@ -22,9 +22,9 @@ that says so, for the application to log; they change nothing.
 
 from __future__ import annotations
 
+from ...catalogue import PROTOCOL_ERRORS, RULES, Level
 from ...errors import ProtocolViolation, Side
 from ...protocol.events import ConnectionClosed, ConnectionState, Event, Ignored, ProtocolError, ReassemblyLimit
-from ...rules import PROTOCOL_ERRORS, RULES, Level
 from ...semantics.signals import Signal
 from ...semantics.streams import SignalArgs, StreamState, Verdict
 from .mapping import STREAM_SIGNALS, apply_frame

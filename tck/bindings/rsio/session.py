@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ...catalogue import GOODBYE_OBLIGATION, PROTOCOL_ERRORS
 from ...errors import ProtocolViolation, Side
-from ...rules import GOODBYE_OBLIGATION, PROTOCOL_ERRORS
 from ...semantics.signals import Signal
 from ...semantics.streams import SignalArgs, StreamRecord, StreamState, Transition, step
 from .handshake import Move, PartyState, lookup

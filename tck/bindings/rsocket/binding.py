@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ...rules import RULES
+from ...catalogue import RULES
 
 if TYPE_CHECKING:
     from ...binding import WireTable

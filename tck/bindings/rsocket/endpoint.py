@@ -45,9 +45,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from ...catalogue import RULES, Level
 from ...errors import ProtocolViolation, Side
 from ...protocol.events import ConnectionClosed, Event, Ignored, ProtocolError
-from ...rules import RULES, Level
 from . import get_profile
 from .binding import BINDING
 from .codec import RSocketLimits

@@ -27,7 +27,7 @@ Theory of operation.  Two levels, both plain data drawn by hypothesis, so both s
   still serves a request.  A failing program, shrunk, is the regression scenario.
 
 Rule IDs of the session level (stream ids, request N) are the binding's catalogue
-entries (``rsio_tck.rules``); ``MUTATIONS`` names them in one place.
+entries (``rsio_tck.catalogue``); ``MUTATIONS`` names them in one place.
 """
 
 from __future__ import annotations

@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
+from ...catalogue import RULES, Level
 from ...errors import ProtocolViolation, Side
-from ...rules import RULES, Level
 from .frames import (
     APPLICATION_ERROR,
     CANCELED,

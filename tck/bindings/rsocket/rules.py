@@ -1,16 +1,16 @@
-"""The RSocket rules, as a view of the one catalogue (``rsio_tck.rules``).
+"""The RSocket rules, as a view of the one catalogue (``rsio_tck.catalogue``).
 
 Every ``ProtocolViolation`` the RSocket codecs and the RSocket judge raise, and
 every ``IgnoredFrame`` the codecs return, names one of these IDs.  They are
 defined, with level, binds, title and source section (Protocol.md for RSocket 1.0,
-seed 001 for the ReactiveSocket draft), in ``tck/rules.py`` and stated in SPEC.md
+seed 001 for the ReactiveSocket draft), in ``tck/catalogue/rsocket.py`` and stated in SPEC.md
 ("RSocket conformance rules"); this module only selects them, for the wire layer.
 """
 
 from __future__ import annotations
 
-from ...rules import RULES as CATALOGUE
-from ...rules import Rule
+from ...catalogue import RULES as CATALOGUE
+from ...catalogue import Rule
 
 PREFIX = "RS-"
 

@@ -1,22 +1,17 @@
-"""The rule catalogue: every normative rule of SPEC.md, by ID.
+"""The RS-IO binding's rules of the catalogue (``rsio_tck.catalogue`` assembles and checks it): SPEC.md's areas HS to TCK.
 
-This table (with the RSocket and Ditto parts in ``rules_rsocket`` and ``rules_ditto``) is the one
-place rule IDs are defined.  SPEC.md states the same rules
-in prose (``tests/test_spec_catalogue.py`` checks that the two agree), and the
-semantics tables, the codecs, the monitor, scenarios, faults and report columns
-cite rules only by these IDs.
+It also holds what the RS-IO judge needs to know about those rules beyond their text: which
+violations are protocol errors (rsio-v0 section 7) and which rule obliges the goodbye after one.
 """
 
 from __future__ import annotations
 
-from .rule_model import Level, Rule
-from .rules_ditto import DITTO_RULES
-from .rules_rsocket import RSOCKET_RULES
+from .model import Level, Rule
 
-__all__ = ["AREAS", "GOODBYE_OBLIGATION", "PROTOCOL_ERRORS", "RULES", "UNTESTED_ON_TARGET", "Level", "Rule", "rule"]
+__all__ = ["GOODBYE_OBLIGATION", "PROTOCOL_ERRORS", "RSIO_AREAS", "RSIO_RULES"]
 
 
-AREAS: dict[str, str] = {
+RSIO_AREAS: dict[str, str] = {
     "HS": "Handshake",
     "EXT": "Extensions",
     "STR": "Stream lifecycle",
@@ -27,44 +22,11 @@ AREAS: dict[str, str] = {
     "BYE": "Goodbye and closing",
     "ERR": "Malformed input and protocol errors",
     "TCK": "Test-publisher contract",
-    # RSocket (binding "rsocket"): Protocol.md (RSocket 1.0) and seed 001 (the ReactiveSocket draft).
-    "RS-FRAME": "RSocket framing",
-    "RS-IGNORE": "RSocket ignore flag",
-    "RS-DRAFT": "ReactiveSocket draft framing",
-    "RS-FRAG": "RSocket fragmentation",
-    "RS-LIMIT": "RSocket kit limits",
-    "RS-SETUP": "RSocket connection establishment",
-    "RS-KEEPALIVE": "RSocket keepalive",
-    "RS-LEASE": "RSocket lease",
-    "RS-STREAMID": "RSocket stream identifiers",
-    "RS-FLOW": "RSocket flow control",
-    "RS-STREAM": "RSocket stream sequences",
-    "RS-RR": "RSocket request-response",
-    "RS-FNF": "RSocket fire-and-forget",
-    "RS-CHANNEL": "RSocket request-channel",
-    "RS-ERROR": "RSocket errors",
-    "RS-PUSH": "RSocket metadata push",
-    "RS-RESUME": "RSocket resumption",
-    "RS-UNEXPECTED": "RSocket handling the unexpected",
-    "RS-TCK": "RSocket test publishers",
-    # Ditto (binding "ditto"): Eclipse Ditto's protocol pages (../shared/references/ditto/) and bindings.md §3.
-    "DITTO-ENV": "Ditto envelope",
-    "DITTO-HDR": "Ditto headers",
-    "DITTO-TOPIC": "Ditto topic",
-    "DITTO-STREAM": "Ditto streaming-subscription payloads",
-    "DITTO-SEARCH": "Ditto search payloads and pages",
-    "DITTO-LINE": "Ditto TCP line framing",
-    "DITTO-WS": "Ditto WebSocket framing",
-    "DITTO-SUB": "Ditto subscriptions",
-    "DITTO-DEM": "Ditto demand",
-    "DITTO-CAN": "Ditto cancel",
-    "DITTO-ERR": "Ditto errors",
-    "DITTO-TCK": "Ditto test publishers",
 }
 
 M, S = Level.MUST, Level.SHOULD
 
-_RULES: tuple[Rule, ...] = (
+RSIO_RULES: tuple[Rule, ...] = (
     # Handshake
     Rule(id="HS-1", level=M, binds="both", source="rsio-v0 §3; drafts: loose handshake",
          title="A party's first frame is its own hello (or a goodbye refusing the connection)."),
@@ -212,23 +174,6 @@ _RULES: tuple[Rule, ...] = (
     Rule(id="TCK-9", level=S, binds="target", source="rsio-v0 §8; MessagePack specification: serializers SHOULD use the shortest format",
          title="The integer elements of tck/range, tck/infinite and tck/error use the shortest MessagePack encoding."),
 )
-
-
-_RULES = _RULES + RSOCKET_RULES + DITTO_RULES
-
-RULES: dict[str, Rule] = {rule.id: rule for rule in _RULES}
-
-# The phrase SPEC.md puts in a rule's Observed bullet when no scenario can make a target
-# exercise it (``tests/test_spec_catalogue.py`` checks it against ``untested_on_target``).
-UNTESTED_ON_TARGET = "Untested against a target"
-
-
-def rule(rule_id: str) -> Rule:
-    """The rule with this ID; a KeyError names the unknown ID."""
-    try:
-        return RULES[rule_id]
-    except KeyError:
-        raise KeyError(f"unknown rule ID {rule_id!r}") from None
 
 
 # Violations that are protocol errors in rsio-v0 section 7: their receiver must

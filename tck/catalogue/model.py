@@ -1,4 +1,4 @@
-"""What a rule of the catalogue is (``rsio_tck.rules`` holds the catalogue itself)."""
+"""What a rule of the catalogue is (``rsio_tck.catalogue`` holds the catalogue itself)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,31 @@
-"""The RSocket binding's rules of the catalogue (``rsio_tck.rules`` assembles and checks it): SPEC.md's RS- areas."""
+"""The RSocket binding's rules of the catalogue (``rsio_tck.catalogue`` assembles and checks it): SPEC.md's RS- areas."""
 
 from __future__ import annotations
 
-from .rule_model import Level, Rule
+from .model import Level, Rule
+
+# RSocket (binding "rsocket"): Protocol.md (RSocket 1.0) and seed 001 (the ReactiveSocket draft).
+RSOCKET_AREAS: dict[str, str] = {
+    "RS-FRAME": "RSocket framing",
+    "RS-IGNORE": "RSocket ignore flag",
+    "RS-DRAFT": "ReactiveSocket draft framing",
+    "RS-FRAG": "RSocket fragmentation",
+    "RS-LIMIT": "RSocket kit limits",
+    "RS-SETUP": "RSocket connection establishment",
+    "RS-KEEPALIVE": "RSocket keepalive",
+    "RS-LEASE": "RSocket lease",
+    "RS-STREAMID": "RSocket stream identifiers",
+    "RS-FLOW": "RSocket flow control",
+    "RS-STREAM": "RSocket stream sequences",
+    "RS-RR": "RSocket request-response",
+    "RS-FNF": "RSocket fire-and-forget",
+    "RS-CHANNEL": "RSocket request-channel",
+    "RS-ERROR": "RSocket errors",
+    "RS-PUSH": "RSocket metadata push",
+    "RS-RESUME": "RSocket resumption",
+    "RS-UNEXPECTED": "RSocket handling the unexpected",
+    "RS-TCK": "RSocket test publishers",
+}
 
 M, S = Level.MUST, Level.SHOULD
 

@@ -1,8 +1,24 @@
-"""The Ditto binding's rules of the catalogue (``rsio_tck.rules`` assembles and checks it): SPEC.md's DITTO- areas."""
+"""The Ditto binding's rules of the catalogue (``rsio_tck.catalogue`` assembles and checks it): SPEC.md's DITTO- areas."""
 
 from __future__ import annotations
 
-from .rule_model import Level, Rule
+from .model import Level, Rule
+
+# Ditto (binding "ditto"): Eclipse Ditto's protocol pages (../shared/references/ditto/) and bindings.md §3.
+DITTO_AREAS: dict[str, str] = {
+    "DITTO-ENV": "Ditto envelope",
+    "DITTO-HDR": "Ditto headers",
+    "DITTO-TOPIC": "Ditto topic",
+    "DITTO-STREAM": "Ditto streaming-subscription payloads",
+    "DITTO-SEARCH": "Ditto search payloads and pages",
+    "DITTO-LINE": "Ditto TCP line framing",
+    "DITTO-WS": "Ditto WebSocket framing",
+    "DITTO-SUB": "Ditto subscriptions",
+    "DITTO-DEM": "Ditto demand",
+    "DITTO-CAN": "Ditto cancel",
+    "DITTO-ERR": "Ditto errors",
+    "DITTO-TCK": "Ditto test publishers",
+}
 
 M, S = Level.MUST, Level.SHOULD
 
