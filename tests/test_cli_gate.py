@@ -267,7 +267,7 @@ def test_report_leaves_out_a_half_last_line_of_results_and_says_so(tmp_path: Pat
 
 
 def test_run_exit_1_on_a_conformance_failure(tmp_path: Path) -> None:
-    result = _run(tmp_path, "--scenarios", str(default_directory() / "dem.yaml"), "-k", "DEM-001",
+    result = _run(tmp_path, "--scenarios", str(default_directory() / "dem-contract.yaml"), "-k", "DEM-001",
                   "--fault", "dem-beyond-demand")
     assert result.exit_code == 1, result.output
     assert "DEM-001" in result.stderr and "[fail]" in result.stderr
@@ -275,7 +275,7 @@ def test_run_exit_1_on_a_conformance_failure(tmp_path: Path) -> None:
 
 def test_run_with_every_scenario_skipped_is_loud_and_fails_unless_min_run_0(files: dict[str, str],
                                                                            tmp_path: Path) -> None:
-    args = ("--scenarios", str(default_directory() / "dem.yaml"), "-k", "DEM-001 or DEM-002",
+    args = ("--scenarios", str(default_directory() / "dem-contract.yaml"), "-k", "DEM-001 or DEM-002",
             "--capabilities", files["caps_nothing_json"])
     result = _run(tmp_path, *args)
     assert result.exit_code == 2, result.output
