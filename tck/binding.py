@@ -264,7 +264,7 @@ class ScenarioAdapter(Protocol):
     ``limits``).  The engine sends what ``frames``/``opening``/``goodbye`` return, records
     the events ``sent`` and ``received`` return into its inboxes, and writes ``replies`` (the
     frames the binding answers by itself, such as RSocket's keepalive answer) after each read.
-    Events are ``(key, Event)`` pairs (``rsio_tck.scenarios.session.Event``): ``kind`` is a
+    Events are ``(key, Event)`` pairs (``rsio_tck.scenarios.events.Event``): ``kind`` is a
     contract name (``onSubscribe``, ``onNext``...) or a wire name (``serverHello``,
     ``KEEPALIVE``...), ``frame`` the wire name of the frame that carried it, ``fields`` the
     names scenarios match on.

@@ -33,7 +33,8 @@ from rsio_tck.bindings.rsio.wire.frames import (
 )
 from rsio_tck.catalogue import RULES
 from rsio_tck.monitor import read_trace
-from rsio_tck.scenarios.session import INBOX_MAX_BYTES, INBOX_MAX_EVENTS, READ_SIZE, TRACE_MAX_BYTES, KitSession
+from rsio_tck.scenarios.bounds import INBOX_MAX_BYTES, INBOX_MAX_EVENTS, READ_SIZE, TRACE_MAX_BYTES
+from rsio_tck.scenarios.kit_session import KitSession
 from rsio_tck.transport import open_target
 
 WALL_LIMIT = 60.0  # seconds (issue 15)
@@ -164,9 +165,9 @@ def test_reading_follows_consumption_so_tcp_holds_back_a_legal_flood() -> None:
             assert (await session.next_event(("kit", 1), 5.0)).kind == "onSubscribe"  # type: ignore[union-attr]
             # The scenario takes nothing for a second (it waits on a key nothing arrives on).
             assert await session.next_event(("kit", 2), 1.0) is None
-            assert session.read_pauses >= 1
-            assert session.inbox_size <= INBOX_MAX_EVENTS + READ_SIZE // 11  # one read's overshoot at most
-            assert session.inbox_bytes <= INBOX_MAX_BYTES
+            assert session.inbox.pauses >= 1
+            assert session.inbox.size <= INBOX_MAX_EVENTS + READ_SIZE // 11  # one read's overshoot at most
+            assert session.inbox.held_bytes <= INBOX_MAX_BYTES
             held_back = written[0]
             assert held_back < 32 * 1024 * 1024  # TCP stopped the target: it did not write 512 MiB
             assert not session.verdict_certain.is_set()  # a legal flood: nothing failed
@@ -174,7 +175,7 @@ def test_reading_follows_consumption_so_tcp_holds_back_a_legal_flood() -> None:
             # Taking elements resumes reading: the target gets to write again.
             taken = 0
             for _ in range(20):
-                taken += session.take_elements(("kit", 1))
+                taken += session.inbox.take_elements(("kit", 1))
                 if written[0] > held_back:
                     break
                 await session.next_event(("kit", 1), 0.5)  # wait for the next element after the resume
@@ -223,7 +224,7 @@ def test_a_trace_cut_at_its_cap_ends_with_a_marker_that_readers_stop_at(tmp_path
 
 def test_split_elements_in_progress_share_one_reassembly_budget_per_connection() -> None:
     from rsio_tck.bindings.rsio.wire.frames import OnNextPart
-    from rsio_tck.scenarios.session import REASSEMBLY_MAX_BYTES
+    from rsio_tck.scenarios.bounds import REASSEMBLY_MAX_BYTES
 
     class _Writer:
         def is_closing(self) -> bool:

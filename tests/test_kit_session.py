@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from rsio_tck.bindings.rsio.wire.frames import OnNext
-from rsio_tck.scenarios.session import MAX_TRANSCRIPT, KitSession
+from rsio_tck.scenarios.bounds import MAX_TRANSCRIPT
+from rsio_tck.scenarios.kit_session import KitSession
 
 
 class _Writer:

@@ -18,8 +18,8 @@ from rsio_tck.bindings.rsio.wire import get_codec
 from rsio_tck.bindings.rsio.wire.frames import Goodbye, OnNext
 from rsio_tck.scenarios import clock
 from rsio_tck.scenarios.clock import Budget, Nothing, Progress, wait_end
+from rsio_tck.scenarios.kit_session import KitSession
 from rsio_tck.scenarios.liveness import probe
-from rsio_tck.scenarios.session import KitSession
 from rsio_tck.scenarios.steps import describe_event
 from rsio_tck.transport import open_target
 

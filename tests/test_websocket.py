@@ -243,7 +243,7 @@ class _Raw(asyncio.Protocol):
 
 
 async def _kit_error(factory: Any, binding: str = "rsocket") -> str:
-    from rsio_tck.scenarios.session import KitSession
+    from rsio_tck.scenarios.kit_session import KitSession
 
     server = await asyncio.get_running_loop().create_server(factory, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
@@ -431,7 +431,7 @@ def test_a_tcp_close_without_a_close_frame_ends_the_stream_without_a_websocket_e
             transport.abort()  # type: ignore[attr-defined]
 
     async def go() -> Any:
-        from rsio_tck.scenarios.session import KitSession
+        from rsio_tck.scenarios.kit_session import KitSession
 
         server = await asyncio.get_running_loop().create_server(
             lambda: CarryOverWebSocket(_Aborts, StreamFraming()), "127.0.0.1", 0)

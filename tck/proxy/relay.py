@@ -62,7 +62,7 @@ from ..catalogue import RULES
 from ..errors import Side
 from ..monitor import Monitor
 from ..monitor.trace import TraceRecord, write_trace
-from ..scenarios.session import POST_VERDICT_BYTES, TRACE_MAX_BYTES  # as the kit's own sessions
+from ..scenarios.bounds import POST_VERDICT_BYTES, TRACE_MAX_BYTES  # as the kit's own sessions
 from ..transport import Target, TargetError, open_target
 from ..websocket.framing import framing_for
 from ..websocket.link import Observer

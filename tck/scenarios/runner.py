@@ -8,7 +8,7 @@ Once the target has broken a MUST rule the verdict is certain (fail, or xfail
 against a baseline; the kit's own later findings cannot turn it into an error),
 so the steps are cancelled at once and the connection closed: a flooding or
 otherwise runaway target costs a scenario milliseconds, not its timeouts.  The
-session's caps (see ``session``) and the monitor's are copied into the
+session's caps (see ``bounds``) and the monitor's are copied into the
 result's ``truncated`` map wherever they cut a record.
 
 A step that waits while the target's bytes keep coming until the scenario's budget runs out
@@ -35,12 +35,15 @@ from ..catalogue import RULES, Level
 from ..errors import Side
 from ..monitor.monitor import MAX_FINDINGS, MAX_FINDINGS_PER_RULE
 from ..transport import TargetError, open_target
+from .bounds import MAX_TRANSCRIPT
 from .clock import DEFAULT_BUDGET, Budget
+from .events import CONN
+from .kit_session import KitSession
 from .liveness import TargetWatch, watch_of
 from .loader import Scenario, applies_to
 from .result import Failure, ScenarioResult, Verdict, apply_baseline
-from .session import CONN, MAX_TRANSCRIPT, KitSession, VerdictCertain
 from .steps import StepContext, StepFailed, StepInconclusive, StepSkipped, describe_event, run_steps
+from .waits import VerdictCertain
 
 # Obligations the kit cannot meet once the target misbehaved first (it then
 # owes a goodbye it may never get the chance to send): not kit bugs.

@@ -17,7 +17,8 @@ from typing import Any
 
 from . import clock
 from .clock import Nothing
-from .session import CONN, Event, Key, KitSession
+from .events import CONN, Event, Key
+from .kit_session import KitSession
 from .values import ELEMENT, ELEMENT_VALUE, matches, resolve, show
 
 MAX_DRAIN = 10_000_000
@@ -257,11 +258,11 @@ async def step_expect_silence(ctx: StepContext, step: dict[str, Any]) -> None:
     await session.next_event(("silence", None), window, total=True)  # a key nothing is sorted into: the window
     # allow_close: the target may end the connection in the window (a close is not a frame it sent).
     closed = 1 if spec.get("allow_close") and open_before and session.eof else 0
-    late = 0 if in_flight is None else sum(1 for k, q in session.inbox.items() for e in q
+    late = 0 if in_flight is None else sum(1 for k, q in session.inbox.queues.items() for e in q
                                            if e.index >= first and in_flight(k, e))
     if session.signals - closed - late != before:
         quiet = session.adapter.quiet_kinds
-        arrived = [e for q in session.inbox.values() for e in q if e.kind not in quiet]
+        arrived = [e for q in session.inbox.queues.values() for e in q if e.kind not in quiet]
         got = describe_event(arrived[-1], window) if arrived else "a signal"
         raise StepFailed(rule, f"no signal for {window:g} s", f"{session.signals - before} signal(s), last {got}")
 
@@ -350,10 +351,10 @@ async def step_drain(ctx: StepContext, step: dict[str, Any]) -> None:
         """Take what is buffered in bulk (a flood in flight after a cancel can be hundreds of thousands
         of elements, and one await per element would dominate); True when a terminal signal or another
         event is next, left for the next step."""
-        counted["drained"] += session.take_elements(key)
+        counted["drained"] += session.inbox.take_elements(key)
         if counted["drained"] > limit or time.monotonic() > deadline:
             raise still_sending()
-        return bool(session.inbox.get(key))
+        return bool(session.inbox.queues.get(key))
 
     def ended(nothing: Nothing | None) -> None:
         """A wait of the drain came back empty: delivery stopped, unless a bound came while bytes were
@@ -390,7 +391,7 @@ async def step_drain(ctx: StepContext, step: dict[str, Any]) -> None:
                 ended(session.nothing)
                 break
             if event.kind != "onNext":
-                session.put_back(key, event)
+                session.inbox.put_back(key, event)
                 break
             counted["drained"] += 1
     if "bind" in spec:
@@ -551,7 +552,7 @@ async def step_feed_parts(ctx: StepContext, step: dict[str, Any]) -> None:
     target_key = session.adapter.target_key(sid)
 
     def cancelled() -> bool:
-        return any(event.kind == "cancel" for event in session.inbox.get(target_key, ()))
+        return any(event.kind == "cancel" for event in session.inbox.queues.get(target_key, ()))
 
     while not cancelled():
         if session.goodbye is not None or session.eof:

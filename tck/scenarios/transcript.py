@@ -1,9 +1,18 @@
-"""One line of a scenario connection's transcript (``KitSession.transcript``)."""
+"""A scenario connection's transcript: the lines a reader sees of what went each way (``KitSession.transcript``).
+
+Theory of operation: a ``TranscriptLine`` holds a frame, not its text, and is described only when
+read (``render``) or when it must let go of the frame (``freeze``).  ``Transcript`` keeps the first
+and the last ``MAX_TRANSCRIPT // 2`` lines of a connection and counts the ones in the middle it drops;
+a flood's lines that could not stay are never made at all (``Transcript.received``).
+"""
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
+
+from .bounds import MAX_TRANSCRIPT
 
 Frame = Any  # a frame of the session's binding
 SHOWN_BYTES = 25  # bytes of a frame a line shows in hex
@@ -50,3 +59,50 @@ class TranscriptLine:
         shown = hexed if len(hexed) <= 48 else hexed[:48] + "..."
         number = f"#{self.index:<4}" if self.index is not None else "     "
         return f"{self.t * 1000:8.1f}ms {number} {arrow} {text}  [{shown}]"
+
+
+class Transcript:
+    """The first and the last ``MAX_TRANSCRIPT // 2`` lines of one connection; ``dropped`` counts the middle."""
+
+    __slots__ = ("encoder", "describe", "head", "tail", "dropped")
+
+    def __init__(self, encoder: Any, describe: Any) -> None:
+        self.encoder, self.describe = encoder, describe
+        self.head: list[TranscriptLine] = []
+        self.tail: deque[TranscriptLine] = deque(maxlen=MAX_TRANSCRIPT // 2)
+        self.dropped = 0
+
+    def add(self, t: float, direction: str, text: str | Frame, data: bytes | None, index: int | None) -> None:
+        line = TranscriptLine(t, direction, text, data, index, self.encoder, self.describe)
+        if len(self.head) < MAX_TRANSCRIPT // 2:
+            self.head.append(line)
+            return
+        if len(self.tail) == self.tail.maxlen:
+            self.dropped += 1
+        self.tail.append(line)
+
+    def received(self, frames: list[Frame], index: int, t: float) -> None:
+        """Lines for one read's frames, in bulk: of a flood only the lines that will
+        stay (the head, the last of the tail) are made at all; the rest are counted."""
+        head, tail, encoder, describe = self.head, self.tail, self.encoder, self.describe
+        room = max(0, MAX_TRANSCRIPT // 2 - len(head))
+        for offset, frame in enumerate(frames[:room]):
+            line = TranscriptLine(t, "target->kit", frame, None, index + offset, encoder, describe)
+            line.freeze()  # the head stays for good: at most MAX_TRANSCRIPT // 2 descriptions a connection
+            head.append(line)
+        rest = len(frames) - room
+        if rest <= 0:
+            return
+        keep = tail.maxlen or 0
+        self.dropped += max(0, len(tail) + rest - keep)
+        start = room + max(0, rest - keep)
+        for offset in range(start, len(frames)):
+            tail.append(TranscriptLine(t, "target->kit", frames[offset], None, index + offset, encoder, describe))
+        # Lines of earlier reads that are still in the tail are frozen: only this read's frames stay held (a
+        # flood of small frames replaces the whole tail each read, so it describes nothing here).
+        for earlier in range(len(tail) - (len(frames) - start)):
+            tail[earlier].freeze()
+
+    @property
+    def lines(self) -> list[TranscriptLine]:
+        return self.head + list(self.tail)

@@ -41,7 +41,8 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from ...scenarios.session import CONN, MESSAGE_MAX_BYTES, SUBSCRIBES, Event
+from ...scenarios.bounds import MESSAGE_MAX_BYTES
+from ...scenarios.events import CONN, SUBSCRIBES, Event
 from ...scenarios.steps import StepSkipped
 from .codec import DittoLimits
 from .contract import item_value, thing_index, thing_rank

@@ -22,7 +22,8 @@ from typing import Any
 import msgpack
 
 from ...errors import Side
-from ...scenarios.session import CONN, REASSEMBLY_MAX_BYTES, SUBSCRIBES, Event
+from ...scenarios.bounds import REASSEMBLY_MAX_BYTES
+from ...scenarios.events import CONN, SUBSCRIBES, Event
 from .handshake import PartyState
 from .wire import FRAME_BY_NAME, Limits
 from .wire.frames import (

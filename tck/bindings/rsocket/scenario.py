@@ -41,7 +41,8 @@ from dataclasses import replace
 from typing import Any
 
 from ...errors import ProtocolViolation
-from ...scenarios.session import CONN, MESSAGE_MAX_BYTES, REASSEMBLY_MAX_BYTES, SUBSCRIBES, Event
+from ...scenarios.bounds import MESSAGE_MAX_BYTES, REASSEMBLY_MAX_BYTES
+from ...scenarios.events import CONN, SUBSCRIBES, Event
 from .codec import RSocketLimits
 from .fragments import Reassembler, fragment
 from .frames import (

@@ -9,7 +9,8 @@ which the in-scenario ``liveness`` step (a *fresh* connection) cannot see.
 from __future__ import annotations
 
 from ....errors import Side
-from ....scenarios.session import CONN, KitSession
+from ....scenarios.events import CONN
+from ....scenarios.kit_session import KitSession
 from ....transport import TargetError, open_target
 from ..wire.frames import ClientHello, Goodbye, Subscribe
 

@@ -12,28 +12,9 @@ target's subscriptions (request, cancel).  The adapter also says what the kit's
 own frames imply, what the binding answers by itself (sent after each read) and
 what the kit sends on a timer (RSocket's keepalive).  Every wait has a deadline.
 
-Bounds (per connection; a flooding target gets the same memory as a polite one):
-
-- inbox: reading follows consumption.  Past ``INBOX_MAX_EVENTS`` events or
-  ``INBOX_MAX_BYTES`` of element bytes not yet taken by a step, the read loop
-  stops calling ``read`` (also in the middle of one read's frames, and of one
-  packed frame's elements) until steps have taken it below half; the
-  StreamReader's buffer then fills, asyncio pauses the transport, the kernel's
-  small receive buffer (``transport.KIT_RECEIVE_BUFFER``) fills, and TCP makes
-  the target wait.  The transcript says when the kit paused.
-- automatic answers: reading follows writing too.  Past ``REPLIES_MAX_PENDING`` reads
-  whose answers (RSocket's KEEPALIVE for a KEEPALIVE with R) are not yet written, the
-  read loop waits for them; a write that stalls fails within its drain's bound.
-- trace: ``TRACE_MAX_BYTES`` of both directions; then one truncation marker
-  ends it (``TraceRecord.truncated``) and nothing more is recorded.
-- transcript: the first and last ``MAX_TRANSCRIPT // 2`` lines; the middle is
-  counted and shown as one "... N lines omitted ..." line.
-- reassembly: ``REASSEMBLY_MAX_BYTES`` for the split elements in progress, all
-  Ids together (and ``Limits.max_reassembly`` for one); past it the element is
-  dropped and the scenario fails, saying so.
-- decoder: one partial frame, within ``Limits.max_frame`` (checked before allocating);
-  RSocket and Ditto cap theirs at ``MESSAGE_MAX_BYTES`` (``ScenarioAdapter.session_limits``).
-- monitor findings: ``monitor.MAX_FINDINGS``, then counted per rule.
+What one connection may hold is bounded (a flooding target gets the same memory as a polite one);
+``bounds`` says how, bound by bound.  Received events are sorted into ``Event``s under inbox keys
+(``events``), and the transcript keeps its first and last lines (``transcript.Transcript``).
 
 ``truncated`` collects, per store, where and why its record was cut; the runner
 copies it into the result.  ``verdict_certain`` is set as soon as the target
@@ -56,58 +37,25 @@ from ..errors import ProtocolViolation, Side
 from ..monitor import Monitor
 from ..monitor.trace import TraceRecord
 from . import clock
+from .bounds import (
+    FIRST_READ_SIZE,
+    INBOX_MAX_BYTES,
+    INBOX_MAX_EVENTS,
+    POST_VERDICT_BYTES,
+    READ_SIZE,
+    REPLIES_MAX_PENDING,
+    TRACE_MAX_BYTES,
+)
 from .clock import Budget, Nothing, Progress
-from .transcript import TranscriptLine
+from .events import CONN, Event, Key
+from .inbox import Inbox
+from .transcript import Transcript, TranscriptLine
+from .waits import InboxWaits
 
 Frame = Any  # a frame of the session's binding
 KIT, TARGET = Side.CLIENT, Side.SERVER
-INBOX_MAX_EVENTS = 16_384  # events not yet taken by a step before the kit stops reading
-INBOX_MAX_BYTES = 8 * 1024 * 1024  # element bytes not yet taken by a step before the kit stops reading
-TRACE_MAX_BYTES = 4 * 1024 * 1024  # bytes of both directions a connection's trace records
-# Bytes of split elements the kit joins at once, all Ids of a connection together (and per element
-# at most Limits.max_reassembly).  The suite asks for elements of at most 70 KB.
-REASSEMBLY_MAX_BYTES = 8 * 1024 * 1024
-# Bytes of one frame or message (RSocket frame, Ditto line) a scenario connection buffers before it is whole:
-# the binding's limit, capped here by its adapter (``session_limits``), as the kit's configured maximum.  The
-# suite's largest frame is a few KB; eight connections each buffering the 16 MiB frames of a target that sends
-# random bytes, with their copies, were 260 MB.
-MESSAGE_MAX_BYTES = 4 * 1024 * 1024
-REPLIES_MAX_PENDING = 4  # reads whose automatic answers (RSocket keepalive) may wait to be written before reading waits
-POST_VERDICT_BYTES = 2048  # read once the verdict is certain (a goodbye and close), then stop reading
-MAX_TRANSCRIPT = 400  # transcript lines kept: the first and the last half
 NOT_SENT_NAMED = 3  # frames named in a "(not sent: ...)" line; the rest of a long batch is counted
-# Bytes per read: the first read after a pause in traffic is small, and each full read doubles
-# the next up to READ_SIZE.  A target that floods from the start is judged (and found out)
-# on a few KiB; legal heavy traffic reaches full-size reads after a handful.  READ_SIZE also
-# bounds how far one read can overshoot the inbox caps.
 CLOSE_WAIT = 1.0  # seconds a finished session waits for the connection to close before it aborts it
-READ_SIZE = 64 * 1024
-FIRST_READ_SIZE = 2 * 1024
-GOODBYE_GRACE = 0.05  # seconds a wait on a stream lasts once the target said goodbye: what was in flight
-
-
-
-class VerdictCertain(Exception):
-    """Raised to a step waiting on the session once the target has broken a MUST rule.
-
-    The runner also cancels the steps; this covers a cancellation that asyncio's
-    ``wait_for`` swallows when the awaited event fires at the same moment (Python 3.11).
-    """
-
-
-Key = tuple[str, int | None]
-CONN: Key = ("conn", None)
-SUBSCRIBES: Key = ("sub", None)
-
-
-@dataclass(slots=True)
-class Event:
-    kind: str  # wire name; "onNext" for every delivered element; "close" for end of stream
-    fields: dict[str, Any]
-    index: int  # frame index in the connection (both directions)
-    via: str = ""  # onNext, onNextPacked or split, for elements
-    size: int = 0  # element bytes held (what the inbox's byte cap counts)
-    frame: str = ""  # the wire name of the frame that carried it, where it differs from ``kind``
 
 
 def _expand(frames: list[Any]) -> list[Any]:
@@ -116,7 +64,7 @@ def _expand(frames: list[Any]) -> list[Any]:
 
 
 @dataclass
-class KitSession:
+class KitSession(InboxWaits):
     reader: asyncio.StreamReader
     writer: Any
     codec: str | None = None  # the binding's wire profile (RS-IO: the codec); None: its default
@@ -158,16 +106,8 @@ class KitSession:
         self.trace: list[TraceRecord] = []
         self.trace_bytes = 0
         self.truncated: dict[str, str] = {}  # store -> where and why its record was cut
-        # The first and the last lines of a long transcript are kept; the middle is counted.
-        self._transcript_head: list[TranscriptLine] = []
-        self._transcript_tail: deque[TranscriptLine] = deque(maxlen=MAX_TRANSCRIPT // 2)
-        self.transcript_dropped = 0
-        self.inbox: dict[Key, deque[Event]] = {}
-        self.inbox_size = 0
-        self.inbox_bytes = 0
-        self._room = asyncio.Event()  # set while the inbox is under its caps
-        self._room.set()
-        self.read_pauses = 0
+        self._transcript = Transcript(self.encoder, self._describe)  # its first and last lines
+        self.inbox = Inbox()
         self.verdict_certain = asyncio.Event()  # the target broke a MUST rule: the scenario fails, whatever follows
         self.reading_done = asyncio.Event()  # the read loop ended (end of stream, an error, or it stopped)
         self.signals = 0  # events other than hellos: what "silence" means
@@ -202,39 +142,19 @@ class KitSession:
         self.trace.append(TraceRecord(t=t, sender=sender, data=data))
 
     def _line(self, direction: str, text: str | Frame, data: bytes | None, index: int | None) -> None:
-        line = TranscriptLine(self.now(), direction, text, data, index, self.encoder, self._describe)
-        if len(self._transcript_head) < MAX_TRANSCRIPT // 2:
-            self._transcript_head.append(line)
-            return
-        if len(self._transcript_tail) == self._transcript_tail.maxlen:
-            self.transcript_dropped += 1
-        self._transcript_tail.append(line)
+        self._transcript.add(self.now(), direction, text, data, index)
 
     def _received_lines(self, frames: list[Frame], index: int, t: float) -> None:
-        """Transcript lines for one read's frames, in bulk: of a flood only the lines that will
-        stay (the head, the last of the tail) are made at all; the rest are counted."""
-        head, tail, encoder, describe = self._transcript_head, self._transcript_tail, self.encoder, self._describe
-        room = max(0, MAX_TRANSCRIPT // 2 - len(head))
-        for offset, frame in enumerate(frames[:room]):
-            line = TranscriptLine(t, "target->kit", frame, None, index + offset, encoder, describe)
-            line.freeze()  # the head stays for good: at most MAX_TRANSCRIPT // 2 descriptions a connection
-            head.append(line)
-        rest = len(frames) - room
-        if rest <= 0:
-            return
-        keep = tail.maxlen or 0
-        self.transcript_dropped += max(0, len(tail) + rest - keep)
-        start = room + max(0, rest - keep)
-        for offset in range(start, len(frames)):
-            tail.append(TranscriptLine(t, "target->kit", frames[offset], None, index + offset, encoder, describe))
-        # Lines of earlier reads that are still in the tail are frozen: only this read's frames stay held (a
-        # flood of small frames replaces the whole tail each read, so it describes nothing here).
-        for earlier in range(len(tail) - (len(frames) - start)):
-            tail[earlier].freeze()
+        self._transcript.received(frames, index, t)
 
     @property
     def transcript(self) -> list[TranscriptLine]:
-        return self._transcript_head + list(self._transcript_tail)
+        return self._transcript.lines
+
+    @property
+    def transcript_dropped(self) -> int:
+        """Lines dropped from the middle of a long transcript."""
+        return self._transcript.dropped
 
     # -- sending ------------------------------------------------------------------------
 
@@ -381,7 +301,7 @@ class KitSession:
         after_verdict = -1  # bytes read since the verdict became certain (the read that made it not counted)
         try:
             while True:
-                if not self._room.is_set():
+                if not self.inbox.room.is_set():
                     await self._wait_for_room()
                 if after_verdict >= 0:
                     size = min(size, POST_VERDICT_BYTES - after_verdict)
@@ -453,7 +373,8 @@ class KitSession:
         """Sort one read's frames into the inboxes, pausing whenever the inbox is over its caps.
 
         True when every frame made only quiet events (hellos, keepalives): no progress (see ``clock``)."""
-        inbox, room, adapter = self.inbox, self._room, self.adapter
+        box, adapter = self.inbox, self.adapter
+        queues, room = box.queues, box.room
         fast_type, fast = adapter.fast_type, adapter.fast_element
         quiet_kinds = adapter.quiet_kinds
         quiet = True
@@ -462,15 +383,15 @@ class KitSession:
             if hit is not None:
                 # Whole elements dominate floods: their inbox entry, inlined.
                 key, event = hit
-                queue = inbox.get(key)
+                queue = queues.get(key)
                 if queue is None:
-                    queue = inbox[key] = deque()
+                    queue = queues[key] = deque()
                 queue.append(event)
-                self.inbox_size += 1
-                self.inbox_bytes += event.size
+                box.size += 1
+                box.held_bytes += event.size
                 self.signals += 1
                 quiet = False
-                if self.inbox_size > INBOX_MAX_EVENTS or self.inbox_bytes > INBOX_MAX_BYTES:
+                if box.size > INBOX_MAX_EVENTS or box.held_bytes > INBOX_MAX_BYTES:
                     room.clear()
             else:
                 # One frame can hold a million elements (RS-IO's onNextPacked): pause within it.
@@ -501,22 +422,15 @@ class KitSession:
 
     async def _wait_for_room(self) -> None:
         """Reading follows consumption: wait until steps have taken the inbox below half its caps."""
-        self.read_pauses += 1
-        if self.read_pauses == 1:
-            self._line("target->kit", f"(kit pauses reading: {self.inbox_size} signals, {self.inbox_bytes} element "
+        inbox = self.inbox
+        inbox.pauses += 1
+        if inbox.pauses == 1:
+            self._line("target->kit", f"(kit pauses reading: {inbox.size} signals, {inbox.held_bytes} element "
                        "bytes not yet taken; TCP holds the rest)", b"", None)
             self.truncated.setdefault("inbox", f"reading paused at {self.now():.3f} s: over {INBOX_MAX_EVENTS} "
                                       f"events or {INBOX_MAX_BYTES} bytes not yet taken by a step")
         self._arrival.set()  # wake a waiter: what it waits for may already be here
-        await self._room.wait()
-
-    def _taken(self, event: Event) -> None:
-        """``event`` left the inbox: account for it, and resume reading once under half the caps."""
-        self.inbox_size -= 1
-        self.inbox_bytes -= event.size
-        if (not self._room.is_set() and self.inbox_size <= INBOX_MAX_EVENTS // 2
-                and self.inbox_bytes <= INBOX_MAX_BYTES // 2):
-            self._room.set()
+        await inbox.room.wait()
 
     def _check_verdict(self) -> bool:
         if self.monitor.must_seen[TARGET] and not self.verdict_certain.is_set():
@@ -562,11 +476,7 @@ class KitSession:
         self._arrival.set()
 
     def _push(self, key: Key, event: Event) -> None:
-        self.inbox.setdefault(key, deque()).append(event)
-        self.inbox_size += 1
-        self.inbox_bytes += event.size
-        if self.inbox_size > INBOX_MAX_EVENTS or self.inbox_bytes > INBOX_MAX_BYTES:
-            self._room.clear()
+        self.inbox.push(key, event)
         if event.kind not in self.adapter.quiet_kinds:
             self.signals += 1
 
@@ -583,98 +493,3 @@ class KitSession:
         if self.adapter.error is not None and self.error is None:
             self.error = self.adapter.error
             self.truncated.update(self.adapter.truncated)
-
-    # -- waiting --------------------------------------------------------------------------
-
-    def _last_bytes(self) -> float:
-        """When bytes last came from the target (``clock``): the read loop's ``progress``, or later bytes the
-        transport holds back as part of a message not yet whole (WebSocket: the shell hands the stream on
-        message by message, and notes its partial reads as ``partial_at``)."""
-        return max(self.progress.last, getattr(self.writer, "partial_at", 0.0))
-
-    def _nothing(self, why: str, start: float, timeout: float, now: float) -> None:
-        assert self.budget is not None
-        self.nothing = clock.nothing(why, start, timeout, now, self.progress, self.budget, not self._room.is_set(),
-                                     last=self._last_bytes())
-
-    async def next_event(self, key: Key, timeout: float, *, total: bool = False, since: float | None = None,
-                         until: float | None = None) -> Event | None:
-        """The next event for ``key``, else None once the target was silent for ``timeout`` seconds.
-
-        Arriving bytes restart the clock, within the scenario's budget (``clock``); why a None came
-        is in ``self.nothing``.  ``total``: ``timeout`` bounds the whole wait (a silence window).
-        ``since``: the monotonic time the silence is counted from, if before now (a step that waits
-        again after a quiet event).  ``until``: a monotonic bound on the wait, whatever arrives.
-        """
-        start = time.monotonic() if since is None else since
-        budget = self.budget
-        assert budget is not None
-        self.nothing = None
-        while True:
-            if self.end_when_certain and self.verdict_certain.is_set():
-                raise VerdictCertain
-            queue = self.inbox.get(key)
-            if queue:
-                event = queue.popleft()
-                self._taken(event)
-                return event
-            now = time.monotonic()
-            end, why = clock.wait_end(start, timeout, self._last_bytes(), budget, total=total, until=until)
-            if self.eof:
-                why = clock.EOF
-            elif self.goodbye is not None and key[0] != "conn" and now + GOODBYE_GRACE < end:
-                # After the target's goodbye nothing new will come for this key: a short wait for what is in flight.
-                end, why = now + GOODBYE_GRACE, clock.GOODBYE
-            if self.eof or now >= end:
-                self._nothing(why, start, timeout, now)
-                return None
-            self._arrival.clear()
-            try:
-                await asyncio.wait_for(self._arrival.wait(), end - now)
-            except TimeoutError:
-                if why == clock.GOODBYE and not self.inbox.get(key):
-                    self._nothing(why, start, timeout, time.monotonic())
-                    return None
-            # Otherwise ask again: bytes may have arrived that complete nothing yet, which moves the end.
-
-    async def arrival(self, timeout: float, *, since: float | None = None, until: float | None = None) -> bool:
-        """Wait until the next read from the target is sorted (or the connection ends); False when none
-        came before the wait's end, which is ``next_event``'s: the target silent for ``timeout`` seconds
-        counted from ``since`` (default: now) or from its last bytes, within the scenario's budget and
-        ``until`` (``self.nothing`` says which ended it).  The caller looks at the inboxes first: nothing
-        can arrive between its look and this wait, since both run without yielding in between."""
-        start = time.monotonic() if since is None else since
-        budget = self.budget
-        assert budget is not None
-        self.nothing = None
-        while True:
-            now = time.monotonic()
-            end, why = clock.wait_end(start, timeout, self._last_bytes(), budget, until=until)
-            if self.eof or now >= end:
-                self._nothing(clock.EOF if self.eof else why, start, timeout, now)
-                return False
-            self._arrival.clear()
-            try:
-                await asyncio.wait_for(self._arrival.wait(), end - now)
-            except TimeoutError:
-                continue  # bytes the transport holds back (a partial WebSocket message) may have moved the end
-            return True
-
-    def peek(self, key: Key) -> Event | None:
-        queue = self.inbox.get(key)
-        return queue[0] if queue else None
-
-    def take_elements(self, key: Key) -> int:
-        """Take every element at the head of ``key``'s inbox at once (a drain); returns how many."""
-        queue = self.inbox.get(key)
-        taken = 0
-        while queue and queue[0].kind == "onNext":
-            self._taken(queue.popleft())
-            taken += 1
-        return taken
-
-    def put_back(self, key: Key, event: Event) -> None:
-        """Return an event a step took but leaves for the next step."""
-        self.inbox.setdefault(key, deque()).appendleft(event)
-        self.inbox_size += 1
-        self.inbox_bytes += event.size
