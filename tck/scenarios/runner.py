@@ -42,7 +42,8 @@ from .kit_session import KitSession
 from .liveness import TargetWatch, watch_of
 from .loader import Scenario, applies_to
 from .result import Failure, ScenarioResult, Verdict, apply_baseline
-from .steps import StepContext, StepFailed, StepInconclusive, StepSkipped, describe_event, run_steps
+from .script import run_steps
+from .steps import StepContext, StepFailed, StepInconclusive, StepSkipped, describe_event
 from .waits import VerdictCertain
 
 # Obligations the kit cannot meet once the target misbehaved first (it then
