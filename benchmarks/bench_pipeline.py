@@ -48,7 +48,7 @@ def _args(argv: list[str]) -> argparse.Namespace:
 
 def _corpus(cache: Path, rows: int, seed: int) -> tuple[Path, dict[str, int], float]:
     from rsio_tck.pipeline.bulk import BulkSpec, write_bulk_corpus
-    from rsio_tck.pipeline.session import spark_session
+    from rsio_tck.pipeline.spark_session import spark_session
 
     connections = max(1, rows // FRAMES_PER_CONNECTION)
     warehouse = cache.resolve() / f"rows{rows}-seed{seed}"  # absolute: a cluster's executors work elsewhere
@@ -88,7 +88,7 @@ def spark_job(master: str, warehouse: Path, shuffle: bool) -> tuple[float, dict[
     from rsio_tck.pipeline.derive import wire_stats
     from rsio_tck.pipeline.ingest import read_table
     from rsio_tck.pipeline.judge import judge_files, judge_frames
-    from rsio_tck.pipeline.session import spark_session
+    from rsio_tck.pipeline.spark_session import spark_session
 
     spark = spark_session(master)
     cores = spark.sparkContext.defaultParallelism
@@ -155,7 +155,7 @@ def _stop_session() -> None:
 
 def standalone_job(workers: int, warehouse: Path) -> tuple[float, dict[str, int], list[dict[str, object]]]:
     """``spark_job`` (clustered-files judge) on a standalone cluster of ``workers`` one-core workers on loopback."""
-    from rsio_tck.pipeline.session import spark_session
+    from rsio_tck.pipeline.spark_session import spark_session
     from rsio_tck.pipeline.standalone import standalone_cluster, wait_for_executors
 
     with tempfile.TemporaryDirectory(prefix=f"rsio-bench-standalone{workers}-") as logs:

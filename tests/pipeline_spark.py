@@ -42,7 +42,7 @@ def session():  # type: ignore[no-untyped-def]
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("RSIO_SHUFFLE_PARTITIONS", "2")
     os.environ.setdefault("RSIO_DRIVER_MEMORY", "1g")
-    from rsio_tck.pipeline.session import spark_session
+    from rsio_tck.pipeline.spark_session import spark_session
 
     spark = spark_session("local[2]")  # the active session when it is local[2]
     if not _SESSIONS or _SESSIONS[-1] is not spark:

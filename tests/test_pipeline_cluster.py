@@ -32,7 +32,7 @@ from typer.testing import CliRunner  # noqa: E402
 
 import rsio_tck  # noqa: E402
 from rsio_tck.cli import app  # noqa: E402
-from rsio_tck.pipeline.session import spark_session  # noqa: E402
+from rsio_tck.pipeline.spark_session import spark_session  # noqa: E402
 from rsio_tck.pipeline.standalone import StandaloneError, standalone_cluster, wait_for_executors  # noqa: E402
 
 TABLES = {"runs", "scenario_results", "violations", "frames"}

@@ -75,7 +75,7 @@ def _spark(master: str | None, verbose: bool = False) -> Any:
     pages of Java stack traces, and the command says what failed in one line (or, for a failure it cannot
     name, in the exception's text, which holds the Java trace)."""
     from ..gate import ExitCode, GateError, guard, one_line
-    from .session import spark_session, under_spark_submit
+    from .spark_session import spark_session, under_spark_submit
 
     with guard():
         try:
