@@ -9,7 +9,7 @@ frames and no checks: iterating bare objects where the bytes are all
 MessagePack objects (variable-size), and the minimal unpack/read_bytes loop
 where raw element bytes make that impossible (fixed-size, packed).
 
-``Monitor.observe`` decodes runs of element frames in bulk (``tck/wire/runs.py``),
+``Monitor.observe`` decodes runs of element frames in bulk (``tck/bindings/rsio/wire/runs.py``),
 which is what these three traces are.  Two more show other traffic:
 ``interleaved``, variable-size onNext frames dealt round-robin to four Ids (runs
 over several Ids), and ``fixed-mixed``, fixed-size onNext frames dealt the same

@@ -1,8 +1,13 @@
-"""Wire bindings other than RS-IO live here, one subpackage each (``rsocket`` today).
+"""The wire bindings, one subpackage each: ``rsio`` (RS-IO), ``rsocket`` (RSocket), ``ditto`` (Eclipse Ditto).
 
-A binding carries the one Reactive Streams contract over its own wire.  For now
-each subpackage is a self-contained, sans-IO wire layer (frames, codecs per wire
-profile, rule IDs); the binding seam that lets the monitor, the scenario engine
-and the reference peer take a binding as a parameter comes in a later change
-(issue 14), and nothing outside this package imports it yet.
+Theory of operation.  A binding carries the one Reactive Streams contract over its own wire,
+and everything that knows that wire lives in its subpackage: the frames and codecs of each
+wire profile, the judge (the binding's model of a connection, fed every decoded frame of
+either side, mapping frames onto the contract's signals), the sans-IO endpoint, the scenario
+adapter, the fuzz programs, and the view of its rules in the catalogue (``rsio_tck.catalogue``).
+Each subpackage exposes ``BINDING``, an object that meets the ``Binding`` protocol of
+``rsio_tck.binding``; the rest of the kit obtains it through ``get_binding(name)`` and calls
+only what that protocol declares, so no neutral module imports a binding
+(``tests/test_binding_seam.py`` walks the imports and holds them to that).  The reference
+peer's side of each binding lives under ``reference_peer/``.
 """

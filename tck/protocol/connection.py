@@ -27,7 +27,7 @@ from .events import ConnectionState, Event
 
 
 class Endpoint(Protocol):
-    """What ``binding.endpoint(...)`` returns (see SEAM.md, "Endpoint")."""
+    """What ``binding.endpoint(...)`` returns (the seam: ``Binding.endpoint`` in ``tck/binding.py``; docs/bindings/adding.md)."""
 
     state: ConnectionState
     error: ProtocolViolation | None
