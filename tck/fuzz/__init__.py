@@ -1,7 +1,11 @@
 """Property-based fuzzing of a target on any binding (hypothesis), findings written as regression scenarios.
 
-The programs are the binding's (``binding.fuzz_programs()`` and ``binding.fuzz_bystander()``;
-RS-IO's in ``rsio_tck.bindings.rsio.fuzz``); this package is the binding-neutral engine:
+Theory of operation.  The programs are the binding's (``binding.fuzz_programs()`` and
+``binding.fuzz_bystander()``; RS-IO's in ``rsio_tck.bindings.rsio.fuzz``): strategies that draw
+programs, each a scenario.  This package is the binding-neutral engine: each example runs
+through the ordinary scenario runner, so the monitor judges every frame the target returns; a
+failure is shrunk by hypothesis, keyed by (rule, signature), and written as a YAML scenario
+that reproduces it.
 
 - ``rsio_tck.fuzz.engine``: the search, shrinking, deduplication by (rule, signature);
 - ``rsio_tck.fuzz.findings``: ``fuzz-findings/*.yaml`` and ``fuzz.json``; ``rsio_tck.fuzz.cli``: ``rsio-tck fuzz``.

@@ -1,10 +1,13 @@
 """Reports: the run directory, its JSON Schemas, pcaps, allure results and the static HTML compliance report.
 
-``build(run_dir)`` rebuilds ``<run_dir>/report/`` (index.html, one page per
-scenario, badge.svg, report.json) from the run's files alone, writing the pcap
-of every trace that lacks one first.  ``RunRecorder`` writes a run directory
-while a run goes on.  The layout is described in the documentation's Reports page
-(docs/reports.md); the schemas are in ``tck/report/schemas``.
+Theory of operation.  A run writes a run directory as it goes (``rundir.RunRecorder``:
+results.jsonl, one trace per connection, transcripts); a report is a pure function of that
+directory.  ``build(run_dir)`` rebuilds ``<run_dir>/report/`` (index.html, one page per
+scenario, badge.svg, report.json) from the run's files alone, writing the pcap of every trace
+that lacks one first (``pcap``); ``model`` joins results with the rule catalogue, per rule and
+area, and ``traffic`` and the binding's own statistics describe the wire.  Every file written
+is checked against its schema (``schema``, ``schemas/``).  The layout is described in the
+documentation's Reports page (docs/reports.md).
 """
 
 from __future__ import annotations
