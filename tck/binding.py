@@ -412,10 +412,13 @@ def hooks_of(binding: Binding) -> OptionalHooks:
     """``binding`` seen through the optional hooks' signatures, for a caller that knows (``hasattr``) or
     requires (an AttributeError is its one-line error) that the binding has the hook it calls."""
     return cast("OptionalHooks", binding)
+
+
 # A binding defined outside the kit keeps its rules itself (the kit's own are in ``rsio_tck.rules`` and SPEC.md):
 #   catalogue() -> Sequence[Rule]      get_binding adds them to the one catalogue (``_adopt_catalogue``)
 #   areas() -> {prefix: title}         the report's area titles of its rule prefixes
-#   spec_text() -> str                 its SPEC text, where each rule is stated (``check_own_catalogue``)
+#   spec_text() -> str                 its SPEC text, where each rule is stated (the binding's own test holds
+#                                      the two together, as tests/test_spec_catalogue.py does the kit's)
 OWN_CATALOGUE_HOOKS = ("catalogue", "areas", "spec_text")
 # -- end seam (H1) -------------------------------------------------------------------------------
 
