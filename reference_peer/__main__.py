@@ -30,8 +30,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from rsio_tck.binding import get_binding
+
 from .api import Peer, RemoteError
-from .peer_registry import DEFAULT_PEER, PEERS, PeerBinding, get_peer_binding, peer_profile
+from .peer_registry import DEFAULT_PEER, PeerBinding, get_peer_binding, peer_names, peer_profile
 from .tlscert import CertificateError, self_signed, server_context
 from .transports import Target, TargetError, client_ssl_context
 
@@ -60,8 +62,8 @@ def parser(peer: PeerBinding | None = None) -> argparse.ArgumentParser:
                    help="with --hostile: seconds the process lives at most (default 300)")
     p.add_argument("--subscribe", metavar="NAME", help="with --connect: subscribe to NAME and print its elements")
     p.add_argument("--buffer", type=int, default=64, help="with --subscribe: elements requested ahead (default 64)")
-    p.add_argument("--binding", choices=tuple(PEERS), default=DEFAULT_PEER, metavar="NAME",
-                   help=f"the wire: {', '.join(PEERS)} (default {DEFAULT_PEER})")
+    p.add_argument("--binding", choices=peer_names(), default=DEFAULT_PEER, metavar="NAME",
+                   help=f"the wire: {', '.join(peer_names())} (default {DEFAULT_PEER})")
     p.add_argument("--profile", metavar="P", help="the binding's wire profile (default: the binding's first)")
     p.add_argument("--codec", metavar="C", help="RS-IO only: msgpack or varint (the same as --profile)")
     p.add_argument("--fault", action="append", default=[], metavar="NAME", help="switch on a fault (repeatable)")
@@ -111,7 +113,7 @@ def list_faults(peer: PeerBinding | None = None) -> str:
 def profile_from(args: argparse.Namespace, peer: PeerBinding) -> str:
     """``--profile``, or RS-IO's ``--codec``; ValueError (one line) for a bad combination."""
     if args.codec is not None:
-        if peer.name != "rsio":
+        if get_binding(peer.name).profile_word != "codec":  # only a binding whose profiles are codecs
             raise ValueError(f"--codec is RS-IO's; for --binding {peer.name} use --profile")
         if args.profile is not None and args.profile != args.codec:
             raise ValueError(f"--codec {args.codec} and --profile {args.profile} disagree; give one")

@@ -1,12 +1,14 @@
-"""Which module serves the reference peer for each binding: one registry, by dotted path.
+"""The reference peer's side of the seam: what a binding's peer module exposes, and how the shell finds it.
 
 Theory of operation.  The peer's shell (``__main__``, ``api``, ``transports``) knows
 URLs, listeners, signals and the application API; it knows no wire.  For the wire it
-asks ``get_peer_binding(name)``, which imports the module ``PEERS[name]`` names when
-first asked (so the shell imports no binding module) and returns that module's
-attribute ``PEER``.  The names are the kit's bindings (``rsio_tck.binding.REGISTRY``).
+asks ``get_peer_binding(name)``, which imports the module the binding declares
+(``Binding.peer_module``, the kit's one registry: ``rsio_tck.binding``) when first
+asked (so the shell imports no binding module) and returns that module's attribute
+``PEER``.  The names are the registry's (``binding_names``): the kit's bindings and
+those registered from outside (``RSIO_TCK_BINDINGS``).
 
-The entry point a binding's peer module must expose (RS-IO's is ``reference_peer/rsio.py``;
+The entry point a binding's peer module must expose (RS-IO's is ``rsio_tck.reference_peer.rsio``;
 RSocket's, ``rsio_tck.reference_peer.rsocket``, follows the same shape)::
 
     PEER.name: str                       # "rsio", "rsocket"
@@ -74,15 +76,15 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
-from rsio_tck.binding import DEFAULT_BINDING
+from rsio_tck.binding import DEFAULT_BINDING, binding_names, get_binding
 from rsio_tck.errors import Side
 
-PEERS: dict[str, str] = {
-    "rsio": "rsio_tck.reference_peer.rsio",
-    "rsocket": "rsio_tck.reference_peer.rsocket",
-    "ditto": "rsio_tck.reference_peer.ditto",
-}
 DEFAULT_PEER = DEFAULT_BINDING
+
+
+def peer_names() -> tuple[str, ...]:
+    """The bindings whose peer the shell may be asked for: every binding of the registry."""
+    return binding_names()
 
 
 class PeerBinding(Protocol):
@@ -104,10 +106,9 @@ class PeerBinding(Protocol):
 
 
 def get_peer_binding(name: str) -> PeerBinding:
-    """The peer for binding ``name``; ValueError (one line) if unknown or not available."""
-    path = PEERS.get(name)
-    if path is None:
-        raise ValueError(f"unknown binding {name!r}; choose one of {', '.join(PEERS)}")
+    """The peer for binding ``name`` (the module its ``peer_module`` names); ValueError (one line) if
+    unknown or not available."""
+    path = get_binding(name).peer_module
     try:
         module = importlib.import_module(path)
     except ModuleNotFoundError as exc:
@@ -135,14 +136,9 @@ class StreamPeer:
     """A ``PeerBinding`` over a module with the stream-shaped entry point (``serve_connection``)."""
 
     def __init__(self, name: str, module: ModuleType) -> None:
-        from rsio_tck.binding import get_binding
-
         self.name = name
         self.module = module
-        try:
-            self.profiles: tuple[str, ...] = tuple(get_binding(name).profiles)
-        except ValueError:  # a peer for a wire the kit does not judge (tests): the module's own names
-            self.profiles = tuple(module.PROFILE_NAMES)
+        self.profiles: tuple[str, ...] = tuple(get_binding(name).profiles)
         self.faults: Mapping[str, Any] = getattr(module, "FAULTS", {})
         self.capabilities = Path(module.__file__ or ".").with_name("capabilities.json")
         self.deliberate_warnings: frozenset[str] = frozenset(getattr(module, "DELIBERATE_WARNINGS", ()))

@@ -6,9 +6,14 @@ by several wires.  Everything that knows a wire lives in one package under
 object with the attributes and methods of ``Binding`` below.  The rest of the kit (the
 monitor, ``Connection``, the scenario engine, the reference peer's shell, the fuzzer,
 the dissector, the reports and the pipeline) receives a ``Binding`` and calls only what
-this module declares.  ``get_binding(name)`` is the only way to obtain one: it imports the
-binding package by name when first asked, so no neutral module imports a binding module
-(``tests/test_binding_seam.py`` walks the imports and holds them to that).
+this module declares, and never branches on a binding's name.  ``get_binding(name)`` is the only
+way to obtain one: it imports the binding package by name when first asked, so no neutral module
+imports a binding module (``tests/test_binding_seam.py`` walks the imports and holds them to that).
+``REGISTRY`` is the one registry of bindings: the kit's own, and those defined outside the kit,
+added by the environment variable ``RSIO_TCK_BINDINGS`` (read once, so the processes the kit starts
+know them too) or by ``register_binding``.  A binding declares where its reference peer and its
+client program live, so the peer's shell, listen mode and the self-check find them here as well
+(``docs/guide/adding-a-binding.md`` adds a fourth binding from outside, one defined under ``tests/``).
 
 A binding provides, per wire *profile* (RS-IO: ``msgpack``/``varint``; RSocket:
 ``rsocket-1.0``/``reactivesocket-draft``; Ditto: ``streaming``/``search``):
@@ -22,8 +27,11 @@ A binding provides, per wire *profile* (RS-IO: ``msgpack``/``varint``; RSocket:
 - the scenario adapter (``ScenarioAdapter``): how the kit opens and closes a connection on
   this wire, how a contract step (``subscribe``, ``request``, ``cancel``) or a wire step
   becomes frames, and how a received frame becomes the contract events scenarios wait on;
-- its rule catalogue (IDs in ``rsio_tck.catalogue.RULES``) and the translation of contract
-  rule IDs (the stream table's) into its own;
+- its rule catalogue (IDs in ``rsio_tck.catalogue.RULES``; a binding defined outside the kit brings its
+  own rules and SPEC text: ``OWN_CATALOGUE_HOOKS``) and the translation of contract rule IDs (the
+  stream table's) into its own;
+- its capabilities file format (``CapabilitiesFormat``), its client test cases for listen mode, and
+  where its reference peer and the peer's client program live (``peer_module``, ``client_program``);
 - how a frame is described in transcripts and reports;
 - its liveness probe (``LivenessProbe``): the cheapest exchange a target must answer, which the
   kit tries on a fresh connection after a scenario ended on a time-out, to tell a target that
@@ -42,23 +50,32 @@ All of this is sans-IO: bytes in, events out; no sockets, no clocks.
 from __future__ import annotations
 
 import importlib
+import os
+import re
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from .errors import ProtocolViolation, Side
 
 if TYPE_CHECKING:
+    from .catalogue.model import Rule
+    from .listen.cases import ClientTest
     from .monitor.trace import TraceRecord
 
-# name -> the package that defines ``BINDING``.  The first name is the default binding.
+# name -> the module that defines ``BINDING``: the kit's own bindings; ``register_binding`` and the
+# environment variable ``RSIO_TCK_BINDINGS`` add others (``_read_environment`` below).
 REGISTRY: dict[str, str] = {
     "rsio": "rsio_tck.bindings.rsio",
     "rsocket": "rsio_tck.bindings.rsocket",
     "ditto": "rsio_tck.bindings.ditto",
 }
-BINDING_NAMES = tuple(REGISTRY)
-DEFAULT_BINDING = "rsio"
+DEFAULT_BINDING = "rsio"  # the binding of a run that names none (and of an old run.json without the field)
+CONTRACT = "contract"  # a scenario's ``binding:`` for the binding-neutral contract scenarios: never a binding's name
+ENVIRONMENT = "RSIO_TCK_BINDINGS"  # "name=dotted.module[,name=dotted.module...]": bindings defined outside the kit
+_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}\Z")
 
 # A judge reports each broken rule through this: (violation, frame index or None, frame or None).
 Found = Callable[[ProtocolViolation, "int | None", Any], None]
@@ -134,11 +151,45 @@ class SessionJudge(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class CapabilitiesFormat:
+    """A binding's capabilities file: how a target says what it serves (``rsio_tck.capabilities`` reads it).
+
+    The file is a JSON or YAML object holding ``version_key`` (``"rsio_capabilities": 1``), valid against
+    ``schema``; the values under each key of ``token_keys`` are the target's capability tokens, each with
+    that key's prefix (``"codecs": ["varint"]`` is the token ``codec:varint``).  ``everything`` is what a
+    target that gave no file is assumed to serve (its profiles as ``codec:`` tokens among them)."""
+
+    version_key: str
+    schema: str | Path  # a file of the kit's ``rsio_tck/schemas``, or the path of the binding's own schema
+    token_keys: Mapping[str, str]
+    everything: tuple[str, ...]
+
+
 class Binding(Protocol):
     name: str
     title: str  # the protocol's name in reports and the published site: "RSocket"
     profiles: tuple[str, ...]  # the first is the default
+    profile_word: str  # what the binding calls a profile in scenarios and messages: "codec" (RS-IO), "profile"
     rule_prefixes: tuple[str, ...]  # the catalogue areas this binding owns, e.g. ("RS-",)
+    # Where its reference peer lives: the dotted module of the peer (``PEER``, or the stream-shaped entry
+    # point: ``rsio_tck.reference_peer.peer_registry``), and of the peer's client program for listen mode
+    # (``python -m MODULE --profile P [--fault NAME]``; None: the peer has none).
+    peer_module: str
+    client_program: str | None
+
+    def scenario_adapter(self, profile: str, options: dict[str, Any] | None = None) -> ScenarioAdapter:
+        """A fresh scenario adapter for one connection (``ScenarioAdapter`` below; ``options``: ``limits``).
+        Its ``features`` are what the binding offers contract scenarios (``needs:``)."""
+        ...
+
+    def capabilities_format(self) -> CapabilitiesFormat:
+        """The binding's capabilities file format, and the capabilities a target without a file has."""
+        ...
+
+    def client_tests(self) -> Sequence[ClientTest]:
+        """Listen mode's client test cases (``rsio_tck.listen.cases.ClientTest``), in order; may be empty."""
+        ...
 
     def decoder(self, profile: str, limits: Any = None) -> Decoder: ...
 
@@ -213,12 +264,101 @@ class LivenessProbe(Protocol):
         ...
 
 
+def register_binding(name: str, module: str) -> None:
+    """Make the binding whose ``BINDING`` the module ``module`` (dotted) defines known as ``name``.
+
+    For bindings defined outside the kit (a test's, a user's); nothing is imported until
+    ``get_binding(name)`` is first asked.  The entry is added to ``RSIO_TCK_BINDINGS`` too, so the
+    processes the kit starts (the embedded peer, a client program) know it (they must be able to
+    import ``module``: ``PYTHONPATH``).  ValueError (one line) for a name that is taken or malformed."""
+    _register(name, module)
+    entries = [e.strip() for e in os.environ.get(ENVIRONMENT, "").split(",") if e.strip()]
+    if f"{name}={module}" not in entries:
+        os.environ[ENVIRONMENT] = ",".join([*entries, f"{name}={module}"])
+
+
+def _register(name: str, module: str) -> None:
+    if not _NAME.match(name) or name == CONTRACT:
+        raise ValueError(f"binding name {name!r}: use lower-case letters, digits, '-' and '_' "
+                         f"(and not {CONTRACT!r})")
+    if REGISTRY.get(name, module) != module:
+        raise ValueError(f"binding name {name!r} is taken (by {REGISTRY[name]})")
+    if not re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*", module):
+        raise ValueError(f"binding {name!r}: {module!r} is not a dotted module name")
+    REGISTRY[name] = module
+
+
+def _read_environment() -> None:
+    """``RSIO_TCK_BINDINGS`` (``name=dotted.module``, comma-separated), read once when this module is
+    imported, so that a subprocess (``rsio-tck run``, ``rsio-peer``) knows the bindings its parent
+    registered.  A bad entry is left out with one line on stderr, never a traceback."""
+    for entry in os.environ.get(ENVIRONMENT, "").split(","):
+        if not entry.strip():
+            continue
+        name, equals, module = (part.strip() for part in entry.partition("="))
+        try:
+            if not equals:
+                raise ValueError(f"{entry.strip()!r} is not name=dotted.module")
+            _register(name, module)
+        except ValueError as exc:
+            print(f"rsio-tck: {ENVIRONMENT}: {exc}; entry ignored", file=sys.stderr)
+
+
+_read_environment()
+BINDING_NAMES = tuple(REGISTRY)  # the bindings known at import: the kit's own, then the environment's
+
+
+def binding_names() -> tuple[str, ...]:
+    """Every binding known now: the kit's own, the environment's, then those ``register_binding`` added."""
+    return tuple(REGISTRY)
+
+
 def get_binding(name: str) -> Binding:
-    """The binding called ``name``; ValueError (one line, naming the choices) for an unknown one."""
+    """The binding called ``name``; ValueError (one line, naming the choices) for an unknown one, or for
+    one registered from outside whose module cannot be imported or defines no ``BINDING``."""
     path = REGISTRY.get(name)
     if path is None:
-        raise ValueError(f"unknown binding {name!r}; choose one of {', '.join(BINDING_NAMES)}")
-    return importlib.import_module(path).BINDING  # type: ignore[no-any-return]
+        raise ValueError(f"unknown binding {name!r}; choose one of {', '.join(REGISTRY)}")
+    if name in _LOADED:
+        return _LOADED[name]
+    try:
+        module = importlib.import_module(path)
+    except ImportError as exc:
+        if path.startswith("rsio_tck."):
+            raise  # the kit's own: a broken install deserves its traceback
+        raise ValueError(f"binding {name!r}: cannot import {path}: {exc}") from None
+    binding: Binding | None = getattr(module, "BINDING", None)
+    if binding is None or getattr(binding, "name", None) != name:
+        raise ValueError(f"binding {name!r}: {path} defines no BINDING named {name!r}")
+    _adopt_catalogue(binding)
+    _LOADED[name] = binding
+    return binding
+
+
+_LOADED: dict[str, Binding] = {}
+
+
+def _adopt_catalogue(binding: Binding) -> None:
+    """A binding defined outside the kit brings its own rules (the optional hook ``catalogue``:
+    ``rsio_tck.catalogue.model.Rule``s, with ``areas``: prefix -> title); they join the one catalogue
+    (``rsio_tck.catalogue.RULES``), so the monitor, the scenarios and the reports cite them as the kit's
+    own.  Each must lie in the binding's ``rule_prefixes`` and must not redefine a rule."""
+    own: Callable[[], Sequence[Rule]] | None = getattr(binding, "catalogue", None)
+    if own is None:
+        return
+    from .catalogue import AREAS, RULES
+
+    rules = list(own())
+    for rule in rules:
+        if not rule.id.startswith(binding.rule_prefixes):
+            raise ValueError(f"binding {binding.name!r}: rule {rule.id} is outside its prefixes "
+                             f"{', '.join(binding.rule_prefixes)}")
+        if RULES.get(rule.id, rule) != rule:
+            raise ValueError(f"binding {binding.name!r}: rule {rule.id} is already the catalogue's")
+    RULES.update((rule.id, rule) for rule in rules)
+    areas: Callable[[], Mapping[str, str]] | None = getattr(binding, "areas", None)
+    for prefix, title in (areas() if areas is not None else {}).items():
+        AREAS.setdefault(prefix, title)
 
 
 def profile_of(binding: Binding, profile: str | None) -> str:
@@ -248,6 +388,38 @@ def contract_rules(binding: Binding, rules: Mapping[str, Any] | Iterable[str]) -
 #   websocket_framing(profile) -> framing                     rsio_tck.websocket (ws:// and wss:// URLs)
 OPTIONAL_HOOKS = ("scapy_layer", "fuzz_programs", "fuzz_bystander", "row_fields", "fingerprint", "synthetic_corpus",
                   "websocket_framing")
+
+
+class OptionalHooks(Protocol):
+    """The optional hooks' signatures (``OPTIONAL_HOOKS``); a binding has any subset of them."""
+
+    def scapy_layer(self) -> Any: ...
+
+    def fuzz_programs(self, profile: str, reassembly_limit: int | None = None) -> Any: ...
+
+    def fuzz_bystander(self, target: str, profile: str, timeout: float) -> Any: ...
+
+    def row_fields(self, frame: Any) -> tuple[str, int | None, int, int]: ...
+
+    def fingerprint(self, frame: Any, encoder: Any) -> dict[str, Any] | None: ...
+
+    def synthetic_corpus(self) -> Any: ...
+
+    def websocket_framing(self, profile: str, limits: Any = None) -> Any: ...
+
+
+def hooks_of(binding: Binding) -> OptionalHooks:
+    """``binding`` seen through the optional hooks' signatures, for a caller that knows (``hasattr``) or
+    requires (an AttributeError is its one-line error) that the binding has the hook it calls."""
+    return cast("OptionalHooks", binding)
+
+
+# A binding defined outside the kit keeps its rules itself (the kit's own are in ``rsio_tck.catalogue`` and SPEC.md):
+#   catalogue() -> Sequence[Rule]      get_binding adds them to the one catalogue (``_adopt_catalogue``)
+#   areas() -> {prefix: title}         the report's area titles of its rule prefixes
+#   spec_text() -> str                 its SPEC text, where each rule is stated (the binding's own test holds
+#                                      the two together, as tests/test_spec_catalogue.py does the kit's)
+OWN_CATALOGUE_HOOKS = ("catalogue", "areas", "spec_text")
 # -- end seam (H1) -------------------------------------------------------------------------------
 
 # -- the scenario adapter (the scenario engine's side of the seam) ------------------------------

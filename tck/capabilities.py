@@ -26,6 +26,9 @@ An RSocket target's file (bindings.md section 2) has its own key and schema
 Its profiles become ``codec:PROFILE`` tokens (the token scenarios of every binding check),
 its interactions, publishers and features tokens as written.  Which format a file is
 follows from its version key; a file of another binding than the run's is an error.
+Each binding declares its format (``rsio_tck.binding.CapabilitiesFormat``: the version key,
+the schema, the keys whose values are tokens, and what a target without a file claims),
+so a binding defined outside the kit brings its own; ``formats()`` reads them from the registry.
 
 A target without a file can still be named on the command line (``--name
 NAME[@VERSION]``, ``parse_target_name``); the name and version go into run.json
@@ -45,6 +48,8 @@ from typing import Any
 import jsonschema
 import yaml
 
+from .binding import DEFAULT_BINDING, CapabilitiesFormat, binding_names, get_binding
+
 PUBLISHERS = ("tck/range", "tck/infinite", "tck/fixed", "tck/large", "tck/error", "tck/subscribe")
 FEATURES = (
     "pack",  # tck/fixed uses onNextPacked
@@ -57,15 +62,7 @@ FEATURES = (
 )
 CODECS = ("msgpack", "varint")
 
-# -- seam (H1): one capabilities format per binding ---------------------------------------------
-# version key -> (binding, schema file, the keys whose values are tokens: key -> token prefix)
-FORMATS: dict[str, tuple[str, str, dict[str, str]]] = {
-    "rsio_capabilities": ("rsio", "capabilities.schema.json",
-                          {"publishers": "", "features": "", "codecs": "codec:"}),
-    "rsocket_capabilities": ("rsocket", "rsocket-capabilities.schema.json",
-                             {"publishers": "", "features": "", "interactions": "", "profiles": "codec:"}),
-    "ditto_capabilities": ("ditto", "ditto-capabilities.schema.json", {"publishers": "", "profiles": "codec:"}),
-}
+# -- the kit's bindings' tokens: each binding declares its format (``Binding.capabilities_format``) ------
 RSOCKET_PROFILES = ("rsocket-1.0", "reactivesocket-draft")
 RSOCKET_INTERACTIONS = ("request-response", "fire-and-forget", "request-stream", "request-channel", "metadata-push")
 RSOCKET_PUBLISHERS = ("tck/range", "tck/infinite", "tck/error", "tck/large", "tck/fnf", "tck/fnf-count", "tck/echo",
@@ -106,15 +103,9 @@ class Capabilities:
     version: str = ""
 
     @classmethod
-    def everything(cls, binding: str = "rsio") -> Capabilities:
-        """Every capability of ``binding``: a target without a file is tested on everything."""
-        if binding == "rsocket":
-            tokens = (RSOCKET_INTERACTIONS + RSOCKET_PUBLISHERS + RSOCKET_FEATURES
-                      + tuple(f"codec:{p}" for p in RSOCKET_PROFILES))
-        elif binding == "ditto":
-            tokens = DITTO_PUBLISHERS + tuple(f"codec:{p}" for p in DITTO_PROFILES)
-        else:
-            tokens = PUBLISHERS + FEATURES + tuple(f"codec:{c}" for c in CODECS)
+    def everything(cls, binding: str = DEFAULT_BINDING) -> Capabilities:
+        """Every capability of ``binding`` (its format's ``everything``): a target without a file is tested on everything."""
+        tokens = get_binding(binding).capabilities_format().everything
         return cls(tokens=frozenset(tokens), implementation="(no capabilities file: every capability assumed)")
 
     @classmethod
@@ -131,13 +122,13 @@ class Capabilities:
         problems = schema_problems(data)
         if problems:
             raise CapabilitiesError(f"{path}: {'; '.join(problems)}")
-        version_key = next(key for key in FORMATS if key in data)
-        owner, _, token_keys = FORMATS[version_key]
+        version_key = next(key for key in formats() if key in data)
+        owner, chosen = formats()[version_key]
         if binding is not None and owner != binding:
             raise CapabilitiesError(f"{path}: a {owner} capabilities file ({version_key!r}), "
                                     f"but the run's binding is {binding}")
         tokens: set[str] = set()
-        for key, prefix in token_keys.items():
+        for key, prefix in chosen.token_keys.items():
             tokens.update(f"{prefix}{v}" for v in data.get(key, []))
         return cls(tokens=frozenset(tokens), implementation=str(data.get("implementation", "unknown")),
                    version=str(data.get("version", "")))
@@ -146,12 +137,30 @@ class Capabilities:
         return [token for token in required if token not in self.tokens]
 
 
-@cache
+def formats() -> dict[str, tuple[str, CapabilitiesFormat]]:
+    """version key -> (binding, its format), for every binding of the registry (``binding_names``)."""
+    found: dict[str, tuple[str, CapabilitiesFormat]] = {}
+    for name in binding_names():
+        try:
+            chosen = get_binding(name).capabilities_format()
+        except ValueError:  # a binding registered from outside that cannot load: its runs say so themselves
+            continue
+        found[chosen.version_key] = (name, chosen)
+    return found
+
+
 def schema(version_key: str = "rsio_capabilities") -> dict[str, Any]:
-    """The JSON Schema of the capabilities format ``version_key`` names (package data, so it
-    loads from an installed wheel too)."""
-    name = FORMATS[version_key][1]
-    text = resources.files("rsio_tck").joinpath("schemas", name).read_text(encoding="utf-8")
+    """The JSON Schema of the capabilities format ``version_key`` names (the kit's own from package data,
+    so it loads from an installed wheel too; a binding defined outside the kit names its own file)."""
+    return _schema(formats()[version_key][1].schema)
+
+
+@cache
+def _schema(where: str | Path) -> dict[str, Any]:
+    if isinstance(where, Path):
+        text = where.read_text(encoding="utf-8")
+    else:
+        text = resources.files("rsio_tck").joinpath("schemas", where).read_text(encoding="utf-8")
     loaded: dict[str, Any] = json.loads(text)
     return loaded
 
@@ -163,11 +172,13 @@ def _suggest(word: object, known: list[str]) -> str:
 
 def schema_problems(data: Any) -> list[str]:
     """Every way ``data`` breaks the schema, each naming the key (empty: valid)."""
-    keys = [key for key in FORMATS if isinstance(data, dict) and key in data]
+    known = list(formats())
+    keys = [key for key in known if isinstance(data, dict) and key in data]
     if len(keys) != 1:
         if keys:
             return [f"both {' and '.join(repr(k) for k in keys)}: a file is of one binding"]
-        return ['not a capabilities file (needs "rsio_capabilities": 1, "rsocket_capabilities": 1 or "ditto_capabilities": 1)']
+        needs = [f'"{key}": 1' for key in known]
+        return [f"not a capabilities file (needs {', '.join(needs[:-1])} or {needs[-1]})"]
     chosen = schema(keys[0])
     properties = chosen["properties"]
     out = []

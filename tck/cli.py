@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from . import gate
-from .binding import DEFAULT_BINDING
+from .binding import BINDING_NAMES, DEFAULT_BINDING
 from .fuzz.cli import fuzz_command
 from .gate import BINDING_HELP, CODEC_HELP, EXIT_CODES_HELP, PROFILE_HELP, ExitCode, GateError, guard
 from .listen.cli import list_client_tests_command
@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from .transport import Target
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None, epilog=EXIT_CODES_HELP,
-                  help="rsio-tck: conformance test kit for RS-IO.")
+                  help=f"rsio-tck: conformance test kit for Reactive Streams over the network "
+                       f"(bindings: {', '.join(BINDING_NAMES)}).")
 console = gate.console()
 
 

@@ -144,24 +144,27 @@ def _suggest(word: str, known: Sequence[str]) -> str:
 
 
 def check_codec(codec: str, flag: str = "--codec") -> str:
-    """RS-IO's wire codec (its profile), checked."""
-    return check_profile("rsio", codec, flag=flag)
+    """The default binding's wire codec (RS-IO's: its profile), checked."""
+    return check_profile(DEFAULT_BINDING, codec, flag=flag)
 
 
 # -- seam (H1): the binding and its wire profile -------------------------------------------------
 
 BINDING_HELP = f"the wire binding: {', '.join(BINDING_NAMES)} (default {DEFAULT_BINDING})"
-PROFILE_HELP = ("the binding's wire profile (rsio: msgpack or varint; rsocket: rsocket-1.0 or "
-                "reactivesocket-draft); default: the binding's first")
+# Each binding names its own profiles (an unknown one is answered with them): loading every binding to list them
+# here would cost every command's start.
+PROFILE_HELP = "the binding's wire profile (RS-IO: msgpack or varint); default: the binding's first"
 CODEC_HELP = "RS-IO's wire codec, msgpack or varint: the same as --profile (rsio only)"
 
-def check_binding(name: str, flag: str = "--binding") -> str:
-    """A binding of ``rsio_tck.binding.REGISTRY`` that can be loaded, checked."""
-    from .binding import BINDING_NAMES, get_binding
 
-    if name not in BINDING_NAMES:
-        raise GateError(f"{flag} {name!r}: unknown binding{_suggest(name, BINDING_NAMES)}; "
-                        f"choose one of {', '.join(BINDING_NAMES)}")
+def check_binding(name: str, flag: str = "--binding") -> str:
+    """A binding of the registry (``rsio_tck.binding``) that can be loaded, checked."""
+    from .binding import binding_names, get_binding
+
+    known = binding_names()  # the registry's names now, with any registered since import
+    if name not in known:
+        raise GateError(f"{flag} {name!r}: unknown binding{_suggest(name, known)}; "
+                        f"choose one of {', '.join(known)}")
     try:
         get_binding(name)
     except (ImportError, AttributeError, ValueError) as exc:
@@ -176,7 +179,7 @@ def check_profile(binding: str, profile: str | None, codec: str | None = None, *
     from .binding import get_binding
 
     if codec is not None:
-        if binding != "rsio":
+        if get_binding(binding).profile_word != "codec":  # only a binding whose profiles are codecs takes --codec
             raise GateError(f"{codec_flag} is RS-IO's wire codec; with --binding {binding} give {flag}")
         if profile is not None and profile != codec:
             raise GateError(f"{codec_flag} {codec!r} and {flag} {profile!r} disagree; give one of them")
@@ -206,8 +209,8 @@ def check_engine(binding: str, flag: str = "--binding") -> bool:
 
     if "binding" in {f.name for f in dataclasses.fields(RunConfig)}:
         return True
-    if binding != "rsio":
-        raise GateError(f"{flag} {binding}: this kit's scenario engine runs only rsio scenarios yet")
+    if binding != DEFAULT_BINDING:
+        raise GateError(f"{flag} {binding}: this kit's scenario engine runs only {DEFAULT_BINDING} scenarios yet")
     return False
 
 
@@ -233,7 +236,7 @@ def check_target_name(text: str, flag: str = "--name") -> tuple[str, str | None]
         raise GateError(str(exc)) from None
 
 def check_faults(faults: Sequence[str], target: str | None, flag: str = "--fault",
-                 binding: str = "rsio") -> tuple[str, ...]:
+                 binding: str = DEFAULT_BINDING) -> tuple[str, ...]:
     """Faults switch on in the embedded reference peer only, and must exist (for that binding's peer)."""
     if not faults:
         return ()
@@ -301,7 +304,7 @@ def reach_target(target: Target, wait: float = 0.0, attempt_timeout: float = 5.0
         raise GateError(reason + waited, ExitCode.UNRUNNABLE)
 
 
-def load_scenarios(paths: Sequence[Path], flag: str = "--scenarios", binding: str = "rsio") -> list[Scenario]:
+def load_scenarios(paths: Sequence[Path], flag: str = "--scenarios", binding: str = DEFAULT_BINDING) -> list[Scenario]:
     """The scenarios of files and directories (``.yaml``/``.yml``) that run on ``binding``; the kit's own
     when none are given."""
     from .scenarios import ScenarioError
@@ -334,7 +337,7 @@ def load_capabilities(path: Path | None, binding: str | None = None) -> Capabili
     from .capabilities import Capabilities, CapabilitiesError
 
     if path is None:
-        return Capabilities.everything(binding or "rsio")
+        return Capabilities.everything(binding or DEFAULT_BINDING)
     try:
         return Capabilities.load(path, binding)
     except CapabilitiesError as exc:

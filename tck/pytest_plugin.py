@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from .binding import BINDING_NAMES, DEFAULT_BINDING
+
 if TYPE_CHECKING:
     from .scenarios import RunConfig, Scenario, ScenarioResult
     from .scenarios.liveness import TargetWatch
@@ -21,9 +23,10 @@ _OPTIONS = (
     # (option, ini name, help, default)
     ("--rsio-target", "rsio_target", "target URL: tcp://host:port, tls://host:port, unix:/path, exec:COMMAND "
                                      "(default: start the reference peer on a free loopback port)", None),
-    ("--rsio-binding", "rsio_binding", "the wire binding: rsio (default) or rsocket", "rsio"),
-    ("--rsio-profile", "rsio_profile", "the binding's wire profile (rsio: msgpack or varint; rsocket: rsocket-1.0 "
-                                       "or reactivesocket-draft; default: the binding's first)", None),
+    ("--rsio-binding", "rsio_binding", f"the wire binding: {', '.join(BINDING_NAMES)} (default {DEFAULT_BINDING})",
+     DEFAULT_BINDING),
+    ("--rsio-profile", "rsio_profile", "the binding's wire profile (RS-IO: msgpack or varint; default: the "
+                                       "binding's first)", None),
     ("--rsio-codec", "rsio_codec", "RS-IO's wire codec: msgpack (default) or varint (the same as --rsio-profile)",
      None),
     ("--rsio-capabilities", "rsio_capabilities", "the target's capabilities file (default: claims everything)", None),
@@ -100,7 +103,7 @@ def _wire(config: pytest.Config) -> tuple[str, str]:
     """(binding, profile) of --rsio-binding, --rsio-profile and RS-IO's --rsio-codec (or their ini twins), checked."""
     from .gate import check_binding, check_profile
 
-    binding = check_binding(str(_get(config, "rsio_binding", "rsio")), "--rsio-binding")
+    binding = check_binding(str(_get(config, "rsio_binding", DEFAULT_BINDING)), "--rsio-binding")
     codec = _get(config, "rsio_codec")
     profile = _get(config, "rsio_profile")
     return binding, check_profile(binding, None if profile is None else str(profile),

@@ -3,7 +3,7 @@
 Correct peer: every scenario passes (or skips with a reason), over every profile.
 Faulty peer: each fault must fail at least one scenario that cites the rule the
 fault breaks.  The share of faults caught is the mutation score.  The binding's
-peer (``reference_peer.peer_registry``) names its faults and the SHOULD rules it
+peer (the module ``Binding.peer_module`` names) names its faults and the SHOULD rules it
 departs from on purpose; the embedded peer serves the binding given.
 
 A fault is tried on the binding's profiles in order until caught: the default
@@ -13,7 +13,7 @@ fault that names the profiles it shows on (``fault.profiles``: Ditto's search-on
 and streaming-only faults) is tried on those alone.
 A fault of the peer's client role (its name starts ``client-``) is run through
 listen mode instead: the kit serves the peer's client program
-(``CLIENT_PROGRAMS``) with the fault on, and a client test case citing the
+(``Binding.client_program``) with the fault on, and a client test case citing the
 fault's rule must fail.
 """
 
@@ -36,10 +36,6 @@ NOT_FORCEABLE: dict[str, str] = {
     "BYE-3": "only a target that starts an orderly goodbye on its own can break it; no scenario can make it",
 }
 
-# The reference peer's client program for listen mode, per binding (a module run with ``python -m``);
-# it takes ``--profile`` and ``--fault NAME``.
-CLIENT_PROGRAMS: dict[str, str] = {"rsocket": "rsio_tck.reference_peer.rsocket.testcases",
-                                   "ditto": "rsio_tck.reference_peer.ditto.testcases"}
 CLIENT_FAULT_PREFIX = "client-"
 FAULT_WORKERS = 4  # faults checked at once (each against a peer process of its own)
 WINDOW_TRIES = 3  # more runs of a time-window fault's citing scenarios, one at a time, before it counts as missed
@@ -122,14 +118,14 @@ def run_client_faults(faults: tuple[str, ...], profile: str, *, binding: str,
 
     cases = list(client_tests(binding))
     cases = [case for case in cases if rule in case.rules] or cases
-    command = f"{sys.executable} -m {CLIENT_PROGRAMS[binding]} --profile {profile}"
+    command = f"{sys.executable} -m {get_binding(binding).client_program} --profile {profile}"
     command += "".join(f" --fault {name}" for name in faults)
     return asyncio.run(run_client_tests(cases, command, "tcp://127.0.0.1:0", get_binding(binding),
                                         profile, serving_peer_factory(binding, profile), timeout=20.0))
 
 
 def is_client_fault(fault: str, binding: str) -> bool:
-    return fault.startswith(CLIENT_FAULT_PREFIX) and binding in CLIENT_PROGRAMS
+    return fault.startswith(CLIENT_FAULT_PREFIX) and get_binding(binding).client_program is not None
 
 
 def check_fault(fault: str, rule: str, scenarios: list[Scenario], codec: str | None = None, *,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from .binding import DEFAULT_BINDING
 from .child_process import reap
 
 
@@ -147,7 +148,7 @@ def client_context(target: Target) -> ssl.SSLContext:
     return context
 
 
-async def open_target(target: Target | str, timeout: float = 5.0, *, binding: Any = "rsio",
+async def open_target(target: Target | str, timeout: float = 5.0, *, binding: Any = DEFAULT_BINDING,
                       profile: str | None = None) -> tuple[asyncio.StreamReader, Any]:
     """Connect; returns a StreamReader and a StreamWriter-like object.
 

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from rsio_tck.binding import BINDING_NAMES, REGISTRY, Binding, get_binding, profile_of
-from rsio_tck.reference_peer.peer_registry import PEERS
+from rsio_tck.binding import BINDING_NAMES, Binding, get_binding, profile_of
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = {"rsio_tck.reference_peer": ROOT / "reference_peer", "rsio_tck": ROOT / "tck"}
@@ -187,8 +186,57 @@ def test_unknown_profile_is_a_one_line_error() -> None:
     assert "\n" not in message and "json" in message and "msgpack" in message
 
 
-def test_peer_registry_names_the_kit_bindings() -> None:
-    assert set(PEERS) == set(REGISTRY)
+@pytest.mark.parametrize("name", BINDING_NAMES)
+def test_each_binding_declares_its_peer_and_the_peer_shell_finds_it(name: str) -> None:
+    from rsio_tck.reference_peer.peer_registry import get_peer_binding, peer_names
+
+    assert name in peer_names()
+    peer = get_peer_binding(name)
+    assert peer.name == name and tuple(peer.profiles) == tuple(get_binding(name).profiles)
+
+
+@pytest.mark.parametrize("name", BINDING_NAMES)
+def test_each_binding_declares_what_neutral_code_uses(name: str) -> None:
+    """The declarations of ``Binding`` beyond the wire: capabilities, client tests, features, peer."""
+    from rsio_tck.capabilities import Capabilities, formats
+
+    binding = get_binding(name)
+    caps = binding.capabilities_format()
+    assert formats()[caps.version_key][0] == name
+    assert {f"codec:{p}" for p in binding.profiles} <= set(caps.everything)
+    assert Capabilities.everything(name).tokens == frozenset(caps.everything)
+    assert all(case.binding == name for case in binding.client_tests())
+    assert binding.profile_word in ("codec", "profile")
+    assert isinstance(binding.scenario_adapter(binding.profiles[0], {}).features, frozenset)
+
+
+def test_a_binding_name_of_the_environment_that_is_bad_is_one_line_and_left_out(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "RSIO_TCK_BINDINGS": "Bad Name=x.y,nomodule,ok=no.such.module"}
+    code = ("from rsio_tck.binding import binding_names, get_binding\n"
+            "print(binding_names())\n"
+            "try:\n    get_binding('ok')\nexcept ValueError as exc:\n    print('error:', exc)\n")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    warnings = done.stderr.strip().splitlines()
+    assert len(warnings) == 2 and all(line.startswith("rsio-tck: RSIO_TCK_BINDINGS:") for line in warnings)
+    assert "Traceback" not in done.stderr
+    assert "'ok'" in done.stdout.splitlines()[0] and "Bad Name" not in done.stdout
+    assert done.stdout.splitlines()[1].startswith("error: binding 'ok': cannot import no.such.module")
+
+
+def test_register_binding_refuses_a_taken_or_malformed_name() -> None:
+    from rsio_tck.binding import register_binding
+
+    with pytest.raises(ValueError, match="taken"):
+        register_binding("rsio", "somewhere.else")
+    with pytest.raises(ValueError, match="lower-case"):
+        register_binding("contract", "somewhere.else")
+    with pytest.raises(ValueError, match="dotted module"):
+        register_binding("fine", "not a module")
 
 
 # -- the capabilities file of each binding (bindings.md section 2 for RSocket) --------------------
@@ -357,8 +405,14 @@ def test_a_stream_shaped_peer_module_serves_through_the_shell(monkeypatch: pytes
         return "eof"
 
     module.serve_connection = serve_connection  # type: ignore[attr-defined]
+    # The binding the peer belongs to: only what the peer shell reads of it (its profiles, where its peer lives).
+    module.BINDING = types.SimpleNamespace(name="echo", profiles=("echo-1",),  # type: ignore[attr-defined]
+                                           peer_module="fake_stream_peer")
+    from rsio_tck import binding as registry
+
     monkeypatch.setitem(sys.modules, "fake_stream_peer", module)
-    monkeypatch.setitem(peer_registry.PEERS, "echo", "fake_stream_peer")
+    monkeypatch.setitem(registry.REGISTRY, "echo", "fake_stream_peer")
+    monkeypatch.setattr(registry, "_LOADED", {})
     stream_peer = peer_registry.get_peer_binding("echo")
     assert stream_peer.profiles == ("echo-1",)
     assert stream_peer.config("echo-1", {"faults": ("f",)}) == {"profile": "echo-1", "faults": ("f",)}

@@ -19,6 +19,7 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ..binding import DEFAULT_BINDING
 from ..gate import BINDING_HELP, CODEC_HELP, PROFILE_HELP
 from ..gate import console as gate_console
 from ..interruption import SignalCatcher
@@ -34,7 +35,7 @@ console = gate_console()
 def fuzz_command(
     target: str | None = typer.Option(None, metavar="URL",
                                       help="target URL; default: start the reference peer locally"),
-    binding: str = typer.Option("rsio", metavar="NAME", help=BINDING_HELP),
+    binding: str = typer.Option(DEFAULT_BINDING, metavar="NAME", help=BINDING_HELP),
     profile: str | None = typer.Option(None, metavar="PROFILE", help=PROFILE_HELP),
     codec: str | None = typer.Option(None, metavar="NAME", help=CODEC_HELP),
     examples: int = typer.Option(200, min=1, metavar="N", help="examples (programs) to try at most"),

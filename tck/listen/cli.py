@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from ..binding import DEFAULT_BINDING
 from ..gate import BINDING_HELP
 
 if TYPE_CHECKING:
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
 
 def list_client_tests_command(
-    binding: str = typer.Option("rsio", metavar="NAME", help=BINDING_HELP),
+    binding: str = typer.Option(DEFAULT_BINDING, metavar="NAME", help=BINDING_HELP),
 ) -> None:
     """List the client test cases of listen mode for a binding, each with the rules it exercises."""
     from ..binding import get_binding

@@ -192,7 +192,7 @@ async def _run_case(case: ClientTest, command: str, listen: str, serving: str, b
     # The kit is the client's receiver here: the client is judged against the kit's configured maxima (a kit
     # connection's, ``session_limits``: RSocket's 1 MiB of reassembly), not the binding's largest (64 MiB of
     # fragments that never end were held, 165 MB for a hostile client's two cases).
-    limits = getattr(binding.scenario_adapter(profile, {}), "session_limits", None)  # type: ignore[attr-defined]
+    limits = getattr(binding.scenario_adapter(profile, {}), "session_limits", None)
     relay = asyncio.ensure_future(run_proxy(listen, serving, binding, profile, max_connections=MAX_CONNECTIONS,
                                             duration=timeout + 5.0, on_ready=ready.set_result, stop=stop,
                                             certain=Side.CLIENT, limits=limits, activity=activity))

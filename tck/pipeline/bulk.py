@@ -21,12 +21,13 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
-from ..binding import get_binding
+from ..binding import DEFAULT_BINDING, get_binding, hooks_of
 from . import schemas
 from .judge import mark_clustered
 
-# The synthetic corpus is a binding's (only RS-IO has one): ``binding.synthetic_corpus()``.
-_CORPUS = get_binding("rsio").synthetic_corpus()  # type: ignore[attr-defined]
+CORPUS_BINDING = DEFAULT_BINDING  # the binding whose synthetic corpus the bulk runs are
+# The synthetic corpus is a binding's optional hook (``binding.synthetic_corpus()``); the default binding has one.
+_CORPUS = hooks_of(get_binding(CORPUS_BINDING)).synthetic_corpus()
 DEFAULT_TARGETS = _CORPUS.DEFAULT_TARGETS
 synthetic_connection = _CORPUS.synthetic_connection
 TargetProfile = Any  # the corpus's TargetProfile (name, versions, codec, ...)
@@ -95,7 +96,7 @@ def write_bulk_corpus(spark: SparkSession, warehouse: Path, spec: BulkSpec, part
         {"run_id": run_id, "target": target.name, "target_version": target.versions[0], "kit_version": "0.1.0",
          "spec_version": "rsio-v0/1", "codec": target.codec, "target_url": f"tcp://{target.name}:9000",
          "started": 1_790_000_000.0 + first, "finished": None, "host": "synthetic", "seed": spec.seed,
-         "scenarios": 0, "fuzz": False, "path": None, "binding": "rsio", "interrupted": False}
+         "scenarios": 0, "fuzz": False, "path": None, "binding": CORPUS_BINDING, "interrupted": False}
         for run_id, (target, first) in sorted(run_rows.items())
     ]
     fields = schemas.RUNS.fieldNames()

@@ -18,6 +18,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
+from ..binding import DEFAULT_BINDING
 from . import schemas
 from .completeness import Expected, Reads, ReadTally, expected_of
 from .sources import connection_frames, connection_work, fuzz_rows, result_rows, run_row
@@ -72,7 +73,7 @@ def _codec_of(run_dir: Path) -> tuple[str, str, str]:
     except (OSError, ValueError):
         run = {}
     return (str(run.get("run_id") or run_dir.name), str(run.get("codec") or "msgpack"),
-            str(run.get("binding") or "rsio"))
+            str(run.get("binding") or DEFAULT_BINDING))
 
 
 def ingest(spark: SparkSession, run_dirs: list[Path]) -> BaseTables:

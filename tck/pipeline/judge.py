@@ -27,6 +27,7 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
+from ..binding import DEFAULT_BINDING
 from . import schemas
 from .framing import judge_rows
 from .sources import signature
@@ -51,8 +52,8 @@ class ConnectionWalker:
 
     def __init__(self, codecs: dict[str, str] | None = None, bindings: dict[str, str] | None = None) -> None:
         self.codecs = codecs or {}  # run_id -> codec, when the rows carry no codec column
-        self.bindings = bindings or {}  # run_id -> binding (rsio when not given)
-        self.binding = "rsio"
+        self.bindings = bindings or {}  # run_id -> binding (the default binding when not given)
+        self.binding = DEFAULT_BINDING
         self.key: tuple[str, int] | None = None
         self.scenario: str | None = None
         self.codec = "msgpack"
@@ -76,7 +77,7 @@ class ConnectionWalker:
                     self.flush()
                 self.key, self.scenario, start = key, scenarios[i], i
                 self.codec = codecs[i] if codecs is not None else self.codecs.get(runs[i], "msgpack")
-                self.binding = self.bindings.get(runs[i]) or "rsio"
+                self.binding = self.bindings.get(runs[i]) or DEFAULT_BINDING
         if self.key is not None:
             self._extend(directions, kinds, times, data, start, count)
 
@@ -150,11 +151,11 @@ def judge_frames(frames: DataFrame, runs: DataFrame, partitions: int | None = No
 
 
 def run_wires(runs: DataFrame) -> tuple[dict[str, str], dict[str, str]]:
-    """(run_id -> codec, run_id -> binding) of the runs table (binding rsio where the column is null)."""
+    """(run_id -> codec, run_id -> binding) of the runs table (the default binding where the column is null)."""
     columns = ["run_id", "codec"] + (["binding"] if "binding" in runs.columns else [])
     rows = runs.select(*columns).collect()
     return ({row["run_id"]: row["codec"] for row in rows},
-            {row["run_id"]: (row["binding"] if "binding" in columns else None) or "rsio" for row in rows})
+            {row["run_id"]: (row["binding"] if "binding" in columns else None) or DEFAULT_BINDING for row in rows})
 
 
 def judge_table(table: pa.Table, codecs: dict[str, str] | None = None,

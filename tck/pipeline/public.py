@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..binding import get_binding
+from ..binding import DEFAULT_BINDING, get_binding
 from ..catalogue import RULES
 from ..reader_words import READER_WORDS as WORDS
 from ..reader_words import WORD_ORDER
@@ -138,7 +138,7 @@ def run_views(runs: Iterable[Mapping[str, Any]]) -> list[RunView]:
         views.append(RunView(run_id=run["run_id"], target=run.get("target") or "unknown",
                              version=run.get("target_version") or "unknown", kit_version=run.get("kit_version") or "",
                              started=float(run.get("started") or 0.0),
-                             binding=run.get("binding") or "rsio", target_role=_role(path), path=path,
+                             binding=run.get("binding") or DEFAULT_BINDING, target_role=_role(path), path=path,
                              results=read_results(path) if path is not None else (),
                              interrupted=cut_short(run)))
     return views

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..binding import DEFAULT_BINDING
 from ..monitor.trace import TraceCut, read_trace, whole_records
 from .framing import frame_rows
 
@@ -122,7 +123,7 @@ def run_row(run_dir: Path) -> dict[str, Any]:
         "started": float(run.get("started") or 0.0), "finished": float(run.get("finished") or 0.0),
         "host": str(run.get("host", "")), "seed": run.get("seed") if isinstance(run.get("seed"), int) else None,
         "scenarios": int(run.get("scenarios") or 0), "fuzz": (run_dir / "fuzz.json").is_file(),
-        "path": str(run_dir.resolve()), "binding": str(run.get("binding") or "rsio"),
+        "path": str(run_dir.resolve()), "binding": str(run.get("binding") or DEFAULT_BINDING),
         "interrupted": _interrupted(run_dir, run),
     }
 
@@ -199,7 +200,7 @@ def fuzz_rows(run_dir: Path, run_id: str) -> list[dict[str, Any]]:
 
 
 def connection_work(run_dir: Path, run_id: str, codec: str,
-                    binding: str = "rsio") -> list[tuple[str, str, str, int, str, str, str]]:
+                    binding: str = DEFAULT_BINDING) -> list[tuple[str, str, str, int, str, str, str]]:
     """(kind, path, run_id, connection, scenario, codec, binding) for every trace, and for every pcap
     without a trace."""
     work = []
@@ -215,7 +216,7 @@ def connection_work(run_dir: Path, run_id: str, codec: str,
 
 
 def connection_frames(kind: str, path: str, run_id: str, connection: int, scenario: str,
-                      codec: str, binding: str = "rsio", problems: list[str] | None = None,
+                      codec: str, binding: str = DEFAULT_BINDING, problems: list[str] | None = None,
                       cut: list[str] | None = None) -> Iterator[dict[str, Any]]:
     """Frame rows of one trace, or of each TCP connection of one pcap (numbered from ``connection``).  A file
     that cannot be read whole gives the rows before the fault; why goes to the log and onto ``problems``.  A

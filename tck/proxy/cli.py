@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from ..binding import DEFAULT_BINDING
 from ..gate import BINDING_HELP
 from .budget import DEFAULT_MAX_HELD
 
@@ -16,7 +17,7 @@ def proxy_command(
                                "or ws://127.0.0.1:7879/path (port 0: any free port, printed)"),
     target: str = typer.Option(..., metavar="URL", help="the real server, e.g. tcp://127.0.0.1:7878 "
                                "(ws://host:port/path with a ws:// --listen: the bytes pass unchanged)"),
-    binding: str = typer.Option("rsio", metavar="NAME", help=BINDING_HELP),
+    binding: str = typer.Option(DEFAULT_BINDING, metavar="NAME", help=BINDING_HELP),
     profile: str = typer.Option(None, metavar="NAME", help="wire profile of the binding (default: its first)"),
     out: Path = typer.Option(None, metavar="DIR", help="write conn-N.trace and conn-N.json per connection here"),
     max_connections: int = typer.Option(100, min=1, max=100_000, metavar="N",

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import typer
 
+from ..binding import DEFAULT_BINDING
 from ..gate import BINDING_HELP, CODEC_HELP, PROFILE_HELP
 
 
@@ -112,7 +113,7 @@ def _check_finding_flags(run_dir: Path | None, finding: str | None, all_findings
 
 def check_pcap_command(
     capture: Path = typer.Argument(..., metavar="CAPTURE", help="a pcap or pcapng file"),
-    binding: str = typer.Option("rsio", metavar="NAME", help=BINDING_HELP),
+    binding: str = typer.Option(DEFAULT_BINDING, metavar="NAME", help=BINDING_HELP),
     profile: str | None = typer.Option(None, metavar="PROFILE", help=PROFILE_HELP),
     codec: str | None = typer.Option(None, metavar="NAME", help=CODEC_HELP),
     strict: bool = typer.Option(False, help="fail on SHOULD deviations too"),

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..binding import DEFAULT_BINDING
 from ..errors import Side
 from ..monitor.trace import TraceRecord
 
@@ -54,7 +55,7 @@ def _scapy() -> Any:
     return Ether, IP, IPv6, TCP, rdpcap, wrpcap
 
 
-def bind_layer(port: int, profile: str | None = None, binding: str = "rsio") -> bool:
+def bind_layer(port: int, profile: str | None = None, binding: str = DEFAULT_BINDING) -> bool:
     """Let ``rdpcap`` dissect ``binding``'s payloads on ``port``, when the binding has a scapy layer
     (``rsio_tck.dissect``); False when it has none (the payloads stay ``Raw``)."""
     from ..dissect import bind_layer as bind
@@ -67,8 +68,8 @@ def bind_layer(port: int, profile: str | None = None, binding: str = "rsio") -> 
 
 
 def bind_rsio_layer(port: int, codec: str = "msgpack") -> bool:
-    """RS-IO's name for ``bind_layer``."""
-    return bind_layer(port, codec, "rsio")
+    """The default binding's (RS-IO's) name for ``bind_layer``."""
+    return bind_layer(port, codec, DEFAULT_BINDING)
 
 
 def target_port(url: str) -> int:

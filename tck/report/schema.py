@@ -16,22 +16,51 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
+from ..binding import binding_names, get_binding
 from ..output_files import result_lines
 
 NAMES = ("run", "result", "report", "fuzz")
 
 
-@cache
 def load_schema(name: str) -> dict[str, Any]:
+    """Schema ``name``; run.json's ``binding`` enum is the binding registry's names (``binding_names``), and
+    its ``codec`` and ``profile`` enums those bindings' profiles, so a run of a binding registered from
+    outside the kit is valid too (the files list the kit's own bindings, for readers)."""
+    return _load_schema(name, binding_names())
+
+
+def _profiles(bindings: tuple[str, ...]) -> list[str]:
+    out: list[str] = []
+    for name in bindings:
+        try:
+            profiles = get_binding(name).profiles
+        except ValueError:  # registered from outside and cannot load: no run of it can be written either
+            continue
+        out += [profile for profile in profiles if profile not in out]
+    return out
+
+
+@cache
+def _load_schema(name: str, bindings: tuple[str, ...]) -> dict[str, Any]:
     if name not in NAMES:
         raise KeyError(f"no schema {name!r}; there are {', '.join(NAMES)}")
     text = resources.files("rsio_tck.report").joinpath("schemas").joinpath(f"{name}.schema.json").read_text(encoding="utf-8")
     schema: dict[str, Any] = json.loads(text)
+    properties = schema.get("properties", {})
+    if "enum" in properties.get("binding", {}):
+        properties["binding"]["enum"] = list(bindings)
+    for key in ("codec", "profile"):
+        if "enum" in properties.get(key, {}):
+            properties[key]["enum"] = _profiles(bindings)
     return schema
 
 
-@cache
 def _validator(name: str) -> Draft202012Validator:
+    return _validator_of(name, binding_names())
+
+
+@cache
+def _validator_of(name: str, bindings: tuple[str, ...]) -> Draft202012Validator:
     registry: Registry[Any] = Registry().with_resources(
         (load_schema(n)["$id"], Resource.from_contents(load_schema(n))) for n in NAMES
     )

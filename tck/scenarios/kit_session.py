@@ -31,7 +31,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..binding import Binding, ScenarioAdapter, get_binding, profile_of
+from ..binding import DEFAULT_BINDING, Binding, ScenarioAdapter, get_binding, profile_of
 from ..catalogue import RULES
 from ..errors import ProtocolViolation, Side
 from ..monitor import Monitor
@@ -73,7 +73,7 @@ class KitSession(InboxWaits):
     # The scenario runner's session: once the target broke a MUST rule, stop reading and raise
     # VerdictCertain to waiting steps.  Side connections (a bystander, a liveness probe) keep going.
     end_when_certain: bool = False
-    binding: Binding | str = "rsio"
+    binding: Binding | str = DEFAULT_BINDING
     options: dict[str, Any] = field(default_factory=dict)  # for the binding's scenario adapter
     # How long arriving bytes may stretch waits (see ``clock``): the scenario's, shared by its side connections.
     budget: Budget | None = None
@@ -83,7 +83,7 @@ class KitSession(InboxWaits):
             self.binding = get_binding(self.binding)
         binding = self.binding
         self.codec = profile_of(binding, self.codec)
-        self.adapter: ScenarioAdapter = binding.scenario_adapter(  # type: ignore[attr-defined]
+        self.adapter: ScenarioAdapter = binding.scenario_adapter(
             self.codec, {"limits": self.limits, **self.options})
         # One set of limits for the connection: the adapter's, where the binding caps its own for a kit session.
         self.limits = getattr(self.adapter, "session_limits", None) or self.limits

@@ -21,10 +21,8 @@ from typing import Any
 import jsonschema
 import yaml
 
-from ..binding import get_binding
+from ..binding import CONTRACT, DEFAULT_BINDING, binding_names, get_binding
 from ..catalogue import RULES
-
-CONTRACT = "contract"  # the ``binding:`` of a scenario written in the contract's terms only
 
 
 class ScenarioError(ValueError):
@@ -48,7 +46,7 @@ class Scenario:
     file: str = ""
     line: int = 0
     tags: tuple[str, ...] = field(default=())
-    binding: str = "rsio"  # the binding it is written for, or "contract"
+    binding: str = DEFAULT_BINDING  # the binding it is written for, or "contract"
     needs: tuple[str, ...] = ()  # adapter features a contract scenario needs (scenarios/README.md)
     profiles: tuple[str, ...] = ()  # wire profiles it runs over, for bindings other than RS-IO (empty: all)
 
@@ -57,10 +55,17 @@ class Scenario:
         return self.rules[0].rsplit("-", 1)[0]
 
 
-@cache
 def schema() -> dict[str, Any]:
+    """The scenario file schema; a scenario's ``binding`` is one of the registry's (``binding_names``) or contract."""
+    return _schema(binding_names())
+
+
+@cache
+def _schema(bindings: tuple[str, ...]) -> dict[str, Any]:
     text = resources.files("rsio_tck.scenarios").joinpath("schema.json").read_text(encoding="utf-8")
     loaded: dict[str, Any] = json.loads(text)
+    binding = loaded["$defs"]["scenario"]["properties"]["binding"]
+    binding["enum"], binding["default"] = [*bindings, CONTRACT], DEFAULT_BINDING
     return loaded
 
 
@@ -149,7 +154,7 @@ def load_file(path: Path) -> list[Scenario]:
                 description=item.get("description", ""),
                 file=str(path),
                 line=line,
-                binding=item.get("binding", "rsio"),
+                binding=item.get("binding", DEFAULT_BINDING),
                 needs=tuple(item.get("needs", ())),
                 profiles=tuple(item.get("profiles", ())),
             )
@@ -186,7 +191,7 @@ def applies_to(scenario: Scenario, binding: str) -> str | None:
 def features(binding: str) -> frozenset[str]:
     """What ``binding``'s scenario adapter offers contract scenarios (``needs:``)."""
     chosen = get_binding(binding)
-    adapter = chosen.scenario_adapter(chosen.profiles[0], {})  # type: ignore[attr-defined]
+    adapter = chosen.scenario_adapter(chosen.profiles[0], {})
     return frozenset(adapter.features)
 
 
@@ -208,11 +213,11 @@ def _check_rules(scenario: Scenario, binding: str) -> None:
                             f"does not have: {', '.join(unknown)}")
 
 
-def load_directory(directory: Path | None = None, binding: str | None = "rsio") -> list[Scenario]:
+def load_directory(directory: Path | None = None, binding: str | None = DEFAULT_BINDING) -> list[Scenario]:
     return load_paths([directory or default_directory()], binding)
 
 
-def load_paths(paths: list[Path], binding: str | None = "rsio") -> list[Scenario]:
+def load_paths(paths: list[Path], binding: str | None = DEFAULT_BINDING) -> list[Scenario]:
     """Scenarios of files and directories (the kit's own when ``paths`` is empty); ids must be unique.
 
     ``binding``: keep only the scenarios that run on it (written for it, or contract scenarios

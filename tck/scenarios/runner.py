@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import __version__
-from ..binding import get_binding
+from ..binding import DEFAULT_BINDING, get_binding
 from ..capabilities import Capabilities
 from ..catalogue import RULES, Level
 from ..errors import Side
@@ -54,7 +54,7 @@ _KIT_OBLIGATIONS = {"ERR-1", "BYE-2", "BYE-3", "HS-5", "EXT-3", "ID-2"}
 @dataclass
 class RunConfig:
     target: str
-    codec: str | None = "msgpack"  # the binding's wire profile (RS-IO: the codec); None: the binding's default
+    codec: str | None = None  # the binding's wire profile (RS-IO: the codec); None: the binding's default
     capabilities: Capabilities = field(default_factory=Capabilities.everything)
     strict: bool = False
     signal_timeout: float = 2.0  # seconds of silence before "nothing within" (arriving bytes restart it)
@@ -64,15 +64,18 @@ class RunConfig:
     baseline: frozenset[str] = frozenset()
     limits: Any = None
     keep_trace: bool = False
-    binding: str = "rsio"
+    binding: str = DEFAULT_BINDING
     options: dict[str, Any] = field(default_factory=dict)  # the binding's scenario adapter options
     # Seconds the liveness probe after a time-out may take (``liveness.probe_timeout``); None: never probe
     # (the library's default: the self-check and mutation runs judge scenarios one by one, faults and all).
     probe_timeout: float | None = None
 
     def __post_init__(self) -> None:
-        if self.codec is None or self.binding != "rsio" and self.codec == "msgpack":
-            self.codec = get_binding(self.binding).profiles[0]
+        profiles = get_binding(self.binding).profiles
+        # The default binding's default profile, which callers that knew one binding pass, means the default
+        # of whichever binding runs.
+        if self.codec is None or self.codec not in profiles and self.codec == get_binding(DEFAULT_BINDING).profiles[0]:
+            self.codec = profiles[0]
 
     @property
     def profile(self) -> str:
@@ -97,12 +100,13 @@ def skip_reason(scenario: Scenario, config: RunConfig) -> str | None:
     if config.target.startswith(("ws://", "wss://")) and _answer_after_half_close(scenario.steps):
         return ("WebSocket has no half-close: after the kit's Close frame the target may send no more data "
                 "(RFC 6455 5.5.1), so an answer after the kit's close cannot be asked for")
-    profiles = scenario.codecs if config.binding == "rsio" else scenario.profiles
-    word = "codec" if config.binding == "rsio" else "profile"
+    # A binding whose profiles are codecs (RS-IO) reads a scenario's ``codecs:``, the others its ``profiles:``.
+    word = get_binding(config.binding).profile_word
+    profiles = scenario.codecs if word == "codec" else scenario.profiles
     if profiles and config.profile not in profiles:
         return f"scenario runs only over {word} {', '.join(profiles)}, not {config.profile}"
-    if config.binding != "rsio" and config.capabilities == Capabilities.everything():
-        return None  # no capabilities file: everything is claimed, whatever the binding's tokens
+    if config.binding != DEFAULT_BINDING and config.capabilities == Capabilities.everything():
+        return None  # no capabilities file (RunConfig's default): everything is claimed, whatever the binding's tokens
     missing = config.capabilities.missing(list(scenario.requires) + [f"codec:{config.profile}"])
     if missing:
         return f"target does not claim capability {', '.join(missing)}"

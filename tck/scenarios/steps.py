@@ -65,7 +65,7 @@ class StepContext:
     variables: dict[str, Any] = field(default_factory=dict)
     index: int = 0  # the step being run, for messages
     target: str = ""  # for steps that open a second connection
-    codec: str = "msgpack"
+    codec: str | None = None  # the session's wire profile, for a second connection (None: the binding's default)
     options: dict[str, Any] = field(default_factory=dict)  # the adapter options, for a second connection
 
     def __post_init__(self) -> None:
@@ -84,13 +84,15 @@ def build_frames(session: KitSession, spec: dict[str, Any], variables: dict[str,
         raise StepFailed("TCK-6", f"a valid {name} in the scenario", f"scenario error: {exc}") from None
 
 
-def build_frame(spec: dict[str, Any], variables: dict[str, Any]) -> Any:
-    """One RS-IO frame of a ``send:`` entry (for RS-IO-only tools, such as the fuzzer's tests)."""
-    from ..binding import get_binding
+def build_frame(spec: dict[str, Any], variables: dict[str, Any], binding: str | None = None) -> Any:
+    """One frame of a ``send:`` entry, in ``binding``'s default profile (None: the default binding's), for
+    tools that build frames without a session (the fuzzer's tests)."""
+    from ..binding import DEFAULT_BINDING, get_binding
 
     (name, fields), = spec.items()
     values = {k: resolve(v, variables) for k, v in (fields or {}).items()}
-    adapter = get_binding("rsio").scenario_adapter("msgpack", {})  # type: ignore[attr-defined]
+    chosen = get_binding(binding or DEFAULT_BINDING)
+    adapter = chosen.scenario_adapter(chosen.profiles[0], {})
     try:
         (frame,) = adapter.frames(name, values)
     except (ValueError, TypeError) as exc:

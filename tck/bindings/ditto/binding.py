@@ -43,6 +43,24 @@ class DittoBinding:
     title = "Eclipse Ditto"  # how reports and the published site name the protocol
     profiles = PROFILES
     rule_prefixes = ("DITTO-",)
+    # -- the seam's declarations (``rsio_tck.binding.Binding``) --
+    profile_word = "profile"
+    peer_module = "rsio_tck.reference_peer.ditto"  # its reference peer
+    client_program: str | None = "rsio_tck.reference_peer.ditto.testcases"  # its peer's client program, for listen mode
+
+    def capabilities_format(self) -> Any:
+        from ...binding import CapabilitiesFormat
+        from ...capabilities import DITTO_PROFILES, DITTO_PUBLISHERS
+
+        return CapabilitiesFormat("ditto_capabilities", "ditto-capabilities.schema.json",
+                                  {"publishers": "", "profiles": "codec:"},
+                                  DITTO_PUBLISHERS + tuple(f"codec:{p}" for p in DITTO_PROFILES))
+
+    def client_tests(self) -> Any:
+        from .client_tests import CLIENT_TESTS
+
+        return CLIENT_TESTS
+    # -- end of the seam's declarations --
 
     def _check(self, profile: str) -> None:
         if profile not in PROFILES:

@@ -18,6 +18,24 @@ class RsioBinding:
     profiles = ("msgpack", "varint")
     # Every area of the catalogue that is not another binding's belongs to RS-IO.
     rule_prefixes = ("HS-", "STR-", "DEM-", "ID-", "SPLIT-", "PACK-", "BYE-", "ERR-", "EXT-", "TCK-")
+    # -- the seam's declarations (``rsio_tck.binding.Binding``) --
+    profile_word = "codec"  # rsio-v0 calls its two profiles codecs
+    peer_module = "rsio_tck.reference_peer.rsio"  # its reference peer
+    client_program: str | None = None  # its peer's client program, for listen mode
+
+    def capabilities_format(self) -> Any:
+        from ...binding import CapabilitiesFormat
+        from ...capabilities import CODECS, FEATURES, PUBLISHERS
+
+        return CapabilitiesFormat("rsio_capabilities", "capabilities.schema.json",
+                                  {"publishers": "", "features": "", "codecs": "codec:"},
+                                  PUBLISHERS + FEATURES + tuple(f"codec:{c}" for c in CODECS))
+
+    def client_tests(self) -> Any:
+        from .client_tests import CLIENT_TESTS
+
+        return CLIENT_TESTS
+    # -- end of the seam's declarations --
 
     def decoder(self, profile: str, limits: Any = None) -> Any:
         from .wire import get_codec

@@ -23,6 +23,25 @@ class RSocketBinding:
     title = "RSocket"  # how reports and the published site name the protocol
     profiles = PROFILES
     rule_prefixes = ("RS-",)
+    # -- the seam's declarations (``rsio_tck.binding.Binding``) --
+    profile_word = "profile"
+    peer_module = "rsio_tck.reference_peer.rsocket"  # its reference peer
+    client_program: str | None = "rsio_tck.reference_peer.rsocket.testcases"  # its peer's client program, for listen mode
+
+    def capabilities_format(self) -> Any:
+        from ...binding import CapabilitiesFormat
+        from ...capabilities import RSOCKET_FEATURES, RSOCKET_INTERACTIONS, RSOCKET_PROFILES, RSOCKET_PUBLISHERS
+
+        return CapabilitiesFormat("rsocket_capabilities", "rsocket-capabilities.schema.json",
+                                  {"publishers": "", "features": "", "interactions": "", "profiles": "codec:"},
+                                  RSOCKET_INTERACTIONS + RSOCKET_PUBLISHERS + RSOCKET_FEATURES
+                                  + tuple(f"codec:{p}" for p in RSOCKET_PROFILES))
+
+    def client_tests(self) -> Any:
+        from .client_tests import CLIENT_TESTS
+
+        return CLIENT_TESTS
+    # -- end of the seam's declarations --
 
     def _profile(self, profile: str) -> Any:
         from . import get_profile
