@@ -25,7 +25,7 @@ class RSocketBinding:
     rule_prefixes = ("RS-",)
 
     def _profile(self, profile: str) -> Any:
-        from . import get_profile
+        from .profiles import get_profile
 
         return get_profile(profile)
 

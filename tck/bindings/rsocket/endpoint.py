@@ -48,8 +48,6 @@ from typing import Any
 from ...errors import ProtocolViolation, Side
 from ...protocol.events import ConnectionClosed, Event, Ignored, ProtocolError
 from ...rules import RULES, Level
-from . import get_profile
-from .binding import BINDING
 from .codec import RSocketLimits
 from .endpoint_state import (
     DEMAND_MAX,
@@ -90,6 +88,8 @@ from .frames import (
     Setup,
     SetupError,
 )
+from .judge import RSocketJudge
+from .profiles import get_profile
 
 
 class Endpoint:
@@ -106,7 +106,7 @@ class Endpoint:
         self._decoder = chosen.decoder(limits, length_prefix=length_prefix)
         self._reassembler = Reassembler(limits)
         # The kit's judge, fed every frame either way: a checked send is judged as the monitor would judge it.
-        self._judge = BINDING.judge(profile, limits, contract=False)
+        self._judge = RSocketJudge(profile, limits, contract=False)
         self._judged = 0  # frames judged, both directions
         if mtu is not None and mtu <= FRAGMENT_OVERHEAD:
             raise ValueError(f"mtu {mtu} leaves no room for payload (at least {FRAGMENT_OVERHEAD + 1})")

@@ -99,7 +99,7 @@ class Script:
         return None if self.kind == "legal" else MUTATIONS[self.kind]
 
     def wire(self, profile: str) -> bytes:
-        from . import get_profile
+        from .profiles import get_profile
 
         encoder = get_profile(profile).encoder()
         return b"".join(encoder.encode(frame) for frame in self.frames) + self.tail
