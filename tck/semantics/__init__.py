@@ -7,7 +7,7 @@ named actions; a binding (``rsio_tck.bindings.<name>``) maps its frames onto the
 signals.  Nothing here knows about bytes, sockets or clocks.
 """
 
-from .demand import Demand
+from .demand import UNBOUNDED, Demand, saturating_add
 from .signals import Signal
 from .streams import StreamRecord, StreamState
 
@@ -16,4 +16,6 @@ __all__ = [
     "Signal",
     "StreamRecord",
     "StreamState",
+    "UNBOUNDED",
+    "saturating_add",
 ]

@@ -35,6 +35,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from ....semantics.demand import saturating_add
 from ..wire.frames import ID_MAX
 from .ids import free_id
 from .mutate import malformed_input
@@ -54,10 +55,6 @@ class ProgramState:
     def var(self, stem: str) -> str:
         self.names += 1
         return f"{stem}{self.names}"
-
-
-def _sat(total: int) -> int:
-    return min(total, ID_MAX)
 
 
 def _demand_value(value: int) -> Any:
@@ -90,7 +87,7 @@ def _bounded_stream(draw: Draw, state: ProgramState, publisher: str, total: int,
     for index, amount in enumerate(demands):
         if index:
             steps.append({"send": {"request": {"subscriber": sid, "demand": _demand_value(amount)}}})
-        demand = _sat(demand + amount) if amount > 0 else demand
+        demand = saturating_add(demand, amount)
         now = min(total, demand)
         done = now == total
         chunk = None if patterns is None else patterns[delivered:now]
