@@ -13,7 +13,10 @@ judging.  Time (``t``, seconds) comes with the data: the judge holds no clock.
 
 Fast paths: a responder's plain PAYLOAD (N only, no F, no C) on a stream in the
 ACTIVE state, sent by a party with nothing pending, takes one unit of demand and
-nothing else, exactly as the table's (ACTIVE, onNext) entry would; a
+nothing else, exactly as the table's (ACTIVE, onNext) entry would (the table's own fast
+path, ``semantics.streams.deliver_fast``, narrowed to ACTIVE: a PAYLOAD crossing the
+requester's CANCEL goes through ``Interactions.payload``, whose responder bookkeeping is
+RSocket's, beyond the table); a
 ``PayloadRun`` (the decoder's run of such frames on one stream) is taken whole
 with one demand take when its stream's demand covers ``count``, and otherwise
 judged ``to_frames()`` one by one, so findings never depend on the grouping.
@@ -29,7 +32,7 @@ from typing import Any
 
 from ...binding import Found, Keep
 from ...errors import ProtocolViolation, Side
-from ...semantics.streams import StreamState
+from ...semantics.streams import StreamState, deliver_fast
 from .codec import RSocketLimits
 from .contract import ContractJudge
 from .fragments import Reassembler
@@ -94,7 +97,7 @@ class RSocketJudge:
                 if keep is None and plain[sender] and not reassembler.held:
                     st = streams.get(run.stream_id)
                     if (st is not None and st.plain and st.requester is not sender and st.out.state is active
-                            and st.out.demand.take(run.count)):
+                            and deliver_fast(st.out, run.count)):
                         party.frames_sent += run.count
                         index += run.count
                         continue
@@ -107,7 +110,7 @@ class RSocketJudge:
                     and not reassembler.held:
                 st = streams.get(item.stream_id)
                 if (st is not None and st.plain and st.requester is not sender and st.out.state is active
-                        and st.out.demand.take(1)):
+                        and deliver_fast(st.out, 1)):
                     party.frames_sent += 1
                     continue
             self._frame(sender, item, t)
