@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rsio_tck.bindings.rsio.handshake import HANDSHAKE, Move, PartyState, lookup
-from rsio_tck.bindings.rsio.session import SessionModel
+from rsio_tck.bindings.rsio.model import SessionModel
 from rsio_tck.bindings.rsio.split import ReassemblyLimitExceeded, SplitAssembler
 from rsio_tck.errors import ProtocolViolation, Side
 from rsio_tck.rules import GOODBYE_OBLIGATION, PROTOCOL_ERRORS, RULES

@@ -138,7 +138,7 @@ class DittoBinding:
 
     def scenario_adapter(self, profile: str, options: dict[str, Any] | None = None) -> Any:
         """The scenario engine's adapter for one connection (``rsio_tck.binding.ScenarioAdapter``)."""
-        from .scenario import DittoScenarioAdapter
+        from .adapter import DittoScenarioAdapter
 
         self._check(profile)
         return DittoScenarioAdapter(self, profile, (options or {}).get("limits"))

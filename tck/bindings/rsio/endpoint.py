@@ -28,7 +28,7 @@ from ...rules import PROTOCOL_ERRORS, RULES, Level
 from ...semantics.signals import Signal
 from ...semantics.streams import SignalArgs, StreamState, Verdict
 from .mapping import STREAM_SIGNALS, apply_frame
-from .session import SessionModel
+from .model import SessionModel
 from .split import ReassemblyLimitExceeded, SplitAssembler
 from .wire import DEFAULT_LIMITS, Frame, Limits, get_codec
 from .wire.frames import (

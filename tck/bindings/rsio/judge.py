@@ -22,7 +22,7 @@ from ...semantics.streams import StreamRecord, deliver_fast, takes_elements
 from .contract import ContractJudge
 from .handshake import PartyState
 from .mapping import apply_frame
-from .session import SessionModel
+from .model import SessionModel
 from .wire.frames import Frame, OnNext, OnNextPacked, Subscribe
 from .wire.runs import ElementRun, StridedRun, VariableRun
 
