@@ -21,7 +21,9 @@ What the endpoint does on its own, because the spec makes it automatic:
 - Stream ids: ``new_stream_id()`` gives this role's next id (client odd, server
   even, increasing, never reused).
 - Fragmentation: with ``mtu`` set, ``send`` cuts fragmentable frames so that no
-  frame is longer than ``mtu``; received fragments are joined (one Reassembler).
+  frame is longer than ``mtu``; received fragments are joined by the judge's
+  reassembler for the remote's direction (``RSocketJudge.judge_each``), the one
+  reassembler of that direction.
 - LEASE: a responder that granted a lease answers requests beyond it with
   ERROR[REJECTED]; a requester's ``may_request`` says whether its lease allows one
   more request, and a checked ``send`` refuses a request beyond it.
@@ -46,7 +48,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...errors import ProtocolViolation, Side
-from ...protocol.events import ConnectionClosed, Event, Ignored, ProtocolError
+from ...protocol.events import ConnectionClosed, ConnectionState, Event, Ignored, ProtocolError
 from ...rules import RULES, Level
 from .codec import RSocketLimits
 from .endpoint_state import (
@@ -61,7 +63,7 @@ from .endpoint_state import (
     default_setup,
     stream_error,
 )
-from .fragments import Reassembler, fragment
+from .fragments import fragment
 from .frames import (
     CONNECTION_CLOSE,
     CONNECTION_ERROR,
@@ -92,6 +94,10 @@ from .judge import RSocketJudge
 from .profiles import get_profile
 
 
+def _unheeded(violation: ProtocolViolation, index: int | None, frame: Any) -> None:
+    """The remote's findings are the judge's to keep; the endpoint answers what it reads itself."""
+
+
 class Endpoint:
     def __init__(self, role: Side, profile: str = "rsocket-1.0", limits: RSocketLimits | None = None, *,
                  setup: Setup | None | bool = True, mtu: int | None = None, length_prefix: bool = True,
@@ -104,7 +110,6 @@ class Endpoint:
         self.limits = limits
         self._encoder = chosen.encoder(limits, length_prefix=length_prefix)
         self._decoder = chosen.decoder(limits, length_prefix=length_prefix)
-        self._reassembler = Reassembler(limits)
         # The kit's judge, fed every frame either way: a checked send is judged as the monitor would judge it.
         self._judge = RSocketJudge(profile, limits, contract=False)
         self._judged = 0  # frames judged, both directions
@@ -113,7 +118,7 @@ class Endpoint:
         self.mtu = mtu
         self.lease_grant = lease_grant  # (ttl ms, requests) this side grants when the remote honours leases
         self.enforce_lifetime = enforce_lifetime
-        self.state = EndpointState.OPEN
+        self.state = ConnectionState.OPEN
         self.error: ProtocolViolation | None = None
         self.setup: Setup | None = None  # the connection's SETUP, once sent (client) or accepted (server)
         self.accepted = False  # the server accepted the SETUP (a client infers it: Connection Establishment)
@@ -262,14 +267,14 @@ class Endpoint:
     def _forget_if_done(self, record: StreamRecord) -> None:
         if record.done:
             self.streams.pop(record.stream_id, None)
-            if self.state is EndpointState.CLOSING and not self.streams:
-                self.state = EndpointState.CLOSED
+            if self.state is ConnectionState.CLOSING and not self.streams:
+                self.state = ConnectionState.CLOSED
 
     def _close_state(self, code: int) -> None:
         if code == CONNECTION_CLOSE and self.streams:
-            self.state = EndpointState.CLOSING
+            self.state = ConnectionState.CLOSING
         else:
-            self.state = EndpointState.CLOSED
+            self.state = ConnectionState.CLOSED
 
     # -- time -----------------------------------------------------------------------------
 
@@ -294,7 +299,7 @@ class Endpoint:
         """Time passed: send what is due (KEEPALIVE, a renewed LEASE); close a connection past its lifetime."""
         self.now = now
         events: list[Event] = []
-        if self.state is EndpointState.CLOSED or self.setup is None:
+        if self.state is ConnectionState.CLOSED or self.setup is None:
             return events
         if self.role is Side.CLIENT and self._next_keepalive is not None and now >= self._next_keepalive:
             self._next_keepalive = now + self._keepalive_seconds(self.setup)
@@ -321,7 +326,7 @@ class Endpoint:
     def receive_data(self, data: bytes, now: float | None = None) -> list[Event]:
         if now is not None:
             self.now = now
-        if self.error is not None or self.state is EndpointState.CLOSED:
+        if self.error is not None or self.state is ConnectionState.CLOSED:
             return []
         self._last_received = self.now
         events: list[Event] = []
@@ -331,12 +336,13 @@ class Endpoint:
             frames = self._decoder.feed(data)
         except ProtocolViolation as violation:
             frames, wire_error = list(self._decoder.salvaged), violation.with_side(self.role.peer)
-        self._judge_frames(self.role.peer, frames)  # the remote's frames keep the judge's model whole
+        # The remote's frames keep the judge's model whole, and its reassembler joins their fragments.
+        self._judged, wholes = self._judge.judge_each(self.role.peer, frames, self.now, self._judged, _unheeded)
         if wire_error is not None:
             self._judge.wire_error(self.role.peer, wire_error)
-        for frame in frames:
-            self._receive_frame(frame, events)
-            if self.error is not None or self.state is EndpointState.CLOSED:
+        for frame, whole in zip(frames, wholes, strict=True):
+            self._receive_decoded(frame, whole, events)
+            if self.error is not None or self.state is ConnectionState.CLOSED:
                 return events
         if wire_error is not None:
             self._fail(wire_error, events)
@@ -344,13 +350,13 @@ class Endpoint:
 
     def receive_eof(self) -> list[Event]:
         events: list[Event] = []
-        if self.error is None and self.state is not EndpointState.CLOSED:
+        if self.error is None and self.state is not ConnectionState.CLOSED:
             try:
                 self._decoder.eof()
             except ProtocolViolation as violation:
                 self._fail(violation.with_side(self.role.peer), events)
-        orderly = self.state is not EndpointState.OPEN and self.error is None
-        self.state = EndpointState.CLOSED
+        orderly = self.state is not ConnectionState.OPEN and self.error is None
+        self.state = ConnectionState.CLOSED
         events.append(ConnectionClosed(orderly=orderly, reason=str(self.error) if self.error else
                                        "transport closed" + ("" if orderly else " without ERROR on stream 0")))
         return events
@@ -358,14 +364,14 @@ class Endpoint:
     def _fail(self, violation: ProtocolViolation, events: list[Event]) -> None:
         """The remote broke the connection: ERROR on stream 0 (INVALID_SETUP before a SETUP), then closed."""
         self.error = violation
-        if self.state is not EndpointState.CLOSED:
+        if self.state is not ConnectionState.CLOSED:
             message = violation.message.encode()[:1024]
             if self.role is Side.SERVER and self.setup is None:
                 code = UNSUPPORTED_SETUP if violation.rule == "RS-DRAFT-1" else INVALID_SETUP
                 self._send_setup_error(code, message)
             else:
                 self.send(Error(stream_id=0, error_code=CONNECTION_ERROR, data=message), check=False)
-        self.state = EndpointState.CLOSED
+        self.state = ConnectionState.CLOSED
         events.append(ProtocolError(violation=violation))
 
     def _send_setup_error(self, code: int, message: bytes) -> None:
@@ -378,17 +384,20 @@ class Endpoint:
     def _ignore(self, frame: Any, why: str, events: list[Event], rule: str = RULE["ignored"]) -> None:
         events.append(Ignored(frame=frame, rule=rule, why=why))
 
-    def _receive_frame(self, decoded: Any, events: list[Event]) -> None:
+    def _receive_decoded(self, decoded: Any, whole: Any, events: list[Event]) -> None:
+        """One decoded frame, with what the judge's reassembly made of it (``judge_each``)."""
         if isinstance(decoded, IgnoredFrame):
             self._ignore(decoded, decoded.reason, events, decoded.rule)
             return
-        try:
-            frame = self._reassembler.push(decoded)
-        except ProtocolViolation as violation:
-            self._fail(violation.with_side(self.role.peer), events)
+        if isinstance(whole, ProtocolViolation):
+            self._fail(whole, events)  # a broken fragment chain
             return
-        if frame is None:
+        if whole is None:
             return  # a fragment chain in progress
+        self._receive_frame(whole, events)
+
+    def _receive_frame(self, frame: Any, events: list[Event]) -> None:
+        """One whole frame from the remote."""
         if self.role is Side.SERVER and self.setup is None:
             self._receive_first(frame, events)
             return
@@ -431,7 +440,7 @@ class Endpoint:
 
     def _reject_setup(self, frame: Any, code: int, reason: str, events: list[Event]) -> None:
         self._send_setup_error(code, reason.encode())
-        self.state = EndpointState.CLOSED
+        self.state = ConnectionState.CLOSED
         events.append(SetupRejected(setup=frame, error_code=code, reason=reason))
 
     def _receive_setup(self, frame: Setup, events: list[Event]) -> None:
@@ -474,7 +483,7 @@ class Endpoint:
         if self.role is Side.SERVER or self.accepted:
             self._ignore(frame, "a setup error after the connection was established", events)
             return
-        self.state = EndpointState.CLOSED
+        self.state = ConnectionState.CLOSED
         events.append(frame)
 
     def _receive_request(self, frame: Any, events: list[Event]) -> None:

@@ -70,6 +70,7 @@ class RSocketJudge:
         self.streams.contract = self.contract
         self._t = 0.0
         self._plain = {side: False for side in Side}  # the party's frames need no connection-level check
+        self._whole: Any = None  # what the last frame became after reassembly (``judge_each``)
 
     # -- the loop -------------------------------------------------------------------
 
@@ -118,6 +119,20 @@ class RSocketJudge:
             if model.found:
                 self._flush(found, index - 1, item)
         return index
+
+    def judge_each(self, sender: Side, frames: Iterable[Any], t: float, index: int,
+                   found: Found) -> tuple[int, list[Any]]:
+        """``judge``, frame by frame (findings never depend on the grouping), and what each frame became
+        after ``sender``'s reassembly: the whole frame (a frame that needs none is its own), None for a
+        fragment that completes nothing, or the ProtocolViolation of a broken chain (reported as well).
+
+        The RSocket endpoint reads reassembly here: the judge's reassembler is the one per direction."""
+        wholes: list[Any] = []
+        for frame in frames:
+            self._whole = frame  # the fast paths and an IgnoredFrame never reach ``_reassemble``
+            index = self.judge(sender, (frame,), t, index, found)
+            wholes.append(self._whole)
+        return index, wholes
 
     def _flush(self, found: Found, index: int | None, frame: Any) -> None:
         for violation in self.model.found:
@@ -187,9 +202,11 @@ class RSocketJudge:
         """The whole frame once its last fragment is in (None before); a broken chain is reported and dropped."""
         reassembler = self.reassembly[sender]
         try:
-            return reassembler.push(frame)
+            self._whole = whole = reassembler.push(frame)
+            return whole
         except ProtocolViolation as violation:
-            self.model.report_violation(violation.with_side(sender))
+            self._whole = broken = violation.with_side(sender)
+            self.model.report_violation(broken)
             reassembler.push(Cancel(stream_id=frame.stream_id))  # drops the chain (the sender's CANCEL would)
             try:
                 return reassembler.push(frame)
