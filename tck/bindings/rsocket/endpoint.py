@@ -15,6 +15,7 @@ What the endpoint does on its own, because the spec makes it automatic:
   version gets ERROR[UNSUPPORTED_SETUP], bad parameters ERROR[INVALID_SETUP], a
   resume request ERROR[REJECTED_SETUP], RESUME ERROR[REJECTED_RESUME], and
   anything else first ERROR[INVALID_SETUP]; each closes the connection.
+- KEEPALIVE, lifetime and LEASE are what time drives: ``endpoint_timers.py``.
 - KEEPALIVE.  A KEEPALIVE with R is answered with one without R echoing its
   data (the draft has no R: its server answers every KEEPALIVE); a client sends
   its own every interval of its SETUP as ``tick`` passes.
@@ -63,6 +64,7 @@ from .endpoint_state import (
     default_setup,
     stream_error,
 )
+from .endpoint_timers import EndpointTimers
 from .fragments import fragment
 from .frames import (
     CONNECTION_CLOSE,
@@ -98,7 +100,7 @@ def _unheeded(violation: ProtocolViolation, index: int | None, frame: Any) -> No
     """The remote's findings are the judge's to keep; the endpoint answers what it reads itself."""
 
 
-class Endpoint:
+class Endpoint(EndpointTimers):
     def __init__(self, role: Side, profile: str = "rsocket-1.0", limits: RSocketLimits | None = None, *,
                  setup: Setup | None | bool = True, mtu: int | None = None, length_prefix: bool = True,
                  lease_grant: tuple[int, int] = (60_000, 1000), enforce_lifetime: bool = False,
@@ -195,12 +197,6 @@ class Endpoint:
         record = self.streams.get(stream_id)
         return record.credit if record is not None and record.sending else 0
 
-    def may_request(self) -> bool:
-        """Whether the lease (if this side must honour one) allows one more request now."""
-        if not self.lease_required:
-            return True
-        return self._lease_left > 0 and self.now < self._lease_until
-
     def _judge_frames(self, sender: Side, frames: list[Any]) -> list[ProtocolViolation]:
         """Apply ``frames`` to the judge; the MUST rules they broke (not those found by time passing)."""
         found: list[ProtocolViolation] = []
@@ -275,51 +271,6 @@ class Endpoint:
             self.state = ConnectionState.CLOSING
         else:
             self.state = ConnectionState.CLOSED
-
-    # -- time -----------------------------------------------------------------------------
-
-    def _keepalive_seconds(self, setup: Setup) -> float:
-        return setup.keepalive_interval / (1e9 if self.draft else 1e3)
-
-    def _lifetime_seconds(self, setup: Setup) -> float:
-        return setup.max_lifetime / (1e9 if self.draft else 1e3)
-
-    def next_deadline(self) -> float | None:
-        """When ``tick`` next has something to do (None: nothing planned)."""
-        times = []
-        if self.role is Side.CLIENT and self._next_keepalive is not None:
-            times.append(self._next_keepalive)
-        if self._grants:
-            times.append(self._renew_at)
-        if self.enforce_lifetime and self.setup is not None:
-            times.append(self._last_received + self._lifetime_seconds(self.setup))
-        return min(times) if times else None
-
-    def tick(self, now: float) -> list[Event]:
-        """Time passed: send what is due (KEEPALIVE, a renewed LEASE); close a connection past its lifetime."""
-        self.now = now
-        events: list[Event] = []
-        if self.state is ConnectionState.CLOSED or self.setup is None:
-            return events
-        if self.role is Side.CLIENT and self._next_keepalive is not None and now >= self._next_keepalive:
-            self._next_keepalive = now + self._keepalive_seconds(self.setup)
-            self.send(Keepalive(respond=not self.draft))
-        if self._grants and now >= self._renew_at:
-            self.grant_lease()
-        if self.enforce_lifetime and now - self._last_received > self._lifetime_seconds(self.setup):
-            reason = f"nothing received for {now - self._last_received:.1f} s, over the max lifetime"
-            self.send(Error(stream_id=0, error_code=CONNECTION_ERROR, data=reason.encode()))
-            events.append(ConnectionClosed(orderly=False, reason=reason))
-        return events
-
-    def grant_lease(self, ttl_ms: int | None = None, requests: int | None = None) -> None:
-        """Send a LEASE (the last one overrides every earlier one)."""
-        ttl, count = ttl_ms or self.lease_grant[0], requests if requests is not None else self.lease_grant[1]
-        self._grants = True
-        self._granted_until = self.now + ttl / 1000
-        self._renew_at = self.now + ttl / 2000  # renewed half-way, so a busy requester never waits
-        self._granted_left = count
-        self.send(Lease(ttl=ttl * 10**6 if self.draft else ttl, number_of_requests=count))  # the draft counts ns
 
     # -- receiving ------------------------------------------------------------------------
 
@@ -446,22 +397,6 @@ class Endpoint:
     def _receive_setup(self, frame: Setup, events: list[Event]) -> None:
         why = "a client ignores SETUP" if self.role is Side.CLIENT else "a server ignores a SETUP after accepting one"
         self._ignore(frame, why, events)
-
-    def _receive_keepalive(self, frame: Keepalive, events: list[Event]) -> None:
-        if frame.stream_id != 0:
-            self._ignore(frame, f"KEEPALIVE on stream {frame.stream_id}", events)
-            return
-        if (frame.respond or (self.draft and self.role is Side.SERVER)) and self.setup is not None:
-            self.send(Keepalive(respond=False, data=frame.data))
-        events.append(frame)
-
-    def _receive_lease(self, frame: Lease, events: list[Event]) -> None:
-        if frame.stream_id != 0:
-            self._ignore(frame, f"LEASE on stream {frame.stream_id}", events)
-            return
-        self._lease_until = self.now + frame.ttl / (1e9 if self.draft else 1e3)
-        self._lease_left = frame.number_of_requests
-        events.append(frame)
 
     def _receive_error(self, frame: Error, events: list[Event]) -> None:
         if frame.stream_id == 0:
