@@ -219,6 +219,23 @@ def test_split_assembler_bounds_what_it_holds() -> None:
     assert joiner.in_progress(1) == 0
 
 
+def test_split_assembler_bounds_the_elements_in_progress_together() -> None:
+    # The scenario adapter's bound: each element within the limit, and all held together within it too.
+    joiner = SplitAssembler(limit=5, total_limit=5)
+    joiner.add(1, b"abc", last=False)
+    joiner.add(2, b"", last=False)
+    assert joiner.holds(2) and not joiner.holds(3)
+    with pytest.raises(ReassemblyLimitExceeded) as caught:
+        joiner.add(2, b"def", last=False)
+    assert caught.value.together and (caught.value.subscriber, caught.value.limit) == (2, 5)
+    assert not joiner.holds(2) and joiner.in_progress(1) == 3
+    assert joiner.add(1, b"de", last=True) == b"abcde"  # the total is freed with the element
+    assert joiner.add(2, b"vwxyz", last=True) == b"vwxyz"
+    with pytest.raises(ReassemblyLimitExceeded) as alone:
+        joiner.add(3, b"123456", last=True)
+    assert not alone.value.together
+
+
 def test_split_assembler_drop_forgets_a_partial_element() -> None:
     joiner = SplitAssembler(limit=10)
     joiner.add(1, b"abc", last=False)
