@@ -51,9 +51,9 @@ from typing import Any
 from ...errors import ProtocolViolation, Side
 from ...protocol.events import ConnectionClosed, ConnectionState, Event, Ignored, ProtocolError
 from ...rules import RULES, Level
+from ...semantics.demand import saturating_add
 from .codec import RSocketLimits
 from .endpoint_state import (
-    DEMAND_MAX,
     FRAGMENT_OVERHEAD,
     REQUESTS,
     RULE,
@@ -126,7 +126,6 @@ class Endpoint(EndpointTimers):
         self.accepted = False  # the server accepted the SETUP (a client infers it: Connection Establishment)
         self.streams: dict[int, StreamRecord] = {}
         self._next_id = 1 if role is Side.CLIENT else 2
-        self._highest_sent = 0
         self._out: list[bytes] = []
         self.now = now
         self._last_received = now
@@ -221,7 +220,6 @@ class Endpoint(EndpointTimers):
             self._close_state(frame.error_code)
             return
         if isinstance(frame, REQUESTS):
-            self._highest_sent = max(self._highest_sent, sid)
             self._next_id = max(self._next_id, sid + 2)
             if self.lease_required:
                 self._lease_left -= 1
@@ -448,8 +446,7 @@ class Endpoint(EndpointTimers):
         if record is None or not record.sending:
             self._ignore(frame, f"REQUEST_N on stream {frame.stream_id}, which does not send", events)
             return
-        if frame.request_n > 0:
-            record.credit = min(DEMAND_MAX, record.credit + frame.request_n)
+        record.credit = saturating_add(record.credit, frame.request_n)  # cumulative (bindings.md §2)
         events.append(frame)  # request N = 0 is the application's to answer (bindings.md §2)
 
     def _receive_cancel(self, frame: Cancel, events: list[Event]) -> None:

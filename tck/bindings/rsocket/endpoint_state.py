@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...protocol.events import ConnectionState
-from ...semantics.demand import UNBOUNDED
 from .frames import (
     APPLICATION_ERROR,
     CONNECTION_CLOSE,
@@ -29,7 +28,6 @@ from .frames import (
     Setup,
 )
 
-DEMAND_MAX = UNBOUNDED  # cumulative demand saturates here (bindings.md §2), as the contract's demand does
 REQUESTS = (RequestResponse, RequestFnf, RequestStream, RequestChannel, RequestSubscription)
 SETUP_CODES = frozenset({INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP, REJECTED_RESUME})
 CONNECTION_CODES = SETUP_CODES | {CONNECTION_ERROR, CONNECTION_CLOSE}
