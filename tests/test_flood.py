@@ -237,5 +237,6 @@ def test_split_elements_in_progress_share_one_reassembly_budget_per_connection()
         session._sort(OnNextPart(subscriber=sid, element=1, data=part), sid)
     assert session.error is not None and "together over the kit's reassembly limit" in session.error
     assert "reassembly" in session.truncated
-    assert session.adapter._parts_bytes <= REASSEMBLY_MAX_BYTES  # type: ignore[attr-defined]
-    assert session.adapter._parts_bytes == sum(len(joined) for joined in session.adapter._parts.values())  # type: ignore[attr-defined]
+    parts = session.adapter._parts  # type: ignore[attr-defined]
+    assert 0 < parts.held <= REASSEMBLY_MAX_BYTES
+    assert parts.held == sum(parts.in_progress(sid) for sid in range(1, REASSEMBLY_MAX_BYTES // len(part) + 2))

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from rsio_tck.bindings.rsocket import get_profile
+from rsio_tck.bindings.rsocket import Reassembler, get_profile
 from rsio_tck.bindings.rsocket.endpoint import Endpoint, EndpointState, SetupRejected, default_setup
 from rsio_tck.bindings.rsocket.frames import (
     CONNECTION_ERROR,
@@ -20,6 +20,7 @@ from rsio_tck.bindings.rsocket.frames import (
     RequestResponse,
     RequestStream,
 )
+from rsio_tck.bindings.rsocket.judge import RSocketJudge
 from rsio_tck.errors import ProtocolViolation, Side
 from rsio_tck.protocol.events import ConnectionClosed, Ignored, ProtocolError
 
@@ -162,3 +163,37 @@ def test_resume_is_refused() -> None:
     server = Endpoint(Side.SERVER)
     events = server.receive_data(server.encode(replace(default_setup("rsocket-1.0"), resume_token=b"t")))
     assert isinstance(events[0], SetupRejected) and events[0].error_code == REJECTED_SETUP
+
+
+def test_received_fragments_are_joined_by_the_judges_reassembler_alone() -> None:
+    # One reassembler per direction: the endpoint reads the judge's (judge_each), and keeps none of its own.
+    client, server, _ = pair()
+    sid = client.new_stream_id()
+    client.send(RequestStream(stream_id=sid, initial_request_n=5, data=b"tck/infinite"))
+    server.receive_data(client.data_to_send())
+    whole = Payload(stream_id=sid, next=True, metadata=b"m" * 40, data=b"d" * 300)
+    server.send(whole, fragment_size=64)
+    wire = server.data_to_send()
+    assert len(get_profile("rsocket-1.0").decoder().feed(wire)) > 2
+    assert not any(isinstance(value, Reassembler) for value in vars(client).values())
+    events = client.receive_data(wire[:-1])
+    assert events == [] and client._judge.reassembly[Side.SERVER].held > 0
+    assert client.receive_data(wire[-1:]) == [whole]
+    assert client._judge.reassembly[Side.SERVER].held == 0
+
+
+def test_a_broken_fragment_chain_closes_the_connection_with_the_judges_finding() -> None:
+    client, server, _ = pair()
+    sid = client.new_stream_id()
+    client.send(RequestStream(stream_id=sid, initial_request_n=5, data=b"tck/infinite"))
+    server.receive_data(client.data_to_send())
+    # A follows-flagged PAYLOAD, then a request on the same connection before the chain's last fragment.
+    server.send(Payload(stream_id=sid, next=True, follows=True, data=b"part"), check=False)
+    server.send(Payload(stream_id=sid, next=True, complete=True, metadata=b"late metadata", data=b"x"), check=False)
+    wire = server.data_to_send()
+    decoded = get_profile("rsocket-1.0").decoder().feed(wire)
+    _, wholes = RSocketJudge().judge_each(Side.SERVER, decoded, 0.0, 0, lambda *found: None)
+    assert wholes[0] is None and isinstance(wholes[1], ProtocolViolation)
+    events = client.receive_data(wire)
+    assert [type(e) for e in events] == [ProtocolError] and client.error is not None
+    assert client.error.rule == wholes[1].rule and client.error.side is Side.SERVER

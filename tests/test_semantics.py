@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rsio_tck.bindings.rsio.handshake import HANDSHAKE, Move, PartyState, lookup
-from rsio_tck.bindings.rsio.session import SessionModel
+from rsio_tck.bindings.rsio.model import SessionModel
 from rsio_tck.bindings.rsio.split import ReassemblyLimitExceeded, SplitAssembler
 from rsio_tck.catalogue import GOODBYE_OBLIGATION, PROTOCOL_ERRORS, RULES
 from rsio_tck.errors import ProtocolViolation, Side
@@ -22,6 +22,7 @@ from rsio_tck.semantics.streams import (
     StreamOptions,
     StreamRecord,
     Verdict,
+    deliver_fast,
     step,
     transitions_for,
 )
@@ -218,6 +219,23 @@ def test_split_assembler_bounds_what_it_holds() -> None:
     assert joiner.in_progress(1) == 0
 
 
+def test_split_assembler_bounds_the_elements_in_progress_together() -> None:
+    # The scenario adapter's bound: each element within the limit, and all held together within it too.
+    joiner = SplitAssembler(limit=5, total_limit=5)
+    joiner.add(1, b"abc", last=False)
+    joiner.add(2, b"", last=False)
+    assert joiner.holds(2) and not joiner.holds(3)
+    with pytest.raises(ReassemblyLimitExceeded) as caught:
+        joiner.add(2, b"def", last=False)
+    assert caught.value.together and (caught.value.subscriber, caught.value.limit) == (2, 5)
+    assert not joiner.holds(2) and joiner.in_progress(1) == 3
+    assert joiner.add(1, b"de", last=True) == b"abcde"  # the total is freed with the element
+    assert joiner.add(2, b"vwxyz", last=True) == b"vwxyz"
+    with pytest.raises(ReassemblyLimitExceeded) as alone:
+        joiner.add(3, b"123456", last=True)
+    assert not alone.value.together
+
+
 def test_split_assembler_drop_forgets_a_partial_element() -> None:
     joiner = SplitAssembler(limit=10)
     joiner.add(1, b"abc", last=False)
@@ -269,6 +287,60 @@ def _run(ops: list[tuple[str, int]], fast: bool) -> list[tuple[str, str, int]]:
 @given(_ops)
 def test_fast_delivery_path_agrees_with_the_table(ops: list[tuple[str, int]]) -> None:
     assert _run(ops, fast=True) == _run(ops, fast=False)
+
+
+_any_signals = st.lists(st.tuples(st.sampled_from(list(Signal)), st.integers(-1, 3)), max_size=40)
+_RSOCKET_LIKE = StreamOptions(on_subscribe_frame=False, reuse_ids=False)
+
+
+@settings(max_examples=500)
+@given(_any_signals, st.sampled_from([RSIO_OPTIONS, _RSOCKET_LIKE]))
+def test_the_tables_one_fast_path_is_the_table(ops: list[tuple[Signal, int]], options: StreamOptions) -> None:
+    # semantics.streams.deliver_fast, the one fast path every binding's judge takes, against step,
+    # over any sequence of signals (every state, owed onSubscribes, split elements, both overlays).
+    def run(fast: bool) -> list[object]:
+        rec, log = StreamRecord(), []  # type: ignore[var-annotated]
+        for signal, n in ops:
+            args = SignalArgs(count=max(n, 1), amount=n, element=n)
+            try:
+                if not (fast and signal is Signal.ON_NEXT and deliver_fast(rec, args.count)):
+                    step(Side.SERVER, 1, rec, signal, args, lambda rule, message: log.append(rule), options)
+            except ProtocolViolation as violation:
+                log.append(violation.rule)
+            log.append((rec.state, rec.demand.outstanding, rec.demand.delivered, rec.owed_on_subscribes, rec.element))
+        return log
+
+    assert run(True) == run(False)
+
+
+def test_deliver_fast_changes_nothing_when_it_declines() -> None:
+    rec = StreamRecord()
+    step(Side.CLIENT, 1, rec, Signal.SUBSCRIBE, SignalArgs(amount=1), lambda rule, message: None)
+    assert not deliver_fast(rec, 1)  # SUBSCRIBING: the table's entry is a violation, left to step
+    step(Side.SERVER, 1, rec, Signal.ON_SUBSCRIBE, SignalArgs(), lambda rule, message: None)
+    assert not deliver_fast(rec, 2)  # beyond demand: step finds DEM-5
+    assert (rec.state, rec.demand.outstanding, rec.demand.delivered) == (StreamState.ACTIVE, 1, 0)
+    assert deliver_fast(rec, 1) and rec.demand.outstanding == 0
+
+
+def test_the_endpoint_drops_an_element_the_fast_path_took_after_its_cancel() -> None:
+    # Why the RS-IO endpoint does more than the fast path: an element in flight after the
+    # endpoint's own cancel is judged (it takes demand, as the table says) but not handed on (STR-8).
+    from rsio_tck.bindings.rsio.wire import get_codec
+    from rsio_tck.bindings.rsio.wire.frames import Cancel, ClientHello, OnNext, OnSubscribe, ServerHello, Subscribe
+    from rsio_tck.protocol import Connection
+
+    encoder = get_codec("msgpack").encoder()
+    conn = Connection(Side.CLIENT, "msgpack")
+    conn.send(ClientHello(version=0))
+    conn.send(Subscribe(publisher="p", subscriber=1, initial_demand=3))
+    events = conn.receive_data(b"".join(encoder.encode(f) for f in (
+        ServerHello(version=0), OnSubscribe(subscriber=1), OnNext(subscriber=1, element=b"a"))))
+    assert OnNext(subscriber=1, element=b"a") in events
+    conn.send(Cancel(subscriber=1))
+    events = conn.receive_data(encoder.encode(OnNext(subscriber=1, element=b"b")))
+    rec = conn.model.spaces[Side.CLIENT][1]
+    assert events == [] and rec.state is StreamState.CANCELLED and rec.demand.outstanding == 1
 
 
 def _frames(ops: list[tuple[str, int]]) -> list[tuple[Side, object]]:

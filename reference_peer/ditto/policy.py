@@ -30,13 +30,14 @@ from rsio_tck.bindings.ditto import (
     StreamingNext,
     encode_line,
 )
+from rsio_tck.semantics.demand import UNBOUNDED, saturating_add
 
 from .publishers import End
 
 if TYPE_CHECKING:
     from .session import DittoSession, Subscription
 
-MAX_DEMAND = 2**63 - 1
+MAX_DEMAND = UNBOUNDED
 RULE_3_9 = "Reactive Streams rule 3.9"
 
 
@@ -116,7 +117,7 @@ class Policy:
         if demand <= 0:
             self.on_bad_demand(s, sub, demand)
             return
-        sub.demand = min(MAX_DEMAND, sub.demand + demand)  # cumulative, 2^63-1 is unbounded (DITTO-DEM-4)
+        sub.demand = saturating_add(sub.demand, demand)  # cumulative, 2^63-1 is unbounded (DITTO-DEM-4)
 
     def on_bad_demand(self, s: DittoSession, sub: Subscription, demand: int) -> None:
         """Demand <= 0: ``failed`` with the protocol error code (DITTO-DEM-2, rule 3.9)."""

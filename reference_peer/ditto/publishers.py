@@ -34,10 +34,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from rsio_tck.bindings.ditto import ErrorInfo, SearchSubscribe, SubscribeForPersistedEvents
+from rsio_tck.semantics.demand import UNBOUNDED
 
 from . import rql
 
-INFINITE = 2**63 - 1
+INFINITE = UNBOUNDED  # what ``available`` says for a publisher without end
 DEFAULT_PAGE_SIZE = 25  # protocol-specification-things-search.md, Subscribe: size default 25, max 200
 MAX_PAGE_SIZE = 200
 MAX_COLLECTION = 10_000_000  # things one search may name (the kit's bound, not Ditto's)

@@ -55,12 +55,13 @@ from rsio_tck.bindings.ditto import (
 )
 from rsio_tck.bindings.ditto.codec import DittoLimits
 from rsio_tck.errors import ProtocolViolation
+from rsio_tck.semantics.demand import UNBOUNDED
 
 from . import publishers
 from .freedoms import Freedoms
 from .policy import Policy
 
-MAX_DEMAND = 2**63 - 1
+MAX_DEMAND = UNBOUNDED
 # Ditto's topic for an error that concerns no entity it could name (its gateway's error pages show it).
 ERROR_TOPIC = parse_topic("unknown/unknown/things/twin/errors")
 

@@ -40,12 +40,13 @@ from rsio_tck.bindings.ditto import (
     decode_websocket_text,
     encode_message,
 )
+from rsio_tck.semantics.demand import UNBOUNDED
 
 from .faults import FAULTS
 
 TIMEOUT = 20.0  # seconds for one case
 UNSUPPORTED = 127
-MAX = 2**63 - 1
+MAX = UNBOUNDED
 # name -> (filter, page size, first request, then per page (0: none), cancel after this many pages (0: never))
 CASES: dict[str, tuple[str, int, int, int, int]] = {
     "search-pages": ("eq(attributes/tck,10)", 3, 1, 1, 0),

@@ -11,6 +11,7 @@ from rsio_tck.bindings.rsocket.frames import (
     APPLICATION_ERROR,
     CONNECTION_ERROR,
     REJECTED_SETUP,
+    U31_MAX,
     Error,
     Keepalive,
     Lease,
@@ -143,7 +144,7 @@ def _lease_stream(parent: Callable[..., None]) -> Callable[..., None]:
     def grant_lease(self: Endpoint, ttl_ms: int | None = None, requests: int | None = None) -> None:
         self._grants = True
         self._granted_until = self._renew_at = float("inf")
-        self._granted_left = 2**31 - 1
+        self._granted_left = U31_MAX
         self.send(Lease(stream_id=1, ttl=ttl_ms or self.lease_grant[0], number_of_requests=self.lease_grant[1]),
                   check=False)
     return grant_lease

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl
 
 from rsio_tck import testpubs
+from rsio_tck.semantics.demand import UNBOUNDED
 
 from ..sources import COMPLETE, End, FixedSource, LargeSource, QueueSource, Source
 
@@ -26,7 +27,7 @@ class CountingSource(Source):
         self.final = end
 
     def available(self) -> int:
-        return 2**63 - 1 if self.left is None else self.left
+        return UNBOUNDED if self.left is None else self.left
 
     def take(self, n: int) -> list[bytes]:
         first = self.next

@@ -15,7 +15,7 @@ the table (a stream that opens with no onSubscribe frame, Ids never reused, the 
 copies of it.
 """
 
-from .demand import Demand
+from .demand import UNBOUNDED, Demand, saturating_add
 from .signals import Signal
 from .streams import StreamRecord, StreamState
 
@@ -24,4 +24,6 @@ __all__ = [
     "Signal",
     "StreamRecord",
     "StreamState",
+    "UNBOUNDED",
+    "saturating_add",
 ]

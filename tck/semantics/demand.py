@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-UNBOUNDED = 2**63 - 1
+UNBOUNDED = 2**63 - 1  # RS 3.17's Long.MAX_VALUE: demand this large is unbounded; the one copy of the number
+
+
+def saturating_add(total: int, n: int, ceiling: int = UNBOUNDED) -> int:
+    """``total + n``, saturating at ``ceiling``; ``n <= 0`` adds nothing (demand comes in positive requests).
+
+    The one saturating sum of the kit: ``Demand.add`` uses it, and so does every
+    place that keeps a demand as a plain count (fuzz strategies, scenario
+    adapters, the reference peers).
+    """
+    return min(total + n, ceiling) if n > 0 else total
 
 
 class Demand:
@@ -29,8 +39,7 @@ class Demand:
 
     def add(self, n: int) -> None:
         """Add a positive request; the total saturates (a request at or over the ceiling counts as the ceiling)."""
-        if n > 0:
-            self.outstanding = min(self.outstanding + n, self.ceiling)
+        self.outstanding = saturating_add(self.outstanding, n, self.ceiling)
 
     def covers(self, count: int) -> bool:
         """Whether ``count`` more elements fit the demand (``take`` would succeed)."""

@@ -328,6 +328,35 @@ ACTIONS: dict[str, Action] = {
 }
 
 
+# -- the fast path ----------------------------------------------------------------
+# Element frames dominate traffic, so judges take the entries of the table that
+# only take demand without building SignalArgs or looking the table up.  This is
+# the one copy of that shortcut; ``tests/test_semantics.py`` holds it to ``step``
+# with a property test.
+
+
+def takes_elements(rec: StreamRecord | None) -> bool:
+    """Whether an onNext for ``rec`` takes an entry of the table that only takes demand:
+    (ACTIVE, ON_NEXT) ``deliver``, or (CANCELLED, ON_NEXT) ``deliver_in_flight`` with no
+    onSubscribe still owed.  Neither entry changes the state."""
+    return rec is not None and (
+        rec.state is StreamState.ACTIVE or (rec.state is StreamState.CANCELLED and not rec.owed_on_subscribes)
+    )
+
+
+def deliver_fast(rec: StreamRecord | None, count: int) -> bool:
+    """Apply those entries for ``count`` elements; True when applied.  False changes nothing:
+    the caller judges the frame with ``step`` (which finds what is wrong, if anything)."""
+    # takes_elements, written out: this runs once per element frame.
+    if rec is None:
+        return False
+    state = rec.state
+    return (state is _ACTIVE or (state is _CANCELLED and not rec.owed_on_subscribes)) and rec.demand.take(count)
+
+
+_ACTIVE, _CANCELLED = StreamState.ACTIVE, StreamState.CANCELLED
+
+
 @dataclass(frozen=True, slots=True)
 class StreamOptions:
     """How a binding's wire differs from RS-IO's where the contract allows it (the defaults are RS-IO's)."""

@@ -14,16 +14,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...catalogue import RULES
+from .signals import SIGNAL_OF
 
 if TYPE_CHECKING:
     from ...binding import WireTable
     from ...monitor.trace import TraceRecord
 
 PROFILES = ("streaming", "search")
-# Ditto's actions as the contract's signals (bindings.md §3), for pipeline rows.
-SIGNAL_OF = {"subscribeForPersistedEvents": "subscribe", "subscribe": "subscribe", "request": "request",
-             "cancel": "cancel", "created": "onSubscribe", "next": "onNext", "complete": "onComplete",
-             "failed": "onError"}
 
 
 class LineEncoder:
@@ -159,7 +156,7 @@ class DittoBinding:
 
     def scenario_adapter(self, profile: str, options: dict[str, Any] | None = None) -> Any:
         """The scenario engine's adapter for one connection (``rsio_tck.binding.ScenarioAdapter``)."""
-        from .scenario import DittoScenarioAdapter
+        from .adapter import DittoScenarioAdapter
 
         self._check(profile)
         return DittoScenarioAdapter(self, profile, (options or {}).get("limits"))

@@ -31,8 +31,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from ...semantics.demand import UNBOUNDED, saturating_add
+
 Draw = Any
-UNBOUNDED = 2**63 - 1
 LIVENESS_RULE = "DITTO-TCK-1"  # the fresh connection's tck/range must still stream
 
 _SUB = "tck/range/things/twin/streaming/subscribeForPersistedEvents"
@@ -65,7 +66,7 @@ def _requests(draw: Draw, total: int) -> list[int]:
         parts.append(n)
         left -= n
     if left > 0 or not parts:
-        parts.append(min(max(left, 1) + draw(st.sampled_from((0, 0, 1, 5, UNBOUNDED))), UNBOUNDED))
+        parts.append(saturating_add(max(left, 1), draw(st.sampled_from((0, 0, 1, 5, UNBOUNDED)))))
     return parts
 
 

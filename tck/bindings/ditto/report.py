@@ -23,7 +23,7 @@ from ...binding import Cell, WireTable
 from ...errors import Side
 from ...monitor.trace import TraceRecord
 from ...report.traffic import UNDECODABLE, by_direction, decoded, table_if_rows
-from .binding import SIGNAL_OF
+from .signals import SIGNAL_OF
 
 PROTOCOLS = {
     "streaming": "Ditto Protocol: streaming subscription (subscribeForPersistedEvents)",

@@ -113,7 +113,7 @@ class RsioBinding:
 
     def scenario_adapter(self, profile: str, options: dict[str, Any] | None = None) -> Any:
         """The scenario engine's adapter for one connection (``rsio_tck.binding.ScenarioAdapter``)."""
-        from .scenario import RsioScenarioAdapter
+        from .adapter import RsioScenarioAdapter
 
         return RsioScenarioAdapter(self, profile, (options or {}).get("limits"))
 

@@ -25,7 +25,7 @@ from typing import Any
 import msgpack
 
 from ...errors import ProtocolViolation, Side
-from ...semantics.demand import UNBOUNDED
+from ...semantics.demand import UNBOUNDED, saturating_add
 from ...testpubs import (
     UNSERVED_PREFIX,
     Error,
@@ -231,7 +231,7 @@ class ContractJudge:
             return
         assert isinstance(frame, Request)
         if frame.demand > 0:
-            inner.total = min(inner.total + frame.demand, UNBOUNDED)
+            inner.total = saturating_add(inner.total, frame.demand)
         self._check_strategy(inner, sender, frame.subscriber, request=frame.demand, found=found)
 
     def _check_strategy(self, inner: Inner, target: Side, sid: int, *, initial: int | None = None,

@@ -28,7 +28,7 @@ from ...protocol.events import ConnectionClosed, ConnectionState, Event, Ignored
 from ...semantics.signals import Signal
 from ...semantics.streams import SignalArgs, StreamState, Verdict
 from .mapping import STREAM_SIGNALS, apply_frame
-from .session import SessionModel
+from .model import SessionModel
 from .split import ReassemblyLimitExceeded, SplitAssembler
 from .wire import DEFAULT_LIMITS, Frame, Limits, get_codec
 from .wire.frames import (
@@ -172,7 +172,10 @@ class RsioEndpoint:
         model = self.model
         kind = type(frame)
         if kind is OnNext and model.deliver_fast(self.peer, frame.subscriber, 1):  # type: ignore[union-attr]
-            events.append(frame)
+            # The table's fast path also takes elements in flight after our cancel; those are
+            # judged like any other but dropped, not handed on (STR-8), as the general path below does.
+            if model.spaces[self.role][frame.subscriber].state is StreamState.ACTIVE:  # type: ignore[union-attr]
+                events.append(frame)
             return
         mapped = STREAM_SIGNALS.get(kind)
         before: StreamState | None = None  # state of our own subscription a publisher signal is for

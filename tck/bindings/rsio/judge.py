@@ -2,9 +2,9 @@
 
 Theory of operation: every frame goes through ``mapping.apply_frame`` onto the
 ``SessionModel`` (hello, goodbye, and the contract's stream table), and through the
-contract judge of rsio-v0 section 8 when a test publisher is involved.  The plain
-(ACTIVE, onNext) entry of the stream table is inlined for the frames that dominate
-traffic, and an ``ElementRun`` (a long stretch of plain element frames the decoder
+contract judge of rsio-v0 section 8 when a test publisher is involved.  The entries
+of the stream table that only take demand are taken by the table's own fast path
+(``semantics.streams.deliver_fast``) for the frames that dominate traffic, and an ``ElementRun`` (a long stretch of plain element frames the decoder
 returned as one value) is judged with one demand check per Id when every frame of it
 would take that entry; otherwise it is expanded and judged frame by frame, so findings
 never depend on how the bytes were grouped.  ``tests/test_semantics.py`` holds both
@@ -18,11 +18,11 @@ from collections.abc import Iterable
 
 from ...binding import Found, Keep
 from ...errors import ProtocolViolation, Side
-from ...semantics.streams import StreamRecord, StreamState
+from ...semantics.streams import StreamRecord, deliver_fast, takes_elements
 from .contract import ContractJudge
 from .handshake import PartyState
 from .mapping import apply_frame
-from .session import SessionModel
+from .model import SessionModel
 from .wire.frames import Frame, OnNext, OnNextPacked, Subscribe
 from .wire.runs import ElementRun, StridedRun, VariableRun
 
@@ -42,7 +42,7 @@ class RsioJudge:
         contract = self.contract
         party = model.parties[sender]
         space = model.spaces[sender.peer]
-        active, cancelled, open_ = StreamState.ACTIVE, StreamState.CANCELLED, PartyState.OPEN
+        open_ = PartyState.OPEN
         for item in frames:
             kind = type(item)
             if kind is VariableRun or kind is StridedRun:
@@ -65,18 +65,13 @@ class RsioJudge:
             if contract is not None and (contract.active or kind is Subscribe):
                 for violation in contract.observe(sender, frame):
                     found(violation, index - 1, frame)
-            if kind is OnNext or kind is OnNextPacked:
-                rec = space.get(frame.subscriber)  # type: ignore[union-attr]
-                # ACTIVE, or CANCELLED with elements still in flight (within demand):
-                # the (state, ON_NEXT) entries of the table that only take demand.
-                if (
-                    rec is not None
-                    and (rec.state is active or (rec.state is cancelled and not rec.owed_on_subscribes))
-                    and party.state is open_
-                    and rec.demand.take(1 if kind is OnNext else frame.count)  # type: ignore[union-attr]
-                ):
-                    party.frames_sent += 1
-                    continue
+            if (
+                (kind is OnNext or kind is OnNextPacked)
+                and party.state is open_
+                and deliver_fast(space.get(frame.subscriber), 1 if kind is OnNext else frame.count)  # type: ignore[union-attr]
+            ):
+                party.frames_sent += 1
+                continue
             try:
                 apply_frame(model, sender, frame)
             except ProtocolViolation as violation:
@@ -111,25 +106,17 @@ class RsioJudge:
         return self.model.parties[side].state.name
 
 
-def _takes_elements(rec: StreamRecord | None) -> bool:
-    """The (state, ON_NEXT) entries of the stream table that only take demand: ACTIVE, or
-    CANCELLED with elements still in flight."""
-    return rec is not None and (
-        rec.state is StreamState.ACTIVE or (rec.state is StreamState.CANCELLED and not rec.owed_on_subscribes)
-    )
-
-
 def _take_run(space: dict[int, StreamRecord], run: ElementRun) -> bool:
     """Take a run's elements from its streams' demand, all or none; False if any frame of it
     would not take the inlined path (the run is then judged frame by frame)."""
     ids = run.ids if isinstance(run, VariableRun) else None
     if ids is None:
         rec = space.get(run.subscriber)
-        return _takes_elements(rec) and rec.demand.take(run.elements)  # type: ignore[union-attr]
+        return takes_elements(rec) and rec.demand.take(run.elements)  # type: ignore[union-attr]
     wanted = []
     for sid, count in Counter(ids).items():
         rec = space.get(sid)
-        if not _takes_elements(rec) or not rec.demand.covers(count):  # type: ignore[union-attr]
+        if not takes_elements(rec) or not rec.demand.covers(count):  # type: ignore[union-attr]
             return False
         wanted.append((rec, count))
     for rec, count in wanted:

@@ -14,7 +14,7 @@ from typing import Any
 from ...errors import Side
 from ...semantics.signals import Signal
 from ...semantics.streams import SignalArgs, Transition
-from .session import SessionModel
+from .model import SessionModel
 from .wire.frames import (
     Cancel,
     ClientHello,

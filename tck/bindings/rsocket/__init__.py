@@ -18,22 +18,7 @@ from .binding import BINDING
 from .codec import DEFAULT_LIMITS, FrameDecoder, FrameEncoder, Profile, RSocketLimits
 from .fragments import Reassembler, fragment
 from .frames import FRAME_TYPES, Decoded, Frame, IgnoredFrame, describe
-
-PROFILE_NAMES = ("rsocket-1.0", "reactivesocket-draft")
-
-
-def get_profile(name: str) -> Profile:
-    """The wire profile called ``name``; ValueError names the choices."""
-    if name == "rsocket-1.0":
-        from .v1 import RSocket10
-
-        return RSocket10()
-    if name == "reactivesocket-draft":
-        from .draft import ReactiveSocketDraft
-
-        return ReactiveSocketDraft()
-    raise ValueError(f"unknown RSocket profile {name!r}; choose one of {', '.join(PROFILE_NAMES)}")
-
+from .profiles import PROFILE_NAMES, get_profile
 
 __all__ = [
     "BINDING",

@@ -44,7 +44,7 @@ class RSocketBinding:
     # -- end of the seam's declarations --
 
     def _profile(self, profile: str) -> Any:
-        from . import get_profile
+        from .profiles import get_profile
 
         return get_profile(profile)
 
@@ -120,7 +120,7 @@ class RSocketBinding:
     def scenario_adapter(self, profile: str, options: dict[str, Any] | None = None) -> Any:
         """The scenario engine's adapter for one connection (``rsio_tck.binding.ScenarioAdapter``);
         ``options``: ``limits``, ``setup`` (SETUP fields replacing bindings.md's defaults)."""
-        from .scenario import RSocketScenarioAdapter
+        from .adapter import RSocketScenarioAdapter
 
         options = options or {}
         return RSocketScenarioAdapter(self, profile, options.get("limits"), options.get("setup"))
@@ -149,7 +149,7 @@ class RSocketBinding:
     def liveness_probe(self, profile: str) -> Any:
         """SETUP, then KEEPALIVE with R (the draft has no R: its server answers every KEEPALIVE), answered by
         KEEPALIVE; an ERROR on stream 0 (SETUP refused) is an answer too."""
-        from .scenario import RSocketScenarioAdapter
+        from .adapter import RSocketScenarioAdapter
 
         if profile not in PROFILES:
             raise ValueError(f"unknown RSocket profile {profile!r}; choose one of {', '.join(PROFILES)}")

@@ -15,13 +15,16 @@ What the endpoint does on its own, because the spec makes it automatic:
   version gets ERROR[UNSUPPORTED_SETUP], bad parameters ERROR[INVALID_SETUP], a
   resume request ERROR[REJECTED_SETUP], RESUME ERROR[REJECTED_RESUME], and
   anything else first ERROR[INVALID_SETUP]; each closes the connection.
+- KEEPALIVE, lifetime and LEASE are what time drives: ``endpoint_timers.py``.
 - KEEPALIVE.  A KEEPALIVE with R is answered with one without R echoing its
   data (the draft has no R: its server answers every KEEPALIVE); a client sends
   its own every interval of its SETUP as ``tick`` passes.
 - Stream ids: ``new_stream_id()`` gives this role's next id (client odd, server
   even, increasing, never reused).
 - Fragmentation: with ``mtu`` set, ``send`` cuts fragmentable frames so that no
-  frame is longer than ``mtu``; received fragments are joined (one Reassembler).
+  frame is longer than ``mtu``; received fragments are joined by the judge's
+  reassembler for the remote's direction (``RSocketJudge.judge_each``), the one
+  reassembler of that direction.
 - LEASE: a responder that granted a lease answers requests beyond it with
   ERROR[REJECTED]; a requester's ``may_request`` says whether its lease allows one
   more request, and a checked ``send`` refuses a request beyond it.
@@ -47,12 +50,10 @@ from typing import Any
 
 from ...catalogue import RULES, Level
 from ...errors import ProtocolViolation, Side
-from ...protocol.events import ConnectionClosed, Event, Ignored, ProtocolError
-from . import get_profile
-from .binding import BINDING
+from ...protocol.events import ConnectionClosed, ConnectionState, Event, Ignored, ProtocolError
+from ...semantics.demand import saturating_add
 from .codec import RSocketLimits
 from .endpoint_state import (
-    DEMAND_MAX,
     FRAGMENT_OVERHEAD,
     REQUESTS,
     RULE,
@@ -63,7 +64,8 @@ from .endpoint_state import (
     default_setup,
     stream_error,
 )
-from .fragments import Reassembler, fragment
+from .endpoint_timers import EndpointTimers
+from .fragments import fragment
 from .frames import (
     CONNECTION_CLOSE,
     CONNECTION_ERROR,
@@ -90,9 +92,15 @@ from .frames import (
     Setup,
     SetupError,
 )
+from .judge import RSocketJudge
+from .profiles import get_profile
 
 
-class Endpoint:
+def _unheeded(violation: ProtocolViolation, index: int | None, frame: Any) -> None:
+    """The remote's findings are the judge's to keep; the endpoint answers what it reads itself."""
+
+
+class Endpoint(EndpointTimers):
     def __init__(self, role: Side, profile: str = "rsocket-1.0", limits: RSocketLimits | None = None, *,
                  setup: Setup | None | bool = True, mtu: int | None = None, length_prefix: bool = True,
                  lease_grant: tuple[int, int] = (60_000, 1000), enforce_lifetime: bool = False,
@@ -104,22 +112,20 @@ class Endpoint:
         self.limits = limits
         self._encoder = chosen.encoder(limits, length_prefix=length_prefix)
         self._decoder = chosen.decoder(limits, length_prefix=length_prefix)
-        self._reassembler = Reassembler(limits)
         # The kit's judge, fed every frame either way: a checked send is judged as the monitor would judge it.
-        self._judge = BINDING.judge(profile, limits, contract=False)
+        self._judge = RSocketJudge(profile, limits, contract=False)
         self._judged = 0  # frames judged, both directions
         if mtu is not None and mtu <= FRAGMENT_OVERHEAD:
             raise ValueError(f"mtu {mtu} leaves no room for payload (at least {FRAGMENT_OVERHEAD + 1})")
         self.mtu = mtu
         self.lease_grant = lease_grant  # (ttl ms, requests) this side grants when the remote honours leases
         self.enforce_lifetime = enforce_lifetime
-        self.state = EndpointState.OPEN
+        self.state = ConnectionState.OPEN
         self.error: ProtocolViolation | None = None
         self.setup: Setup | None = None  # the connection's SETUP, once sent (client) or accepted (server)
         self.accepted = False  # the server accepted the SETUP (a client infers it: Connection Establishment)
         self.streams: dict[int, StreamRecord] = {}
         self._next_id = 1 if role is Side.CLIENT else 2
-        self._highest_sent = 0
         self._out: list[bytes] = []
         self.now = now
         self._last_received = now
@@ -190,12 +196,6 @@ class Endpoint:
         record = self.streams.get(stream_id)
         return record.credit if record is not None and record.sending else 0
 
-    def may_request(self) -> bool:
-        """Whether the lease (if this side must honour one) allows one more request now."""
-        if not self.lease_required:
-            return True
-        return self._lease_left > 0 and self.now < self._lease_until
-
     def _judge_frames(self, sender: Side, frames: list[Any]) -> list[ProtocolViolation]:
         """Apply ``frames`` to the judge; the MUST rules they broke (not those found by time passing)."""
         found: list[ProtocolViolation] = []
@@ -220,7 +220,6 @@ class Endpoint:
             self._close_state(frame.error_code)
             return
         if isinstance(frame, REQUESTS):
-            self._highest_sent = max(self._highest_sent, sid)
             self._next_id = max(self._next_id, sid + 2)
             if self.lease_required:
                 self._lease_left -= 1
@@ -262,66 +261,21 @@ class Endpoint:
     def _forget_if_done(self, record: StreamRecord) -> None:
         if record.done:
             self.streams.pop(record.stream_id, None)
-            if self.state is EndpointState.CLOSING and not self.streams:
-                self.state = EndpointState.CLOSED
+            if self.state is ConnectionState.CLOSING and not self.streams:
+                self.state = ConnectionState.CLOSED
 
     def _close_state(self, code: int) -> None:
         if code == CONNECTION_CLOSE and self.streams:
-            self.state = EndpointState.CLOSING
+            self.state = ConnectionState.CLOSING
         else:
-            self.state = EndpointState.CLOSED
-
-    # -- time -----------------------------------------------------------------------------
-
-    def _keepalive_seconds(self, setup: Setup) -> float:
-        return setup.keepalive_interval / (1e9 if self.draft else 1e3)
-
-    def _lifetime_seconds(self, setup: Setup) -> float:
-        return setup.max_lifetime / (1e9 if self.draft else 1e3)
-
-    def next_deadline(self) -> float | None:
-        """When ``tick`` next has something to do (None: nothing planned)."""
-        times = []
-        if self.role is Side.CLIENT and self._next_keepalive is not None:
-            times.append(self._next_keepalive)
-        if self._grants:
-            times.append(self._renew_at)
-        if self.enforce_lifetime and self.setup is not None:
-            times.append(self._last_received + self._lifetime_seconds(self.setup))
-        return min(times) if times else None
-
-    def tick(self, now: float) -> list[Event]:
-        """Time passed: send what is due (KEEPALIVE, a renewed LEASE); close a connection past its lifetime."""
-        self.now = now
-        events: list[Event] = []
-        if self.state is EndpointState.CLOSED or self.setup is None:
-            return events
-        if self.role is Side.CLIENT and self._next_keepalive is not None and now >= self._next_keepalive:
-            self._next_keepalive = now + self._keepalive_seconds(self.setup)
-            self.send(Keepalive(respond=not self.draft))
-        if self._grants and now >= self._renew_at:
-            self.grant_lease()
-        if self.enforce_lifetime and now - self._last_received > self._lifetime_seconds(self.setup):
-            reason = f"nothing received for {now - self._last_received:.1f} s, over the max lifetime"
-            self.send(Error(stream_id=0, error_code=CONNECTION_ERROR, data=reason.encode()))
-            events.append(ConnectionClosed(orderly=False, reason=reason))
-        return events
-
-    def grant_lease(self, ttl_ms: int | None = None, requests: int | None = None) -> None:
-        """Send a LEASE (the last one overrides every earlier one)."""
-        ttl, count = ttl_ms or self.lease_grant[0], requests if requests is not None else self.lease_grant[1]
-        self._grants = True
-        self._granted_until = self.now + ttl / 1000
-        self._renew_at = self.now + ttl / 2000  # renewed half-way, so a busy requester never waits
-        self._granted_left = count
-        self.send(Lease(ttl=ttl * 10**6 if self.draft else ttl, number_of_requests=count))  # the draft counts ns
+            self.state = ConnectionState.CLOSED
 
     # -- receiving ------------------------------------------------------------------------
 
     def receive_data(self, data: bytes, now: float | None = None) -> list[Event]:
         if now is not None:
             self.now = now
-        if self.error is not None or self.state is EndpointState.CLOSED:
+        if self.error is not None or self.state is ConnectionState.CLOSED:
             return []
         self._last_received = self.now
         events: list[Event] = []
@@ -331,12 +285,13 @@ class Endpoint:
             frames = self._decoder.feed(data)
         except ProtocolViolation as violation:
             frames, wire_error = list(self._decoder.salvaged), violation.with_side(self.role.peer)
-        self._judge_frames(self.role.peer, frames)  # the remote's frames keep the judge's model whole
+        # The remote's frames keep the judge's model whole, and its reassembler joins their fragments.
+        self._judged, wholes = self._judge.judge_each(self.role.peer, frames, self.now, self._judged, _unheeded)
         if wire_error is not None:
             self._judge.wire_error(self.role.peer, wire_error)
-        for frame in frames:
-            self._receive_frame(frame, events)
-            if self.error is not None or self.state is EndpointState.CLOSED:
+        for frame, whole in zip(frames, wholes, strict=True):
+            self._receive_decoded(frame, whole, events)
+            if self.error is not None or self.state is ConnectionState.CLOSED:
                 return events
         if wire_error is not None:
             self._fail(wire_error, events)
@@ -344,13 +299,13 @@ class Endpoint:
 
     def receive_eof(self) -> list[Event]:
         events: list[Event] = []
-        if self.error is None and self.state is not EndpointState.CLOSED:
+        if self.error is None and self.state is not ConnectionState.CLOSED:
             try:
                 self._decoder.eof()
             except ProtocolViolation as violation:
                 self._fail(violation.with_side(self.role.peer), events)
-        orderly = self.state is not EndpointState.OPEN and self.error is None
-        self.state = EndpointState.CLOSED
+        orderly = self.state is not ConnectionState.OPEN and self.error is None
+        self.state = ConnectionState.CLOSED
         events.append(ConnectionClosed(orderly=orderly, reason=str(self.error) if self.error else
                                        "transport closed" + ("" if orderly else " without ERROR on stream 0")))
         return events
@@ -358,14 +313,14 @@ class Endpoint:
     def _fail(self, violation: ProtocolViolation, events: list[Event]) -> None:
         """The remote broke the connection: ERROR on stream 0 (INVALID_SETUP before a SETUP), then closed."""
         self.error = violation
-        if self.state is not EndpointState.CLOSED:
+        if self.state is not ConnectionState.CLOSED:
             message = violation.message.encode()[:1024]
             if self.role is Side.SERVER and self.setup is None:
                 code = UNSUPPORTED_SETUP if violation.rule == "RS-DRAFT-1" else INVALID_SETUP
                 self._send_setup_error(code, message)
             else:
                 self.send(Error(stream_id=0, error_code=CONNECTION_ERROR, data=message), check=False)
-        self.state = EndpointState.CLOSED
+        self.state = ConnectionState.CLOSED
         events.append(ProtocolError(violation=violation))
 
     def _send_setup_error(self, code: int, message: bytes) -> None:
@@ -378,17 +333,20 @@ class Endpoint:
     def _ignore(self, frame: Any, why: str, events: list[Event], rule: str = RULE["ignored"]) -> None:
         events.append(Ignored(frame=frame, rule=rule, why=why))
 
-    def _receive_frame(self, decoded: Any, events: list[Event]) -> None:
+    def _receive_decoded(self, decoded: Any, whole: Any, events: list[Event]) -> None:
+        """One decoded frame, with what the judge's reassembly made of it (``judge_each``)."""
         if isinstance(decoded, IgnoredFrame):
             self._ignore(decoded, decoded.reason, events, decoded.rule)
             return
-        try:
-            frame = self._reassembler.push(decoded)
-        except ProtocolViolation as violation:
-            self._fail(violation.with_side(self.role.peer), events)
+        if isinstance(whole, ProtocolViolation):
+            self._fail(whole, events)  # a broken fragment chain
             return
-        if frame is None:
+        if whole is None:
             return  # a fragment chain in progress
+        self._receive_frame(whole, events)
+
+    def _receive_frame(self, frame: Any, events: list[Event]) -> None:
+        """One whole frame from the remote."""
         if self.role is Side.SERVER and self.setup is None:
             self._receive_first(frame, events)
             return
@@ -431,28 +389,12 @@ class Endpoint:
 
     def _reject_setup(self, frame: Any, code: int, reason: str, events: list[Event]) -> None:
         self._send_setup_error(code, reason.encode())
-        self.state = EndpointState.CLOSED
+        self.state = ConnectionState.CLOSED
         events.append(SetupRejected(setup=frame, error_code=code, reason=reason))
 
     def _receive_setup(self, frame: Setup, events: list[Event]) -> None:
         why = "a client ignores SETUP" if self.role is Side.CLIENT else "a server ignores a SETUP after accepting one"
         self._ignore(frame, why, events)
-
-    def _receive_keepalive(self, frame: Keepalive, events: list[Event]) -> None:
-        if frame.stream_id != 0:
-            self._ignore(frame, f"KEEPALIVE on stream {frame.stream_id}", events)
-            return
-        if (frame.respond or (self.draft and self.role is Side.SERVER)) and self.setup is not None:
-            self.send(Keepalive(respond=False, data=frame.data))
-        events.append(frame)
-
-    def _receive_lease(self, frame: Lease, events: list[Event]) -> None:
-        if frame.stream_id != 0:
-            self._ignore(frame, f"LEASE on stream {frame.stream_id}", events)
-            return
-        self._lease_until = self.now + frame.ttl / (1e9 if self.draft else 1e3)
-        self._lease_left = frame.number_of_requests
-        events.append(frame)
 
     def _receive_error(self, frame: Error, events: list[Event]) -> None:
         if frame.stream_id == 0:
@@ -474,7 +416,7 @@ class Endpoint:
         if self.role is Side.SERVER or self.accepted:
             self._ignore(frame, "a setup error after the connection was established", events)
             return
-        self.state = EndpointState.CLOSED
+        self.state = ConnectionState.CLOSED
         events.append(frame)
 
     def _receive_request(self, frame: Any, events: list[Event]) -> None:
@@ -504,8 +446,7 @@ class Endpoint:
         if record is None or not record.sending:
             self._ignore(frame, f"REQUEST_N on stream {frame.stream_id}, which does not send", events)
             return
-        if frame.request_n > 0:
-            record.credit = min(DEMAND_MAX, record.credit + frame.request_n)
+        record.credit = saturating_add(record.credit, frame.request_n)  # cumulative (bindings.md §2)
         events.append(frame)  # request N = 0 is the application's to answer (bindings.md §2)
 
     def _receive_cancel(self, frame: Cancel, events: list[Event]) -> None:

@@ -1,6 +1,6 @@
 """What the RSocket endpoint (``endpoint.py``) keeps and builds besides its own logic.
 
-Its states and per-stream records, the event of a refused SETUP, the kit's default SETUP
+Its per-stream records, the event of a refused SETUP, the kit's default SETUP
 (bindings.md §2), the stream ERROR each profile can express, and the rule IDs the endpoint
 cites itself.  No logic of the connection lives here: it is the endpoint's vocabulary.
 """
@@ -8,9 +8,8 @@ cites itself.  No logic of the connection lives here: it is the endpoint's vocab
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
-from ...semantics.demand import UNBOUNDED
+from ...protocol.events import ConnectionState
 from .frames import (
     APPLICATION_ERROR,
     CONNECTION_CLOSE,
@@ -29,7 +28,6 @@ from .frames import (
     Setup,
 )
 
-DEMAND_MAX = UNBOUNDED  # cumulative demand saturates here (bindings.md §2), as the contract's demand does
 REQUESTS = (RequestResponse, RequestFnf, RequestStream, RequestChannel, RequestSubscription)
 SETUP_CODES = frozenset({INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP, REJECTED_RESUME})
 CONNECTION_CODES = SETUP_CODES | {CONNECTION_ERROR, CONNECTION_CLOSE}
@@ -46,10 +44,9 @@ RULE = {
 }
 
 
-class EndpointState(Enum):
-    OPEN = "open"
-    CLOSING = "closing"  # ERROR[CONNECTION_CLOSE] exchanged: waiting for the streams to end
-    CLOSED = "closed"  # nothing more to send or accept; the shell closes the transport
+# The endpoint's states are the protocol's (CLOSING: ERROR[CONNECTION_CLOSE] exchanged, waiting for the
+# streams to end); the name stays for the reference peer and the tests that import it.
+EndpointState = ConnectionState
 
 
 @dataclass(slots=True)

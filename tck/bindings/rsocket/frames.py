@@ -62,8 +62,9 @@ DRAFT_INVALID_SETUP = 0x0001
 DRAFT_UNSUPPORTED_SETUP = 0x0010
 DRAFT_REJECTED_SETUP = 0x0100
 
-STREAM_ID_MAX = 2**31 - 1  # 1.0: a 31-bit stream id
-REQUEST_N_MAX = 2**31 - 1  # 1.0: a 31-bit request N
+U31_MAX = 2**31 - 1  # the largest value of RSocket's 31-bit fields; the one copy of the number
+STREAM_ID_MAX = U31_MAX  # 1.0: a 31-bit stream id
+REQUEST_N_MAX = U31_MAX  # 1.0: a 31-bit request N
 POSITION_MAX = 2**63 - 1  # 1.0: 63-bit resume positions
 
 

@@ -37,9 +37,10 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from ...semantics.demand import UNBOUNDED
+from ...semantics.demand import saturating_add
 from .fragments import fragment
 from .frames import (
+    REQUEST_N_MAX,
     Cancel,
     Decoded,
     Keepalive,
@@ -54,7 +55,6 @@ from .frames import (
 )
 
 V1, DRAFT = "rsocket-1.0", "reactivesocket-draft"
-N_MAX = 2**31 - 1
 Draw = Any
 
 # mutation kind -> the rule it breaks (None: the receiver must ignore it, so the script stays legal).
@@ -99,7 +99,7 @@ class Script:
         return None if self.kind == "legal" else MUTATIONS[self.kind]
 
     def wire(self, profile: str) -> bytes:
-        from . import get_profile
+        from .profiles import get_profile
 
         encoder = get_profile(profile).encoder()
         return b"".join(encoder.encode(frame) for frame in self.frames) + self.tail
@@ -109,7 +109,7 @@ class Script:
 
 names = st.sampled_from(("tck/range?count=3", "tck/infinite", "tck/error?after=1", "tck/large?size=300&count=2",
                          "tck/nothing", "bench"))
-small_n = st.sampled_from((1, 2, 3, 16, N_MAX))
+small_n = st.sampled_from((1, 2, 3, 16, REQUEST_N_MAX))
 metadata = st.none() | st.sampled_from((b"", b"m", b"routing"))
 
 
@@ -297,14 +297,14 @@ def _opened(sub: int) -> dict[str, Any]:
 def _stream_episode(draw: Draw, sub: int) -> list[dict[str, Any]]:
     """Subscribe to ``tck/range`` and follow it through a demand plan (contract steps)."""
     count = draw(st.integers(0, 8))
-    demands = draw(st.lists(st.sampled_from((1, 2, 3, 5, N_MAX)), min_size=1, max_size=3))
+    demands = draw(st.lists(st.sampled_from((1, 2, 3, 5, REQUEST_N_MAX)), min_size=1, max_size=3))
     steps: list[dict[str, Any]] = [{"send": {"subscribe": {"publisher": f"tck/range?count={count}", "subscriber": sub,
                                                            "initialDemand": demands[0]}}}, _opened(sub)]
     delivered = demand = 0
     for index, amount in enumerate(demands):
         if index:
             steps.append({"send": {"request": {"subscriber": sub, "demand": amount}}})
-        demand = min(demand + amount, UNBOUNDED)
+        demand = saturating_add(demand, amount)
         now = min(count, demand)
         done = now == count
         if now > delivered or done:

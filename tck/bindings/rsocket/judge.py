@@ -13,7 +13,10 @@ judging.  Time (``t``, seconds) comes with the data: the judge holds no clock.
 
 Fast paths: a responder's plain PAYLOAD (N only, no F, no C) on a stream in the
 ACTIVE state, sent by a party with nothing pending, takes one unit of demand and
-nothing else, exactly as the table's (ACTIVE, onNext) entry would; a
+nothing else, exactly as the table's (ACTIVE, onNext) entry would (the table's own fast
+path, ``semantics.streams.deliver_fast``, narrowed to ACTIVE: a PAYLOAD crossing the
+requester's CANCEL goes through ``Interactions.payload``, whose responder bookkeeping is
+RSocket's, beyond the table); a
 ``PayloadRun`` (the decoder's run of such frames on one stream) is taken whole
 with one demand take when its stream's demand covers ``count``, and otherwise
 judged ``to_frames()`` one by one, so findings never depend on the grouping.
@@ -29,7 +32,7 @@ from typing import Any
 
 from ...binding import Found, Keep
 from ...errors import ProtocolViolation, Side
-from ...semantics.streams import StreamState
+from ...semantics.streams import StreamState, deliver_fast
 from .codec import RSocketLimits
 from .contract import ContractJudge
 from .fragments import Reassembler
@@ -67,6 +70,7 @@ class RSocketJudge:
         self.streams.contract = self.contract
         self._t = 0.0
         self._plain = {side: False for side in Side}  # the party's frames need no connection-level check
+        self._whole: Any = None  # what the last frame became after reassembly (``judge_each``)
 
     # -- the loop -------------------------------------------------------------------
 
@@ -94,7 +98,7 @@ class RSocketJudge:
                 if keep is None and plain[sender] and not reassembler.held:
                     st = streams.get(run.stream_id)
                     if (st is not None and st.plain and st.requester is not sender and st.out.state is active
-                            and st.out.demand.take(run.count)):
+                            and deliver_fast(st.out, run.count)):
                         party.frames_sent += run.count
                         index += run.count
                         continue
@@ -107,7 +111,7 @@ class RSocketJudge:
                     and not reassembler.held:
                 st = streams.get(item.stream_id)
                 if (st is not None and st.plain and st.requester is not sender and st.out.state is active
-                        and st.out.demand.take(1)):
+                        and deliver_fast(st.out, 1)):
                     party.frames_sent += 1
                     continue
             self._frame(sender, item, t)
@@ -115,6 +119,20 @@ class RSocketJudge:
             if model.found:
                 self._flush(found, index - 1, item)
         return index
+
+    def judge_each(self, sender: Side, frames: Iterable[Any], t: float, index: int,
+                   found: Found) -> tuple[int, list[Any]]:
+        """``judge``, frame by frame (findings never depend on the grouping), and what each frame became
+        after ``sender``'s reassembly: the whole frame (a frame that needs none is its own), None for a
+        fragment that completes nothing, or the ProtocolViolation of a broken chain (reported as well).
+
+        The RSocket endpoint reads reassembly here: the judge's reassembler is the one per direction."""
+        wholes: list[Any] = []
+        for frame in frames:
+            self._whole = frame  # the fast paths and an IgnoredFrame never reach ``_reassemble``
+            index = self.judge(sender, (frame,), t, index, found)
+            wholes.append(self._whole)
+        return index, wholes
 
     def _flush(self, found: Found, index: int | None, frame: Any) -> None:
         for violation in self.model.found:
@@ -184,9 +202,11 @@ class RSocketJudge:
         """The whole frame once its last fragment is in (None before); a broken chain is reported and dropped."""
         reassembler = self.reassembly[sender]
         try:
-            return reassembler.push(frame)
+            self._whole = whole = reassembler.push(frame)
+            return whole
         except ProtocolViolation as violation:
-            self.model.report_violation(violation.with_side(sender))
+            self._whole = broken = violation.with_side(sender)
+            self.model.report_violation(broken)
             reassembler.push(Cancel(stream_id=frame.stream_id))  # drops the chain (the sender's CANCEL would)
             try:
                 return reassembler.push(frame)

@@ -51,8 +51,9 @@ from scapy.fields import (
 )
 from scapy.packet import Packet, Raw
 
-from . import draft, get_profile
+from . import draft
 from .frames import ERROR_CODE_NAMES, Decoded, Frame, IgnoredFrame
+from .profiles import get_profile
 from .v1 import FLAG_M, FLAG_R, TYPE_NAMES
 
 FLAG_NAMES = ["b0", "b1", "b2", "b3", "b4", "N", "C", "F", "M", "I"]  # least significant bit first

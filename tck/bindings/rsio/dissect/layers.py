@@ -77,10 +77,13 @@ class RSIOFrame(Packet):
     def extract_padding(self, s: bytes) -> tuple[bytes, bytes]:
         return (b"", s) if MEASURING.get() else (s, b"")
 
-    def guess_payload_class(self, payload: bytes) -> type[Packet]:
-        from .stream import RSIOStream
+    # What follows a frame in the same segment: the stream dispatcher, which
+    # ``stream.py`` sets here (it imports this module, so this one cannot import it).
+    next_layer: type[Packet] | None = None
 
-        return RSIOStream
+    def guess_payload_class(self, payload: bytes) -> type[Packet]:
+        assert RSIOFrame.next_layer is not None, "rsio_tck.bindings.rsio.dissect.stream sets it on import"
+        return RSIOFrame.next_layer
 
     def to_frame(self) -> Frame:
         """The tck frame this packet carries (ValueError when a field holds what a frame cannot)."""

@@ -207,6 +207,8 @@ class RSIOStream(Packet):
         return _PENDING.popleft() if _PENDING else conf.raw_layer
 
 
+RSIOFrame.next_layer = RSIOStream
+
 def bind_rsio(port: int, codec: str = "msgpack") -> None:
     """Dissect TCP payloads to or from ``port`` as RS-IO frames in ``codec`` (rdpcap, Ether(bytes))."""
     if codec not in CLASSES:

@@ -35,11 +35,12 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from ....semantics.demand import saturating_add
 from ..wire.frames import ID_MAX
+from .ids import free_id
 from .mutate import malformed_input
 
 OVER = 2**63
-IDS = (1, 0, 2, 3, ID_MAX, 2**31, 7)
 DEMANDS = (1, 0, 2, 3, 5, ID_MAX, OVER)
 Draw = Any
 
@@ -56,17 +57,8 @@ class ProgramState:
         return f"{stem}{self.names}"
 
 
-def _sat(total: int) -> int:
-    return min(total, ID_MAX)
-
-
 def _demand_value(value: int) -> Any:
     return "${OVER}" if value == OVER else "${MAX}" if value == ID_MAX else value
-
-
-def _free_id(draw: Draw, state: ProgramState) -> int:
-    choices = [i for i in IDS if i not in state.active]
-    return draw(st.sampled_from(choices)) if choices else 10**6 + len(state.active)
 
 
 def _elements_then(sid: int, count: int, patterns: list[Any] | None, then: str, rule: str) -> dict[str, Any]:
@@ -83,7 +75,7 @@ def _elements_then(sid: int, count: int, patterns: list[Any] | None, then: str, 
 def _bounded_stream(draw: Draw, state: ProgramState, publisher: str, total: int, patterns: list[Any] | None,
                     rule: str, terminal: str = "onComplete", element_size: int | None = None) -> list[dict[str, Any]]:
     """subscribe to a publisher of ``total`` elements and follow it through a demand plan."""
-    sid = _free_id(draw, state)
+    sid = free_id(draw, state)
     demands = [draw(st.sampled_from(DEMANDS))] + draw(st.lists(st.sampled_from(DEMANDS[:1] + DEMANDS[2:]), max_size=2))
     steps: list[dict[str, Any]] = [{"send": {"subscribe": {"publisher": publisher, "subscriber": sid,
                                                            "initialDemand": _demand_value(demands[0])}}}]
@@ -95,7 +87,7 @@ def _bounded_stream(draw: Draw, state: ProgramState, publisher: str, total: int,
     for index, amount in enumerate(demands):
         if index:
             steps.append({"send": {"request": {"subscriber": sid, "demand": _demand_value(amount)}}})
-        demand = _sat(demand + amount) if amount > 0 else demand
+        demand = saturating_add(demand, amount)
         now = min(total, demand)
         done = now == total
         chunk = None if patterns is None else patterns[delivered:now]
@@ -148,7 +140,7 @@ def ep_error(draw: Draw, state: ProgramState) -> list[dict[str, Any]]:
 
 def ep_infinite_cancel(draw: Draw, state: ProgramState) -> list[dict[str, Any]]:
     """Bounded demand, cancel, then a request that must be ignored: nothing beyond the demand may follow."""
-    sid, start = _free_id(draw, state), draw(st.sampled_from((0, 7, 2**62)))
+    sid, start = free_id(draw, state), draw(st.sampled_from((0, 7, 2**62)))
     demand = draw(st.sampled_from((1, 2, 3, 5)))
     take = draw(st.integers(0, demand))
     steps: list[dict[str, Any]] = [
@@ -169,7 +161,7 @@ def ep_reuse_outstanding(draw: Draw, state: ProgramState) -> list[dict[str, Any]
     """Cancel a subscription whose demand is not used up and reuse its Id in the same write (ID-3):
     whatever of the old one is still in flight comes before the new onSubscribe, and the new
     subscription gets exactly its own initialDemand, nothing of the old demand."""
-    sid = _free_id(draw, state)
+    sid = free_id(draw, state)
     demand = draw(st.sampled_from((4, 50, 1000, ID_MAX)))
     fresh, start = draw(st.sampled_from((0, 1, 2))), draw(st.sampled_from((0, 100, 2**40)))
     old = {"subscribe": {"publisher": "tck/infinite", "subscriber": sid, "initialDemand": _demand_value(demand)}}
@@ -199,7 +191,7 @@ def ep_reuse_outstanding(draw: Draw, state: ProgramState) -> list[dict[str, Any]
 
 
 def ep_bad_demand(draw: Draw, state: ProgramState) -> list[dict[str, Any]]:
-    sid = _free_id(draw, state)
+    sid = free_id(draw, state)
     negative = (-1, -(2**63)) if state.codec == "msgpack" else ()
     how = draw(st.sampled_from(("request", "initial") if negative else ("request",)))
     value = draw(st.sampled_from((0, *negative))) if how == "request" else draw(st.sampled_from(negative))
@@ -218,7 +210,7 @@ def ep_bad_demand(draw: Draw, state: ProgramState) -> list[dict[str, Any]]:
 
 
 def ep_unknown(draw: Draw, state: ProgramState) -> list[dict[str, Any]]:
-    sid = _free_id(draw, state)
+    sid = free_id(draw, state)
     name = draw(st.sampled_from(("tck/nothing", "tck/range?count=x", "other/name", "tck/fixed?size=-1")))
     return [
         {"send": {"subscribe": {"publisher": name, "subscriber": sid, "initialDemand": 1}}},
@@ -228,7 +220,7 @@ def ep_unknown(draw: Draw, state: ProgramState) -> list[dict[str, Any]]:
 
 
 def ep_stray(draw: Draw, state: ProgramState) -> list[dict[str, Any]]:
-    sid = _free_id(draw, state)
+    sid = free_id(draw, state)
     frame = draw(st.sampled_from(({"cancel": {"subscriber": sid}}, {"request": {"subscriber": sid, "demand": 3}})))
     return [{"send": frame}, {"expect_silence": {}, "rule": "STR-7"}]
 

@@ -18,6 +18,8 @@ from urllib.parse import quote
 
 from hypothesis import strategies as st
 
+from .ids import free_id
+
 STRATEGIES = ("all", "one", "batch:2", "cancel:1", "cancel:2", "batch:3")
 ERROR = "kit publisher failed"
 
@@ -52,9 +54,7 @@ def _element_frames(tid: str, element: bytes, mode: str, part: int, element_id: 
 
 
 def publisher_episode(draw: Any, state: Any) -> list[dict[str, Any]]:
-    from .program import _free_id
-
-    outer = _free_id(draw, state)
+    outer = free_id(draw, state)
     strategy = draw(st.sampled_from(STRATEGIES))
     mode = draw(st.sampled_from(("onNext", "packed", "split")))
     size = 2 if mode == "packed" else 0
@@ -131,11 +131,9 @@ def publisher_pair_episode(draw: Any, state: Any) -> list[dict[str, Any]]:
     between the streams in a drawn order; each outer stream must report its own
     joined elements, then onComplete.
     """
-    from .program import _free_id
-
-    first = _free_id(draw, state)
+    first = free_id(draw, state)
     state.active.add(first)  # only so the second outer Id differs; released below
-    second = _free_id(draw, state)
+    second = free_id(draw, state)
     state.active.discard(first)
     element_id = draw(st.sampled_from((0, 1, 2**63 - 1)))
     steps: list[dict[str, Any]] = []
@@ -172,13 +170,11 @@ def near_limit_episode(draw: Any, state: Any) -> list[dict[str, Any]]:
     subscription, and the connection stays up: the outer stream still completes, as in
     SPLIT-012.  Parts are large, so the element goes out in a few frames.
     """
-    from .program import _free_id
-
     limit = state.reassembly_limit
     size = limit + draw(st.sampled_from((-1, 0, 1)))
     part = draw(st.sampled_from((65536, 100_000, limit // 3 + 1)))
     element_id = draw(st.sampled_from((0, 1, 2**63 - 1)))
-    outer, name, tid_var = _free_id(draw, state), state.var("kit/fz"), state.var("tid")
+    outer, name, tid_var = free_id(draw, state), state.var("kit/fz"), state.var("tid")
     tid = "${" + tid_var + "}"
     steps = _subscribe_back(outer, name, tid_var, "all")
     frames: list[dict[str, Any]] = [{"onSubscribe": {"subscriber": tid, "elementSize": 0}}]

@@ -25,6 +25,7 @@ from ...errors import Side
 from ...scenarios.bounds import REASSEMBLY_MAX_BYTES
 from ...scenarios.events import CONN, SUBSCRIBES, Event
 from .handshake import PartyState
+from .split import ReassemblyLimitExceeded, SplitAssembler
 from .wire import FRAME_BY_NAME, Limits
 from .wire.frames import (
     Cancel,
@@ -83,8 +84,10 @@ class RsioScenarioAdapter:
         self.limits = limits
         self.error: str | None = None
         self.truncated: dict[str, str] = {}
-        self._parts: dict[int, bytearray] = {}
-        self._parts_bytes = 0
+        # The kit joins a target's split elements within the binding's limit, capped at the kit's configured
+        # maximum, for one element and for all in progress together.
+        limit = min((limits or DEFAULT_LIMITS).max_reassembly, REASSEMBLY_MAX_BYTES)
+        self._parts = SplitAssembler(limit, total_limit=limit)
 
     # -- sending ------------------------------------------------------------------------
 
@@ -171,7 +174,7 @@ class RsioScenarioAdapter:
 
     def fast_element(self, frame: Any, index: int) -> tuple[Key, Event] | None:
         sid = frame.subscriber
-        if sid in self._parts:
+        if self._parts.holds(sid):
             return None
         element = frame.element
         return ("kit", sid), Event("onNext", {"subscriber": sid, "element": element}, index, "onNext", len(element))
@@ -194,30 +197,20 @@ class RsioScenarioAdapter:
         if kind in (OnSubscribe, OnComplete, OnError):
             # A terminal signal ends the element in progress; so does the onSubscribe of a reused
             # Id: parts joined before it belong to the cancelled subscription (ID-4).
-            self._drop_parts(frame.subscriber)
+            self._parts.drop(frame.subscriber)
             return [(("kit", frame.subscriber), Event(frame.wire_name, frame_fields(frame), index))]
         return []
 
     def _part(self, frame: Any, index: int) -> list[tuple[Key, Event]]:
         sid = frame.subscriber
-        joined = self._parts.setdefault(sid, bytearray())
-        joined += frame.data
-        self._parts_bytes += len(frame.data)
-        limit = min((self.limits or DEFAULT_LIMITS).max_reassembly, REASSEMBLY_MAX_BYTES)
-        if len(joined) > limit or self._parts_bytes > limit:
-            whose = "one split element" if len(joined) > limit else "the split elements in progress together"
-            self.error = f"target sent {whose} over the kit's reassembly limit ({limit} bytes)"
+        try:
+            whole = self._parts.add(sid, frame.data, type(frame) is OnNextLastPart)
+        except ReassemblyLimitExceeded as exceeded:
+            whose = "the split elements in progress together" if exceeded.together else "one split element"
+            self.error = f"target sent {whose} over the kit's reassembly limit ({exceeded.limit} bytes)"
             self.truncated.setdefault("reassembly", f"subscriber {sid}: {self.error}; the element was dropped")
-            self._drop_parts(sid)
-        elif type(frame) is OnNextLastPart:
-            self._drop_parts(sid)
-            return [self._element(sid, bytes(joined), index, "split")]
-        return []
-
-    def _drop_parts(self, subscriber: int) -> None:
-        joined = self._parts.pop(subscriber, None)
-        if joined is not None:
-            self._parts_bytes -= len(joined)
+            return []
+        return [] if whole is None else [self._element(sid, whole, index, "split")]
 
     @staticmethod
     def _element(subscriber: int, element: bytes, index: int, via: str) -> tuple[Key, Event]:

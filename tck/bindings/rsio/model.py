@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from ...catalogue import GOODBYE_OBLIGATION, PROTOCOL_ERRORS
 from ...errors import ProtocolViolation, Side
 from ...semantics.signals import Signal
-from ...semantics.streams import SignalArgs, StreamRecord, StreamState, Transition, step
+from ...semantics.streams import SignalArgs, StreamRecord, StreamState, Transition, deliver_fast, step
 from .handshake import Move, PartyState, lookup
 
 SUPPORTED_VERSIONS = frozenset({0})
@@ -161,16 +161,14 @@ class SessionModel:
             raise  # unreachable: _raise always raises
 
     def deliver_fast(self, sender: Side, sid: int, count: int) -> bool:
-        """The (ACTIVE, ON_NEXT) entry of the table without building arguments.
+        """``count`` elements from ``sender`` on ``sid`` by the stream table's fast path
+        (``semantics.streams.deliver_fast``), when the sender may stream.
 
         True when it applied; False when the general path (``stream``) must judge
         the frame.  A test checks the two agree.
         """
         party = self.parties[sender]
-        if party.state is not PartyState.OPEN:
-            return False
-        rec = self.spaces[sender.peer].get(sid)
-        if rec is None or rec.state is not StreamState.ACTIVE or not rec.demand.take(count):
+        if party.state is not PartyState.OPEN or not deliver_fast(self.spaces[sender.peer].get(sid), count):
             return False
         party.frames_sent += 1
         return True

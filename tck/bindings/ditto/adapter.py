@@ -44,6 +44,7 @@ from urllib.parse import parse_qs, urlsplit
 from ...scenarios.bounds import MESSAGE_MAX_BYTES
 from ...scenarios.events import CONN, SUBSCRIBES, Event
 from ...scenarios.steps import StepSkipped
+from ...semantics.demand import saturating_add
 from .codec import DittoLimits
 from .contract import item_value, thing_index, thing_rank
 from .framing import ControlMessage
@@ -60,7 +61,6 @@ from .messages import (
 )
 
 Key = tuple[str, int | None]
-UNBOUNDED = 2**63 - 1
 STRAY: Key = ("stray", None)
 FEATURES = frozenset({
     "unbounded-demand",  # a request of 2^63-1 (DITTO-DEM-4)
@@ -316,7 +316,7 @@ class DittoScenarioAdapter:
                     self._ended.add(handle)
                     self._cancelled.add(handle)
                 elif demand > 0:
-                    self._initial[handle] = min(self._initial.get(handle, 0) + demand, UNBOUNDED)
+                    self._initial[handle] = saturating_add(self._initial.get(handle, 0), demand)
                 else:
                     raise StepSkipped("a request with demand <= 0 before created: Ditto's subscriber has no "
                                       "subscriptionId to send it with yet")
