@@ -6,7 +6,7 @@ asks ``get_peer_binding(name)``, which imports the module ``PEERS[name]`` names 
 first asked (so the shell imports no binding module) and returns that module's
 attribute ``PEER``.  The names are the kit's bindings (``rsio_tck.binding.REGISTRY``).
 
-The entry point a binding's peer module must expose (RS-IO's is ``reference_peer/rsio.py``;
+The entry point a binding's peer module must expose (RS-IO's is ``reference_peer/rsio/``;
 RSocket's, ``rsio_tck.reference_peer.rsocket``, follows the same shape)::
 
     PEER.name: str                       # "rsio", "rsocket"

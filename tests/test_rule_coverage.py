@@ -31,7 +31,7 @@ import test_rsocket_malformed
 import test_wire_malformed
 
 from rsio_tck.bindings.ditto.schemas import SCHEMA_OF
-from rsio_tck.reference_peer.faults import FAULTS
+from rsio_tck.reference_peer.rsio.faults import FAULTS
 from rsio_tck.rules import RULES, Level
 
 
