@@ -13,8 +13,8 @@ import time
 
 from rsio_tck.embedded import REASSEMBLY_LIMIT, EmbeddedPeer
 from rsio_tck.fuzz import FuzzConfig, fuzz
-from rsio_tck.reference_peer.faults import FAULTS
-from rsio_tck.reference_peer.freedoms import DELIBERATE_WARNINGS
+from rsio_tck.reference_peer.rsio.faults import FAULTS
+from rsio_tck.reference_peer.rsio.freedoms import DELIBERATE_WARNINGS
 
 BUDGET = float(os.environ.get("RSIO_FUZZ_BUDGET", "60"))
 

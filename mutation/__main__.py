@@ -106,7 +106,7 @@ def run_worker(env: dict[str, str], timeout: float, jobs: int,
 
 def try_mutant(mutant: Mutant, timeout: float, jobs: int, scratch: Path, listed: bool = False) -> Outcome:
     """Kill ``mutant`` if the suite can; a mutant listed as equivalent gets the seeded pass only."""
-    path = scratch / f"{mutant.module.removesuffix('.py')}-{mutant.occurrence}-{mutant.operator.split('/')[-1]}.py"
+    path = scratch / f"{mutant.module.removesuffix('.py').replace('/', '-')}-{mutant.occurrence}-{mutant.operator.split('/')[-1]}.py"
     path.write_text(mutated_source(mutant))
     env = {**os.environ, "RSIO_MUTANT_MODULE": mutant.import_name, "RSIO_MUTANT_SOURCE": str(path)}
     seconds = 0.0
@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=0.0,
                         help="seconds one suite run may take (default: 10 x the unmutated run, at least 90)")
     parser.add_argument("--module", action="append", choices=sorted(SCOPE), help="mutate only this module")
-    parser.add_argument("--only", action="append", metavar="KEY", help="only this mutant ('flows.py:92 core/...#0')")
+    parser.add_argument("--only", action="append", metavar="KEY", help="only this mutant ('rsio/flows.py:92 core/...#0')")
     parser.add_argument("--sample", type=int, default=0, help="a random selection of this many mutants")
     parser.add_argument("--seed", type=int, default=15)
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")

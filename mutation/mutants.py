@@ -8,7 +8,7 @@ that operator's changes on that line -- and carries cosmic-ray's whole-module
 ``occurrence``, which is what ``mutate_code`` needs to make it.  Places that cannot
 change behaviour are left out before anything runs: annotations (strings under
 ``from __future__ import annotations``), ``if TYPE_CHECKING:`` blocks, ``__repr__``,
-and, in ``session.py``, the transport mechanics outside dispatch and publishing.
+and, in ``rsio/connection.py``, the transport mechanics outside dispatch and publishing.
 
 The source on disk is never touched: ``mutated_source`` returns text, and the runner
 hands it to the peer process through ``overlay/sitecustomize.py``.
@@ -37,12 +37,12 @@ EQUIVALENTS = ROOT / "tests" / "mutation-equivalents.txt"
 # The modules that decide what the peer sends and accepts (issue 15).  None: the whole
 # module; otherwise only the named functions and class attributes (qualified names).
 SCOPE: dict[str, tuple[str, ...] | None] = {
-    "policy.py": None,
-    "flows.py": None,
-    "inflows.py": None,
+    "rsio/policy.py": None,
+    "rsio/flows.py": None,
+    "rsio/inflows.py": None,
     "sources.py": None,
-    "subscribe_back.py": None,
-    "session.py": tuple(f"PeerSession.{name}" for name in (
+    "rsio/subscribe_back.py": None,
+    "rsio/connection.py": tuple(f"PeerSession.{name}" for name in (
         "_dispatch", "_on_client_hello", "_on_server_hello", "_handshake_done", "_on_closed", "handle_subscribe",
         "_on_request", "_on_cancel", "_on_ignored", "_HANDLERS", "open", "send", "emit_elements", "wake",
         "_produce_round", "end_flow", "stop_flow", "_teardown",
@@ -71,7 +71,7 @@ OPERATORS: tuple[str, ...] = (
 
 @dataclass(frozen=True, slots=True, order=True)
 class Mutant:
-    module: str  # file name under reference_peer/, e.g. "flows.py"
+    module: str  # path under reference_peer/, e.g. "rsio/flows.py"
     line: int
     operator: str  # cosmic-ray's name, e.g. "core/NumberReplacer"
     index: int  # among this operator's changes on this line
@@ -83,7 +83,7 @@ class Mutant:
 
     @property
     def import_name(self) -> str:
-        return f"{PACKAGE}.{self.module.removesuffix('.py')}"
+        return f"{PACKAGE}.{self.module.removesuffix('.py').replace('/', '.')}"
 
     @property
     def path(self) -> Path:
@@ -207,7 +207,7 @@ def changed_lines(mutant: Mutant, source: str | None = None) -> list[tuple[str, 
 
 # -- tests/mutation-equivalents.txt --------------------------------------------------------
 
-_ENTRY = re.compile(r"^(?P<module>\w+\.py):(?P<line>\d+)\s+(?P<operator>core/\w+)#(?P<index>\d+)\s+(?P<reason>\S.*)$")
+_ENTRY = re.compile(r"^(?P<module>[\w/]+\.py):(?P<line>\d+)\s+(?P<operator>core/\w+)#(?P<index>\d+)\s+(?P<reason>\S.*)$")
 
 
 @dataclass(frozen=True, slots=True)

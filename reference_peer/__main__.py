@@ -38,7 +38,6 @@ from .tlscert import CertificateError, self_signed, server_context
 from .transports import Target, TargetError, client_ssl_context
 
 log = logging.getLogger("reference_peer")
-CAPABILITIES = Path(__file__).with_name("capabilities.json")  # the default (RS-IO) peer's claims
 
 
 def parser(peer: PeerBinding | None = None) -> argparse.ArgumentParser:

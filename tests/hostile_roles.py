@@ -34,7 +34,7 @@ PY = sys.executable
 PROFILES = {"ditto": ("--profile", "search")}
 # The binding's reference client program (listen mode's conforming client): RSIO_URL and RSIO_TESTCASE.
 REFERENCE_CLIENTS = {
-    "rsio": ("-m", "rsio_tck.reference_peer.client"),
+    "rsio": ("-m", "rsio_tck.reference_peer.rsio.client"),
     "rsocket": ("-m", "rsio_tck.reference_peer.rsocket.testcases"),
     "ditto": ("-m", "rsio_tck.reference_peer.ditto.testcases", "--profile", "search"),
 }

@@ -1,54 +1,38 @@
 """The binding seam holds: no binding-neutral module imports a binding module.
 
-The walk reads each neutral module's source (``ast``, nothing is imported), follows
-every import it makes of another ``rsio_tck`` module that is itself neutral, and fails,
-naming the module and the import, when one reaches ``rsio_tck.bindings.*`` or one of
-the reference peer's binding-specific modules.  Imports inside functions count (they
-run when the function does); imports under ``if TYPE_CHECKING:`` do not (they never
-run).  A parent package's ``__init__`` is not followed: ``rsio_tck.reference_peer``'s
-is the RS-IO peer's library surface, which any submodule import runs.
+The walk reads each neutral module's source (``import_graph``: ``ast``, nothing is
+imported), follows every import it makes of another ``rsio_tck`` module that is itself
+neutral, and the parent packages Python imports first, and fails, naming the module and
+the import, when one reaches ``rsio_tck.bindings.*`` or one of the reference peer's
+binding-specific modules.  Imports inside functions count (they run when the function
+does); imports under ``if TYPE_CHECKING:`` do not (they never run).  The reference
+peer's own ``__init__`` is part of the shell and held to the same rule: the RS-IO peer
+lives in ``reference_peer/rsio/``, beside ``rsocket/`` and ``ditto/``.
 """
 
 from __future__ import annotations
 
-import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from import_graph import imports_of, module_path, modules_under, parents
 
 from rsio_tck.binding import BINDING_NAMES, Binding, get_binding, profile_of
 
-ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = {"rsio_tck.reference_peer": ROOT / "reference_peer", "rsio_tck": ROOT / "tck"}
-
 # The reference peer's binding-neutral shell; every other module of the peer belongs to a binding.
-PEER_SHELL = {"__main__", "transports", "api", "peer_registry", "tlscert", "tiny_writes", "hostile"}
+PEER_SHELL = {"__main__", "transports", "api", "peer_registry", "tlscert", "tiny_writes", "hostile", "fault_model",
+              "sources"}
 
 # Neutral roots, by prefix: every module under each is walked.
 ROOTS = [
     "rsio_tck.monitor", "rsio_tck.protocol", "rsio_tck.scenarios", "rsio_tck.report", "rsio_tck.pipeline",
     "rsio_tck.fuzz", "rsio_tck.dissect", "rsio_tck.cli", "rsio_tck.pytest_plugin", "rsio_tck.binding",
     "rsio_tck.semantics", "rsio_tck.gate", "rsio_tck.capabilities", "rsio_tck.embedded",
+    "rsio_tck.transport", "rsio_tck.targets",
     *(f"rsio_tck.reference_peer.{name}" for name in sorted(PEER_SHELL)),
 ]
-
-
-def module_path(name: str) -> Path | None:
-    for package, directory in PACKAGES.items():
-        if name == package or name.startswith(package + "."):
-            rest = name[len(package) + 1:].split(".") if name != package else []
-            base = directory.joinpath(*rest)
-            if base.with_suffix(".py").is_file():
-                return base.with_suffix(".py")
-            if (base / "__init__.py").is_file():
-                return base / "__init__.py"
-            return None
-    return None
-
-
-def is_package(name: str) -> bool:
-    path = module_path(name)
-    return path is not None and path.name == "__init__.py"
 
 
 def binding_specific(name: str) -> bool:
@@ -59,62 +43,10 @@ def binding_specific(name: str) -> bool:
     return False
 
 
-def _type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
-def imports_of(name: str) -> list[str]:
-    """The rsio_tck modules ``name`` imports (outside ``if TYPE_CHECKING:``), resolved."""
-    path = module_path(name)
-    assert path is not None, name
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    package = name if is_package(name) else name.rpartition(".")[0]
-    found: list[str] = []
-
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _type_checking(node):
-            for child in node.orelse:
-                visit(child)
-            return
-        if isinstance(node, ast.Import):
-            found.extend(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[: len(parts) - node.level + 1])
-                module = f"{base}.{node.module}" if node.module else base
-            else:
-                module = node.module or ""
-            found.append(module)
-            for alias in node.names:  # ``from . import flows``: the submodule
-                if module_path(f"{module}.{alias.name}") is not None:
-                    found.append(f"{module}.{alias.name}")
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(tree)
-    return [module for module in found if module == "rsio_tck" or module.startswith("rsio_tck.")]
-
-
-def modules_under(prefix: str) -> list[str]:
-    path = module_path(prefix)
-    if path is None:
-        return []
-    if path.name != "__init__.py":
-        return [prefix]
-    names = []
-    for file in sorted(path.parent.rglob("*.py")):
-        rel = file.relative_to(path.parent).with_suffix("")
-        parts = [part for part in rel.parts if part != "__init__"]
-        names.append(".".join([prefix, *parts]))
-    return names
-
-
 def seam_breaks() -> list[str]:
     roots = [module for prefix in ROOTS for module in modules_under(prefix)]
     assert len(roots) > 40, roots  # the walk found the modules it is meant to hold
+    assert "rsio_tck.reference_peer" not in roots  # ... and reaches the peer's __init__ as every submodule's parent
     seen: set[str] = set()
     breaks: list[str] = []
     todo = list(roots)
@@ -123,7 +55,7 @@ def seam_breaks() -> list[str]:
         if module in seen:
             continue
         seen.add(module)
-        for imported in imports_of(module):
+        for imported in [*parents(module), *imports_of(module)]:
             if binding_specific(imported):
                 breaks.append(f"{module} imports {imported}")
             elif module_path(imported) is not None:
@@ -139,9 +71,34 @@ def test_no_neutral_module_imports_a_binding() -> None:
 def test_the_walk_catches_a_binding_import(tmp_path: Path) -> None:
     # The checker itself can fail: a neutral module importing RS-IO's wire is reported.
     assert binding_specific("rsio_tck.bindings.rsio.wire")
-    assert binding_specific("rsio_tck.reference_peer.session")
+    assert binding_specific("rsio_tck.reference_peer.rsio.connection")
+    assert binding_specific("rsio_tck.reference_peer.rsocket")
     assert not binding_specific("rsio_tck.reference_peer.transports")
+    assert not binding_specific("rsio_tck.reference_peer")
     assert "rsio_tck.bindings.rsio.endpoint" in imports_of("rsio_tck.bindings.rsio.binding")
+    assert parents("rsio_tck.reference_peer.api") == ["rsio_tck", "rsio_tck.reference_peer"]
+
+
+def test_importing_the_peer_shell_loads_no_binding() -> None:
+    # What the walk reads, run: a fresh interpreter imports the shell and lists what it loaded.
+    shell = ["rsio_tck.reference_peer", *(f"rsio_tck.reference_peer.{name}" for name in sorted(PEER_SHELL))]
+    probe = (f"import importlib, sys\nfor name in {shell!r}: importlib.import_module(name)\n"
+             "print('\\n'.join(sorted(sys.modules)))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert loaded.returncode == 0, loaded.stderr
+    modules = loaded.stdout.split()
+    assert "rsio_tck.reference_peer.hostile.driver" in modules or "rsio_tck.reference_peer.hostile" in modules
+    assert [name for name in modules if binding_specific(name)] == []
+
+
+def test_the_rsio_names_the_peer_package_gave_are_still_given_when_asked() -> None:
+    import rsio_tck.reference_peer as shell
+    from rsio_tck.reference_peer import rsio
+
+    for name in ("FAULTS", "PeerConfig", "Publisher", "Subscriber", "Subscription"):
+        assert getattr(shell, name) is getattr(rsio, name), name
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        shell.nope  # noqa: B018
 
 
 @pytest.mark.parametrize("name", BINDING_NAMES)

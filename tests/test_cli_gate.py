@@ -403,7 +403,7 @@ def test_the_capabilities_schema_names_the_tokens_the_kit_knows() -> None:
     assert tuple(properties["publishers"]["items"]["enum"]) == PUBLISHERS
     assert tuple(properties["features"]["items"]["enum"]) == FEATURES
     assert tuple(properties["codecs"]["items"]["enum"]) == CODECS
-    shipped = Path(__file__).resolve().parents[1] / "reference_peer" / "capabilities.json"
+    shipped = Path(__file__).resolve().parents[1] / "reference_peer" / "rsio" / "capabilities.json"
     assert Capabilities.load(shipped).tokens == Capabilities.everything().tokens
 
 

@@ -43,7 +43,7 @@ def test_the_ci_example_in_the_docs_works_with_a_server_that_starts_slowly(tmp_p
     script = (script.replace("./my-server --listen 127.0.0.1:7878", server).replace(":7878", f":{port}")
               .replace("rsio-tck run", f"{sys.executable} -m rsio_tck.cli run -k 'HS-001 or DEM-001' --quiet"))
     assert server in script and "--wait-for-target" in script
-    shutil.copy(ROOT / "reference_peer" / "capabilities.json",
+    shutil.copy(ROOT / "reference_peer" / "rsio" / "capabilities.json",
                 tmp_path / "rsio-capabilities.json")
     (tmp_path / "rsio-known-failures.txt").write_text("# no known failures\n")
     done = subprocess.run(["bash", "-c", script + "\nstatus=$?\nkill $! 2>/dev/null || true\nwait\nexit $status"],

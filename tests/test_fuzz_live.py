@@ -24,7 +24,7 @@ from rsio_tck.cli import app
 from rsio_tck.embedded import REASSEMBLY_LIMIT, EmbeddedPeer
 from rsio_tck.fuzz import FuzzConfig, fuzz, write_findings
 from rsio_tck.fuzz.engine import judge, run_program
-from rsio_tck.reference_peer.freedoms import DELIBERATE_WARNINGS
+from rsio_tck.reference_peer.rsio.freedoms import DELIBERATE_WARNINGS
 from rsio_tck.report.schema import check_run_dir
 from rsio_tck.scenarios.loader import load_file
 

@@ -4,7 +4,7 @@ As ``test_hostile_rsocket.py`` and ``test_hostile_ditto.py``, for ``rsio-tck run
 run ends by itself in under 60 s, under 200 MB of peak RSS (the kit's own process, sampled with
 psutil), with exit 1 or 3, no traceback, every failure citing a rule of the RS-IO catalogue, and the
 rule the mode surely breaks among them where there is one.  The hostile peer answers every
-clientHello with a serverHello (``reference_peer/rsio_hostile.py``), so each scenario gets past the
+clientHello with a serverHello (``reference_peer/rsio/hostile.py``), so each scenario gets past the
 handshake and meets the mode itself.
 
 The modes that stress memory end fast and run the whole default suite (169 scenarios), in the

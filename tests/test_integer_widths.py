@@ -18,7 +18,7 @@ from traces import S, done, err, hello, judge, last, nxt, onsub, part, sub
 from rsio_tck.bindings.rsio.wire.msgpack_ints import INT_MIN, UINT_MAX, forms, read_int
 from rsio_tck.catalogue import RULES, Level
 from rsio_tck.embedded import EmbeddedPeer
-from rsio_tck.reference_peer.freedoms import Freedoms
+from rsio_tck.reference_peer.rsio.freedoms import Freedoms
 from rsio_tck.scenarios import RunConfig, Verdict, load_directory, run_suite
 
 WIDE = {v: forms(v)[-1] for v in range(-4, 300)}

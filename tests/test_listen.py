@@ -17,7 +17,7 @@ from rsio_tck.listen.runner import run_client_case
 from rsio_tck.scenarios.result import Verdict
 
 HERE = Path(__file__).resolve().parent
-REFERENCE_CLIENT = f"{sys.executable} -m rsio_tck.reference_peer.client"
+REFERENCE_CLIENT = f"{sys.executable} -m rsio_tck.reference_peer.rsio.client"
 
 
 def _run(cases: list, command: str, timeout: float = 15.0) -> list:  # type: ignore[type-arg]

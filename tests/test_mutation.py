@@ -29,9 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_every_mutant_has_a_unique_key_and_changes_exactly_its_line() -> None:
-    mutants = module_mutants("policy.py")
+    mutants = module_mutants("rsio/policy.py")
     assert len({m.key for m in mutants}) == len(mutants) > 5
-    source = (PEER_DIR / "policy.py").read_text()
+    source = (PEER_DIR / "rsio" / "policy.py").read_text()
     for mutant in mutants:
         changes = changed_lines(mutant, source)
         before, _after = changes[0]
@@ -60,8 +60,8 @@ def test_annotations_type_checking_blocks_and_repr_are_never_mutated() -> None:
 
 
 def test_session_mutants_stay_in_dispatch_and_publishing() -> None:
-    text = (PEER_DIR / "session.py").read_text().splitlines()
-    mutants = module_mutants("session.py")
+    text = (PEER_DIR / "rsio" / "connection.py").read_text().splitlines()
+    mutants = module_mutants("rsio/connection.py")
     assert mutants
     handle_subscribe = next(i for i, line in enumerate(text, 1) if "def handle_subscribe" in line)
     linger = next(i for i, line in enumerate(text, 1) if "def _goodbye_expired" in line)
@@ -76,12 +76,12 @@ def test_the_curated_operators_exist_in_cosmic_ray() -> None:
 
 
 def test_a_mutant_is_loaded_by_the_overlay_and_the_worktree_is_untouched(tmp_path: Path) -> None:
-    mutant = next(m for m in module_mutants("policy.py") if m.operator == "core/NumberReplacer"
+    mutant = next(m for m in module_mutants("rsio/policy.py") if m.operator == "core/NumberReplacer"
                   and "VERSION = 0" in changed_lines(m)[0][0])
     original = hashlib.sha256(mutant.path.read_bytes()).hexdigest()
     source = tmp_path / "policy.py"
     source.write_text(mutated_source(mutant))
-    probe = "from rsio_tck.reference_peer import policy; print(policy.VERSION, policy.__file__)"
+    probe = "from rsio_tck.reference_peer.rsio import policy; print(policy.VERSION, policy.__file__)"
     env = {**os.environ, "RSIO_MUTANT_MODULE": mutant.import_name, "RSIO_MUTANT_SOURCE": str(source),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(OVERLAY), os.environ.get("PYTHONPATH")]))}
     mutated = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)
@@ -117,8 +117,8 @@ def test_a_bad_equivalents_line_names_the_file_and_line(text: str, problem: str)
 
 
 def test_the_runner_lists_mutants_without_running_them() -> None:
-    listed = subprocess.run([sys.executable, "-m", "mutation", "--list", "--module", "policy.py"], cwd=ROOT,
+    listed = subprocess.run([sys.executable, "-m", "mutation", "--list", "--module", "rsio/policy.py"], cwd=ROOT,
                             capture_output=True, text=True, timeout=120)
     assert listed.returncode == 0, listed.stderr
-    assert listed.stdout.strip().endswith(f"{len(module_mutants('policy.py'))} mutants")
-    assert all(m.key in listed.stdout for m in module_mutants("policy.py"))
+    assert listed.stdout.strip().endswith(f"{len(module_mutants('rsio/policy.py'))} mutants")
+    assert all(m.key in listed.stdout for m in module_mutants("rsio/policy.py"))

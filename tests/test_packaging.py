@@ -52,7 +52,7 @@ def test_the_wheel_installs_only_rsio_tck_with_the_suite_and_spec(wheel: zipfile
                                                      .split("/")[0]}
     for expected in ("rsio_tck/SPEC.md", "rsio_tck/rsio-v0.md", "rsio_tck/cli.py", "rsio_tck/gate.py",
                      "rsio_tck/schemas/capabilities.schema.json", "rsio_tck/report/schemas/run.schema.json",
-                     "rsio_tck/scenarios/schema.json", "rsio_tck/reference_peer/capabilities.json",
+                     "rsio_tck/scenarios/schema.json", "rsio_tck/reference_peer/rsio/capabilities.json",
                      "rsio_tck/findings/templates/bug-report.md.j2"):
         assert expected in names, expected
     suite = sorted(n for n in names if n.startswith("rsio_tck/suite/") and n.endswith(".yaml"))

@@ -12,7 +12,8 @@ from test_peer_support import Probe, run, serving
 
 from rsio_tck.bindings.rsio.wire import Limits
 from rsio_tck.bindings.rsio.wire.frames import OnComplete, OnSubscribe, Subscribe
-from rsio_tck.reference_peer import Peer, PeerConfig, RemoteError, Subscriber, Subscription
+from rsio_tck.reference_peer import Peer, RemoteError
+from rsio_tck.reference_peer.rsio import PeerConfig, Subscriber, Subscription
 
 
 def values(elements: list[bytes]) -> list[Any]:

@@ -13,8 +13,8 @@ from test_peer_support import Probe, peer_process, run
 
 from rsio_tck.bindings.rsio.wire.frames import OnComplete, Subscribe
 from rsio_tck.capabilities import Capabilities
-from rsio_tck.reference_peer import FAULTS
-from rsio_tck.reference_peer.__main__ import CAPABILITIES
+from rsio_tck.reference_peer.peer_registry import get_peer_binding
+from rsio_tck.reference_peer.rsio import FAULTS
 
 PEER = [sys.executable, "-m", "rsio_tck.reference_peer"]
 
@@ -66,7 +66,7 @@ def test_list_faults_capabilities_and_bad_arguments() -> None:
     assert listed.returncode == 0 and len(listed.stdout.splitlines()) == len(FAULTS)
     shown = _cli("--capabilities")
     assert shown.returncode == 0 and json.loads(shown.stdout)["rsio_capabilities"] == 1
-    claims = Capabilities.load(CAPABILITIES)
+    claims = Capabilities.load(get_peer_binding("rsio").capabilities)
     assert claims.tokens == Capabilities.everything().tokens  # the reference peer claims all of rsio-v0 §8
     unknown = _cli("--listen", "tcp://127.0.0.1:0", "--fault", "no-such-fault")
     assert unknown.returncode == 2 and "unknown fault" in unknown.stderr

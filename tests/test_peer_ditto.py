@@ -22,9 +22,9 @@ from ditto_peer_client import MAX, Client, connected, running_peer
 
 from rsio_tck.bindings.ditto import ControlMessage, DittoLimits, StreamingCreated, Target
 from rsio_tck.reference_peer.ditto import PeerConfig
+from rsio_tck.reference_peer.ditto.connection import DittoSession
 from rsio_tck.reference_peer.ditto.faults import build_policy
 from rsio_tck.reference_peer.ditto.freedoms import Freedoms
-from rsio_tck.reference_peer.ditto.session import DittoSession
 
 Program = Callable[[Client], Awaitable[None]]
 

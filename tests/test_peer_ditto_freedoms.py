@@ -20,9 +20,9 @@ import pytest
 
 from rsio_tck.embedded import EmbeddedPeer
 from rsio_tck.reference_peer.ditto import FAULTS
+from rsio_tck.reference_peer.ditto.connection import DittoSession
 from rsio_tck.reference_peer.ditto.faults import build_policy
 from rsio_tck.reference_peer.ditto.freedoms import FORCEABLE, LATE_SECONDS, Freedoms
-from rsio_tck.reference_peer.ditto.session import DittoSession
 from rsio_tck.scenarios import RunConfig, Verdict, load_directory, run_suite
 from rsio_tck.selfcheck import check_fault, freedom_only
 

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from rsio_tck.bindings.ditto import ControlMessage, decode_websocket_text
 from rsio_tck.bindings.ditto.codec import DittoLimits
+from rsio_tck.reference_peer.ditto.connection import DittoSession
 from rsio_tck.reference_peer.ditto.faults import build_policy
 from rsio_tck.reference_peer.ditto.freedoms import Freedoms
-from rsio_tck.reference_peer.ditto.session import DittoSession
 
 TOPICS = ["tck/range/things/twin/streaming/", "tck/infinite/things/twin/streaming/", "tck/error/things/twin/streaming/",
           "_/_/things/twin/search/", "tck/x/policies/streaming/"]

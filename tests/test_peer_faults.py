@@ -34,9 +34,10 @@ from rsio_tck.bindings.rsio.wire.frames import (
 from rsio_tck.catalogue import AREAS, RULES
 from rsio_tck.embedded import REASSEMBLY_LIMIT
 from rsio_tck.errors import Side
-from rsio_tck.reference_peer import FAULTS, Peer, PeerConfig
+from rsio_tck.reference_peer import Peer
 from rsio_tck.reference_peer.__main__ import list_faults
-from rsio_tck.reference_peer.policy import Policy
+from rsio_tck.reference_peer.rsio import FAULTS, PeerConfig
+from rsio_tck.reference_peer.rsio.policy import Policy
 from rsio_tck.transport import TargetError
 
 

@@ -27,8 +27,8 @@ from rsio_tck.bindings.rsio.wire.frames import (
     Subscribe,
 )
 from rsio_tck.errors import Side
-from rsio_tck.reference_peer import PeerConfig
-from rsio_tck.reference_peer.freedoms import Freedoms
+from rsio_tck.reference_peer.rsio import PeerConfig
+from rsio_tck.reference_peer.rsio.freedoms import Freedoms
 from rsio_tck.testpubs import large_bytes
 
 SEEDS = [0, 1, 2, 3, 4, 5]

@@ -51,8 +51,9 @@ from rsio_tck.bindings.rsio.wire.frames import (
 from rsio_tck.errors import Side
 from rsio_tck.monitor import Monitor
 from rsio_tck.protocol import Connection, ConnectionClosed, ProtocolError
-from rsio_tck.reference_peer import Peer, PeerConfig
-from rsio_tck.reference_peer.freedoms import DELIBERATE_WARNINGS
+from rsio_tck.reference_peer import Peer
+from rsio_tck.reference_peer.rsio import PeerConfig
+from rsio_tck.reference_peer.rsio.freedoms import DELIBERATE_WARNINGS
 from rsio_tck.transport import open_target
 
 MAX = 2**63 - 1

@@ -11,7 +11,8 @@ import pytest
 from test_peer_support import MAX, Probe, codecs, run, serving
 
 from rsio_tck.bindings.rsio.wire.frames import OnComplete, Subscribe
-from rsio_tck.reference_peer import Peer, PeerConfig
+from rsio_tck.reference_peer import Peer
+from rsio_tck.reference_peer.rsio import PeerConfig
 from rsio_tck.reference_peer.tlscert import self_signed, server_context
 
 STDIO = f"exec:{sys.executable} -m reference_peer --stdio"

@@ -18,7 +18,7 @@ from rsio_tck.cli import app  # noqa: E402
 from rsio_tck.monitor.monitor import check_trace  # noqa: E402
 from rsio_tck.pipeline.ingest import read_table  # noqa: E402
 from rsio_tck.pipeline.pipeline import run_pipeline  # noqa: E402
-from rsio_tck.reference_peer.freedoms import DELIBERATE_WARNINGS  # noqa: E402
+from rsio_tck.reference_peer.rsio.freedoms import DELIBERATE_WARNINGS  # noqa: E402
 
 
 def test_a_real_run_directory_becomes_tables_and_the_peer_passes_the_offline_judge(tmp_path: Path) -> None:

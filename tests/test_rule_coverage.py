@@ -32,7 +32,7 @@ import test_wire_malformed
 
 from rsio_tck.bindings.ditto.schemas import SCHEMA_OF
 from rsio_tck.catalogue import RULES, Level
-from rsio_tck.reference_peer.faults import FAULTS
+from rsio_tck.reference_peer.rsio.faults import FAULTS
 
 
 def sources() -> dict[str, set[str]]:

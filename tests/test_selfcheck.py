@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rsio_tck.catalogue import RULES
-from rsio_tck.reference_peer.faults import FAULTS
+from rsio_tck.reference_peer.rsio.faults import FAULTS
 from rsio_tck.scenarios import Verdict, load_directory
 from rsio_tck.selfcheck import NOT_FORCEABLE, check_all_faults, freedom_only, mutation_score, run_against_peer
 

@@ -516,7 +516,7 @@ def test_check_pcap_judges_the_binding_stream_inside_a_websocket_capture(tmp_pat
 
 def test_listen_mode_over_websocket_judges_the_rsio_reference_client() -> None:
     cases = client_tests("rsio", ["stream-range", "large-split"])
-    client = f"{sys.executable} -m rsio_tck.reference_peer.client"
+    client = f"{sys.executable} -m rsio_tck.reference_peer.rsio.client"
     results = run(run_client_tests(cases, client, "ws://127.0.0.1:0/rsio", get_binding("rsio"), "msgpack",
                                    serving_peer_factory("rsio", "msgpack", "ws://127.0.0.1:0/rsio"), timeout=20.0))
     assert [r.verdict for r in results] == [Verdict.PASS, Verdict.PASS], "\n".join(r.explain() for r in results)

@@ -1,7 +1,7 @@
 """Loads one mutated module of the reference peer in place of the installed one.
 
 The mutation runner puts this directory on PYTHONPATH of the peer process only, with
-RSIO_MUTANT_MODULE (the import name, e.g. ``rsio_tck.reference_peer.flows``) and
+RSIO_MUTANT_MODULE (the import name, e.g. ``rsio_tck.reference_peer.rsio.flows``) and
 RSIO_MUTANT_SOURCE (a file holding the mutated text).  A finder ahead of every other
 one serves that name from the mutated text, compiled afresh (never from a cached .pyc of
 the original), with ``__file__`` still the original path.  The worktree's files are never

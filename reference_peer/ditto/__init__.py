@@ -7,7 +7,7 @@ profiles at once (the subscribe's topic decides): the test publishers
 ``eq(attributes/tck,N)`` with ``size(n)`` pages behind ``search/subscribe``
 (``publishers.py``).  Over TCP one JSON envelope per line; over WebSocket
 (``ws://HOST:PORT/ws/2``) the binding's framing hook turns each text message
-into such a line and back, so the sans-IO session (``session.py``) is the same.
+into such a line and back, so the sans-IO session (``connection.py``) is the same.
 
 Entry points for the peer's shell (``--binding ditto``, the stream-shaped entry
 point of ``peer_registry``):

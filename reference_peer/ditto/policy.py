@@ -1,7 +1,7 @@
 """The behaviour hooks of a Ditto session, each doing what Ditto's pages and bindings.md §3 require.
 
 Theory of operation, as in the RS-IO and RSocket peers: the session
-(``session.py``) is mechanism (lines, subscriptions, production); every
+(``connection.py``) is mechanism (lines, subscriptions, production); every
 decision a deliberate fault may want to get wrong is a method here.  The
 ``faults`` module replaces methods on one ``Policy`` instance per connection;
 a replacement gets the method it replaces as ``base`` and usually calls it,
@@ -35,7 +35,7 @@ from rsio_tck.semantics.demand import UNBOUNDED, saturating_add
 from .publishers import End
 
 if TYPE_CHECKING:
-    from .session import DittoSession, Subscription
+    from .connection import DittoSession, Subscription
 
 MAX_DEMAND = UNBOUNDED
 RULE_3_9 = "Reactive Streams rule 3.9"

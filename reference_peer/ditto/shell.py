@@ -19,9 +19,9 @@ import logging
 from typing import Any
 
 from .config import PeerConfig
+from .connection import DittoSession
 from .faults import build_policy
 from .freedoms import Freedoms
-from .session import DittoSession
 
 log = logging.getLogger("reference_peer.ditto")
 READ_SIZE = 64 * 1024

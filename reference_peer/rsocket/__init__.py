@@ -60,9 +60,9 @@ from rsio_tck.bindings.rsocket import PROFILE_NAMES
 
 from ..tiny_writes import checked as checked_tiny_writes
 from .config import PeerConfig
+from .connection import Session, serve_connection
 from .faults import FAULTS, Fault
 from .freedoms import Freedoms
-from .session import Session, serve_connection
 
 CAPABILITIES = Path(__file__).with_name("capabilities.json")
 DELIBERATE_WARNINGS: frozenset[str] = frozenset()  # its freedoms are all legal: the kit warns of none

@@ -24,8 +24,8 @@ from rsio_tck.transport import Target, open_target
 
 from ..sources import COMPLETE, QueueSource
 from .config import PeerConfig
+from .connection import Session
 from .flows import Consumer, Flow
-from .session import Session
 
 INTERACTIONS = ("stream", "response", "fnf", "channel")
 

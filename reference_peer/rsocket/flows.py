@@ -27,7 +27,7 @@ from rsio_tck.testpubs import SubscribeBack as SubscribeSpec
 from ..sources import COMPLETE, End, QueueSource, Source
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .connection import Session
 
 BATCH = 256  # elements of one stream per step
 WINDOW = 16  # inbound payloads a channel echo grants ahead

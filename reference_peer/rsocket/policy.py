@@ -1,8 +1,8 @@
 """The behaviour hooks of an RSocket session, each doing what Protocol.md and bindings.md §2 require.
 
-Theory of operation, as in the RS-IO peer: the session (``session.py``) is
+Theory of operation, as in the RS-IO peer: the session (``connection.py``) is
 mechanism (bytes, events, production, closing); every decision a deliberate
-fault may want to get wrong is a method here.  The ``faults`` module replaces
+fault may want to get wrong is a method here.  The ``faults`` package replaces
 methods on one ``Policy`` instance per connection; a replacement gets the
 method it replaces as ``base`` and usually calls it, so faults combine.
 ``make_endpoint`` is a hook too: faults of the connection's own machinery
@@ -32,8 +32,8 @@ from ..sources import End
 from . import publishers
 
 if TYPE_CHECKING:
+    from .connection import Session
     from .flows import Echo, Flow, SubscribeBack
-    from .session import Session
 
 RULE_3_9 = "Reactive Streams rule 3.9"
 

@@ -27,7 +27,7 @@ from rsio_tck.bindings.rsocket.frames import Cancel, MetadataPush, RequestStream
 from . import make_config
 from .client import Collector, Outcome, connect, run_interaction
 from .config import PeerConfig
-from .session import Session
+from .connection import Session
 
 TIMEOUT = 10.0  # seconds for one interaction
 KEEPALIVE_IDLE = 2.5  # seconds idle in the keepalive case, past its SETUP's max lifetime (2 s; interval 200 ms)

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..errors import Side
 from ..monitor.trace import TraceRecord
+from ..targets import TargetError, client_context, tcp_socket
 from .framing import Framing, WebSocketError
 from .link import WebSocketLink
 
@@ -229,17 +230,15 @@ class WebSocketWriter:
 
 
 async def open_websocket(target: Any, framing: Framing, timeout: float) -> tuple[asyncio.StreamReader, WebSocketWriter]:
-    """Connect to a ws:// or wss:// ``target`` (``transport.Target``) and complete the opening handshake."""
+    """Connect to a ws:// or wss:// ``target`` (``targets.Target``) and complete the opening handshake."""
     import ssl
-
-    from ..transport import TargetError, _tcp_socket, client_context
 
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=READ_LIMIT)
     protocol = _KitProtocol(WebSocketLink(Side.CLIENT, framing, uri=target.websocket_uri), reader)
     transport: Any = None
     try:
-        sock = await asyncio.wait_for(_tcp_socket(target.host, target.port), timeout)
+        sock = await asyncio.wait_for(tcp_socket(target.host, target.port), timeout)
         secure = target.scheme == "wss"
         transport, _ = await asyncio.wait_for(loop.create_connection(
             lambda: protocol, sock=sock, ssl=client_context(target) if secure else None,

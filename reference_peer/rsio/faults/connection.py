@@ -12,10 +12,10 @@ from rsio_tck.bindings.rsio.wire.frames import (
 from rsio_tck.errors import Side
 
 from ..policy import VERSION, Policy
-from . import Base, fault
+from .declare import Base, fault
 
 if TYPE_CHECKING:
-    from ..session import PeerSession
+    from ..connection import PeerSession
 
 
 

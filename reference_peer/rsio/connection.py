@@ -47,17 +47,17 @@ from rsio_tck.bindings.rsio.wire.frames import (
 from rsio_tck.errors import ProtocolViolation, Side
 from rsio_tck.protocol import Connection, ConnectionClosed, ConnectionState, Ignored, ProtocolError, ReassemblyLimit
 
+from ..sources import End, RangeSource
 from . import flows
 from .config import UNBOUNDED, PeerConfig
 from .faults import build_policy
 from .flows import Outflow
 from .freedoms import Freedoms
 from .inflows import Subscriptions
-from .registry import Rejected
-from .sources import End, RangeSource
+from .publishers import Rejected
 
 if TYPE_CHECKING:
-    from .registry import Registry
+    from .publishers import Registry
 
 log = logging.getLogger("reference_peer")
 

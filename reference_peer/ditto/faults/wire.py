@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 from rsio_tck.bindings.ditto import Decoded, Envelope, to_json_object
 from rsio_tck.bindings.ditto.codec import DEFAULT_MAX_MESSAGE
 
-from .faults import Base, fault, first_on_connection
-from .policy import Policy
+from ..policy import Policy
+from .declare import Base, fault, first_on_connection
 
 if TYPE_CHECKING:
-    from .session import DittoSession
+    from ..connection import DittoSession
 
 Mutate = Callable[[dict[str, Any]], Any]  # the new JSON object, or bytes to send as they are (no newline added)
 

@@ -10,15 +10,15 @@ from rsio_tck.bindings.rsio.wire.frames import (
     Subscribe,
 )
 
+from ...sources import End, FixedSource, LargeSource, RangeSource
 from ..policy import Policy
-from ..registry import Opened, Rejected
-from ..sources import End, FixedSource, LargeSource, RangeSource
-from . import Base, fault
+from ..publishers import Opened, Rejected
+from .declare import Base, fault
 
 if TYPE_CHECKING:
     from rsio_tck.protocol import ReassemblyLimit
 
-    from ..session import PeerSession
+    from ..connection import PeerSession
     from ..subscribe_back import SubscribeBack
 
 from collections.abc import Callable

@@ -1,8 +1,13 @@
 """The reference peer's RS-IO binding: the ``PEER`` entry ``peer_registry`` finds for ``rsio``.
 
-It gathers what the peer's shell needs from the RS-IO peer (``session.PeerSession``,
-``config.PeerConfig``, ``faults``, the publisher ``registry``) behind the entry point
-``peer_registry`` documents, so the shell never imports an RS-IO module itself.
+Theory of operation.  ``connection.PeerSession`` is one connection: an asyncio Protocol
+over the kit's sans-IO ``Connection``; its ``Policy`` (``policy``) makes every decision a
+fault may replace (``faults/``), its ``Freedoms`` choose among legal variants, and
+``flows``/``inflows`` carry the publications and subscriptions, fed by ``publishers``
+(names to sources) and ``appflows`` (the application's own).  This module gathers what
+the peer's shell needs behind the entry point ``peer_registry`` documents, so the
+shell never imports an RS-IO module itself; it also gives the RS-IO library names
+(``PeerConfig``, ``Publisher``, ``Subscriber``, ``Subscription``, ``FAULTS``).
 """
 
 from __future__ import annotations
@@ -17,13 +22,13 @@ import msgpack
 from rsio_tck.bindings.rsio.wire import CODEC_NAMES, DEFAULT_LIMITS
 from rsio_tck.errors import Side
 
-from .appflows import AppPublisher
+from ..tiny_writes import checked as tiny_writes
+from .appflows import AppPublisher, Publisher, Subscriber, Subscription
 from .config import PeerConfig
+from .connection import PeerSession
 from .faults import FAULTS, build_policy
 from .freedoms import DELIBERATE_WARNINGS, ID_CHOICES
-from .registry import Registry
-from .session import PeerSession
-from .tiny_writes import checked as tiny_writes
+from .publishers import Registry
 
 
 class RsioPeer:
@@ -74,10 +79,12 @@ class RsioPeer:
             return element.hex()
 
     def hostile_material(self, profile: str) -> Any:
-        """RS-IO's bytes for the hostile modes (``--hostile``; ``rsio_hostile.py``, imported when asked)."""
-        from .rsio_hostile import hostile_material as material
+        """RS-IO's bytes for the hostile modes (``--hostile``; ``hostile.py``, imported when asked)."""
+        from .hostile import hostile_material as material
 
         return material(profile)
 
 
 PEER = RsioPeer()
+
+__all__ = ["FAULTS", "PEER", "PeerConfig", "Publisher", "RsioPeer", "Subscriber", "Subscription"]

@@ -1,6 +1,6 @@
 """The behaviour hooks of a session, each doing what rsio-v0 requires.
 
-Theory of operation: the session (``session.py``) is mechanism: bytes, events,
+Theory of operation: the session (``connection.py``) is mechanism: bytes, events,
 production, closing.  Every decision that a deliberate fault may want to get
 wrong is a method here, named for what it decides.  The ``faults`` package replaces
 methods on one ``Policy`` instance (one per connection); a replacement gets the
@@ -25,14 +25,14 @@ from rsio_tck.errors import ProtocolViolation, Side
 from rsio_tck.protocol import ReassemblyLimit
 from rsio_tck.testpubs import Strategy
 
+from ..sources import End
 from . import flows
 from .config import UNBOUNDED
-from .registry import Opened, Rejected
-from .sources import End
+from .publishers import Opened, Rejected
 
 if TYPE_CHECKING:
+    from .connection import PeerSession
     from .flows import Outflow
-    from .session import PeerSession
     from .subscribe_back import SubscribeBack
 
 VERSION = 0

@@ -13,14 +13,14 @@ from rsio_tck.bindings.rsio.wire.frames import (
 )
 from rsio_tck.protocol import ConnectionState
 
+from ...sources import End
 from ..policy import Policy
-from ..registry import Rejected
-from ..sources import End
-from . import Base, _text, _uint, fault
+from ..publishers import Rejected
+from .declare import Base, _text, _uint, fault
 
 if TYPE_CHECKING:
+    from ..connection import PeerSession
     from ..flows import Outflow
-    from ..session import PeerSession
 
 
 

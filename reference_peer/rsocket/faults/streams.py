@@ -13,13 +13,13 @@ from rsio_tck.bindings.rsocket.frames import (
     RequestStream,
 )
 
-from ..sources import End
-from .faults import Base, endpoint_override, fault
-from .policy import Policy
+from ...sources import End
+from ..policy import Policy
+from .declare import Base, endpoint_override, fault
 
 if TYPE_CHECKING:
-    from .flows import Echo, Flow, SubscribeBack
-    from .session import Session
+    from ..connection import Session
+    from ..flows import Echo, Flow, SubscribeBack
 
 
 # -- stream ids (RS-STREAMID), as requester through tck/subscribe ---------------------------------------

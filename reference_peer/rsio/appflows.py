@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any, Protocol, Union
 
 import msgpack
 
-from .registry import Opened, Rejected
-from .sources import COMPLETE, End, QueueSource
+from ..sources import COMPLETE, End, QueueSource
+from .publishers import Opened, Rejected
 
 if TYPE_CHECKING:
+    from .connection import PeerSession
     from .flows import Outflow
-    from .session import PeerSession
 
 
 class Subscription(Protocol):

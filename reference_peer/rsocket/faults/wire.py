@@ -12,13 +12,13 @@ from rsio_tck.bindings.rsocket.frames import (
     Setup,
 )
 
-from ..sources import End
-from .faults import Base, fault, first_on_connection, once_per_flow
-from .policy import Policy
+from ...sources import End
+from ..policy import Policy
+from .declare import Base, fault, first_on_connection, once_per_flow
 
 if TYPE_CHECKING:
-    from .flows import Flow
-    from .session import Session
+    from ..connection import Session
+    from ..flows import Flow
 
 
 def _raw_after_setup(name: str, rule: str, description: str, raw: Callable[[Session], bytes]) -> None:

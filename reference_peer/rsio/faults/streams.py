@@ -19,15 +19,15 @@ from rsio_tck.bindings.rsio.wire.frames import (
     Subscribe,
 )
 
+from ...sources import End, LargeSource
 from ..config import UNBOUNDED
 from ..policy import Policy
-from ..registry import Rejected
-from ..sources import End, LargeSource
-from . import Base, _element, _once, fault
+from ..publishers import Rejected
+from .declare import Base, _element, _once, fault
 
 if TYPE_CHECKING:
+    from ..connection import PeerSession
     from ..flows import Outflow
-    from ..session import PeerSession
 
 
 

@@ -1,18 +1,11 @@
-"""Every deliberate fault of the RSocket reference peer: one registry, ``FAULTS``.
+"""The RSocket peer's fault registry, ``REGISTRY``, and what its fault areas declare faults with.
 
-A fault is a name, the rule it breaks (an RSocket rule ID of the catalogue), a
-description, and the policy hooks it replaces.  ``build_policy`` installs the
-chosen faults on a fresh ``Policy``: each replacement is called as
-``hook(policy, base, *args)`` with ``base`` the method it replaces, so faults
-combine.  Faults of the connection machinery replace ``make_endpoint`` with a
-subclass of the sans-IO endpoint: they wrap the core from outside, the core
-has no fault switches.  The session sends unchecked while any fault is on.
-
-The declarations live in three modules by area, each registering its faults
-here when imported: ``faults_connection`` (SETUP, KEEPALIVE, LEASE, ERROR,
-METADATA_PUSH, the unexpected), ``faults_streams`` (stream ids, flow control,
-stream sequences, request-response, fire-and-forget, channel) and
-``faults_wire`` (malformed frames, broken fragment chains).
+``fault(name, rule, description)`` declares a fault on ``REGISTRY`` (an RSocket rule ID
+of the catalogue); ``endpoint_override`` declares one that replaces ``make_endpoint``
+with a subclass of the sans-IO endpoint overriding one method, so faults of the
+connection machinery wrap the core from outside.  The area modules of this package
+(``connection``, ``streams``, ``wire``) call them when the package imports them.  This
+module imports no area: the package's ``__init__`` gathers them.
 """
 
 from __future__ import annotations
@@ -23,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 from rsio_tck.bindings.rsocket.endpoint import Endpoint
 from rsio_tck.catalogue import RULES
 
-from ..fault_registry import Fault, FaultRegistry, first_on_connection, first_time
-from .policy import Policy
+from ...fault_model import Fault, FaultRegistry, first_on_connection, first_time
+from ..policy import Policy
 
 if TYPE_CHECKING:
-    from .flows import Flow
-    from .session import Session
+    from ..connection import Session
+    from ..flows import Flow
 
 Base = Callable[..., Any]
 
@@ -57,9 +50,6 @@ def endpoint_override(name: str, rule: str, description: str, method: str,
         return endpoint
 
     return declared
-
-
-from . import faults_connection, faults_streams, faults_wire  # noqa: E402,F401  (each registers its faults)
 
 __all__ = ["FAULTS", "Base", "Fault", "build_policy", "endpoint_override", "fault", "first_on_connection",
            "once_per_flow"]

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING
 
 from rsio_tck.bindings.rsio.wire.frames import OnNext, OnNextLastPart, OnNextPacked, OnNextPart
 
+from ..sources import LargeSource, Source
 from .config import UNBOUNDED
-from .sources import LargeSource, Source
 
 if TYPE_CHECKING:
-    from .session import PeerSession
+    from .connection import PeerSession
 
 VARIABLE_BATCH = 2048  # elements of a variable-size stream per step
 PARTS_PER_STEP = 4  # parts of a large split element per step

@@ -1,6 +1,6 @@
 """The reference peer as an RS-IO client: performs the client test cases of listen mode.
 
-Usage: RSIO_URL=tcp://127.0.0.1:PORT (or ws://HOST:PORT/PATH) RSIO_TESTCASE=NAME python -m rsio_tck.reference_peer.client
+Usage: RSIO_URL=tcp://127.0.0.1:PORT (or ws://HOST:PORT/PATH) RSIO_TESTCASE=NAME python -m rsio_tck.reference_peer.rsio.client
 
 Like the interop fixture programs (interop/*/client*), it opens one connection,
 performs the named test case (``rsio_tck.listen.cases``), prints one line per

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from rsio_tck.bindings.ditto import ErrorInfo
 
-from . import publishers
-from .faults import Base, fault, once
-from .policy import MAX_DEMAND, Policy, complete, failed, next_event, protocol_error
-from .publishers import End
+from .. import publishers
+from ..policy import MAX_DEMAND, Policy, complete, failed, next_event, protocol_error
+from ..publishers import End
+from .declare import Base, fault, once
 
 if TYPE_CHECKING:
-    from .session import DittoSession, Subscription
+    from ..connection import DittoSession, Subscription
 
 # -- subscriptions (DITTO-SUB) ------------------------------------------------------------------------
 

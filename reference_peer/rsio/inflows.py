@@ -28,7 +28,7 @@ from rsio_tck.semantics import StreamState
 from .freedoms import ID_SPACE
 
 if TYPE_CHECKING:
-    from .session import PeerSession
+    from .connection import PeerSession
 
 _FREE_STATES = (StreamState.IDLE, StreamState.DONE, StreamState.CANCELLED)
 

@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING
 from rsio_tck.testpubs import SubscribeBack as Spec
 from rsio_tck.testpubs import report
 
-from .sources import COMPLETE, End, QueueSource
+from ..sources import COMPLETE, End, QueueSource
 
 if TYPE_CHECKING:
+    from .connection import PeerSession
     from .flows import Outflow
     from .policy import Policy
-    from .session import PeerSession
 
 LOW_WATER = 64
 

@@ -27,7 +27,7 @@ from rsio_tck.binding import get_binding
 from rsio_tck.bindings.rsio.wire.frames import OnNext, OnNextPart, ServerHello
 from rsio_tck.bindings.rsio.wire.varints import uvarint
 
-from .hostile import Burst, HostileMaterial
+from ..hostile import Burst, HostileMaterial
 
 # An Id no scenario subscribes (they use small numbers, 4242 and 2^63-1): 2^62 + 27, for issue 27.
 NEVER = 2**62 + 27

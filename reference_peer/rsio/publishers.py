@@ -17,11 +17,11 @@ from urllib.parse import parse_qsl
 
 from rsio_tck.testpubs import Malformed, SubscribeBack, parse
 
-from .sources import Source, source_for
+from ..sources import Source, source_for
 
 if TYPE_CHECKING:
+    from .connection import PeerSession
     from .flows import Outflow
-    from .session import PeerSession
 
 Starter = Callable[["PeerSession", "Outflow"], None]
 

@@ -25,13 +25,13 @@ from rsio_tck.bindings.rsocket.frames import (
 from rsio_tck.errors import Side
 from rsio_tck.protocol.events import ProtocolError
 
-from ..sources import End
-from .faults import Base, endpoint_override, fault, first_on_connection
-from .policy import Policy
+from ...sources import End
+from ..policy import Policy
+from .declare import Base, endpoint_override, fault, first_on_connection
 
 if TYPE_CHECKING:
-    from .flows import Flow
-    from .session import Session
+    from ..connection import Session
+    from ..flows import Flow
 
 
 # -- connection establishment (RS-SETUP) ---------------------------------------------------------
