@@ -160,8 +160,8 @@ class Session:
         """Send a frame that breaks a rule on purpose (faults)."""
         self.endpoint.send(frame, check=False, fragment_size=fragment_size)
 
-    def send_raw(self, data: bytes) -> None:
-        self.endpoint.send_raw(data)
+    def send_raw(self, data: bytes, *, standing_for: Frame | None = None) -> None:
+        self.endpoint.send_raw(data, standing_for=standing_for)
 
     def fragment_size(self, flow: Flow) -> int:
         """Payload bytes per fragment for ``flow``'s elements: what the frame limit and the MTU leave,

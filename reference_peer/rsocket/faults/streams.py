@@ -78,8 +78,8 @@ def _beyond_emit(p: Policy, base: Base, s: Session, flow: Flow, data: bytes, com
 
 def _remember_credit(parent: Callable[..., None]) -> Callable[..., None]:
     def receive_cancel(self: Endpoint, frame: Any, events: list[Any]) -> None:
-        record = self.streams.get(frame.stream_id)
-        self.__dict__.setdefault("credit_at_cancel", {})[frame.stream_id] = record.credit if record else 0
+        # The judge has taken the CANCEL (it ends the direction, not its demand): the credit left is as it was.
+        self.__dict__.setdefault("credit_at_cancel", {})[frame.stream_id] = self.credit(frame.stream_id)
         parent(self, frame, events)
     return receive_cancel
 

@@ -70,8 +70,7 @@ def _reserved_bit(p: Policy, base: Base, s: Session, flow: Flow, data: bytes, co
         return
     raw = bytearray(s.endpoint.encode(Payload(stream_id=flow.sid, next=True, complete=complete, data=data)))
     raw[3] |= 0x80  # after the 3-byte length: the stream id's high bit
-    s.endpoint._account_sent(Payload(stream_id=flow.sid, next=True, complete=complete, data=data))
-    s.send_raw(bytes(raw))
+    s.send_raw(bytes(raw), standing_for=Payload(stream_id=flow.sid, next=True, complete=complete, data=data))
     flow.sent += 1
     if complete:
         s.forget_flow(flow)
@@ -100,8 +99,8 @@ def _broken_chain(p: Policy, base: Base, s: Session, flow: Flow, data: bytes, co
         return
     s.send_raw(s.endpoint.encode(Payload(stream_id=flow.sid, follows=True, next=True, data=data[:size])))
     s.send_raw(s.endpoint.encode(RequestN(stream_id=flow.sid, request_n=1)))
-    s.send_raw(s.endpoint.encode(Payload(stream_id=flow.sid, next=True, complete=complete, data=data[size:])))
-    s.endpoint._account_sent(Payload(stream_id=flow.sid, next=True, complete=complete, data=data))
+    s.send_raw(s.endpoint.encode(Payload(stream_id=flow.sid, next=True, complete=complete, data=data[size:])),
+               standing_for=Payload(stream_id=flow.sid, next=True, complete=complete, data=data))
     flow.sent += 1
     if complete:
         s.forget_flow(flow)
@@ -117,8 +116,8 @@ def _metadata_late(p: Policy, base: Base, s: Session, flow: Flow, data: bytes, c
         base(s, flow, data, complete)
         return
     s.send_raw(s.endpoint.encode(Payload(stream_id=flow.sid, follows=True, next=True, data=data)))
-    s.send_raw(s.endpoint.encode(Payload(stream_id=flow.sid, next=True, complete=complete, metadata=b"late")))
-    s.endpoint._account_sent(Payload(stream_id=flow.sid, next=True, complete=complete, data=data))
+    s.send_raw(s.endpoint.encode(Payload(stream_id=flow.sid, next=True, complete=complete, metadata=b"late")),
+               standing_for=Payload(stream_id=flow.sid, next=True, complete=complete, data=data))
     flow.sent += 1
     if complete:
         s.forget_flow(flow)

@@ -32,9 +32,10 @@ What the endpoint does on its own, because the spec makes it automatic:
   with the reason; malformed input as ``ProtocolError`` with ERROR[CONNECTION_ERROR]
   on stream 0 queued, after which the endpoint accepts no more input.
 
-Streams are tracked only as far as routing and the sender's own obligations
-need: which side may still send PAYLOADs on each stream, and the credit the
-remote granted.  Every frame either way also goes through the binding's own
+Streams are tracked only as far as routing needs: which side may still send
+PAYLOADs on each stream.  The credit the remote granted is not kept here: the
+judge keeps it (the demand of the direction this side sends on), and ``credit``
+reads it there.  Every frame either way also goes through the binding's own
 judge (the monitor's), so ``send(frame)`` holds this side to exactly the rules
 the kit judges: a ProtocolViolation naming the rule, and nothing queued.  The
 judge has seen the refused frame, as with RS-IO's ``Connection``: a refused send
@@ -51,7 +52,6 @@ from typing import Any
 from ...catalogue import RULES, Level
 from ...errors import ProtocolViolation, Side
 from ...protocol.events import ConnectionClosed, ConnectionState, Event, Ignored, ProtocolError
-from ...semantics.demand import saturating_add
 from .codec import RSocketLimits
 from .endpoint_state import (
     FRAGMENT_OVERHEAD,
@@ -178,8 +178,15 @@ class Endpoint(EndpointTimers):
         if isinstance(frame, Setup) and frame.lease and self.role is Side.CLIENT:
             self.grant_lease()  # the client-side responder grants the server-side requester (Sequences with LEASE)
 
-    def send_raw(self, data: bytes) -> None:
-        """Bytes that bypass codec, checks and accounting (faults, malformed-input tests)."""
+    def send_raw(self, data: bytes, *, standing_for: Frame | None = None) -> None:
+        """Bytes that bypass codec and checks (faults, malformed-input tests).
+
+        ``standing_for`` is the frame the bytes carry as far as the streams go (a fault's broken
+        encoding of an element, say): the judge takes it as sent, unchecked, so the credit it keeps
+        counts the element, as the remote does."""
+        if standing_for is not None:
+            self._judge_frames(self.role, [standing_for])
+            self._account_sent(standing_for)
         self._out.append(data)
 
     def encode(self, frame: Any) -> bytes:
@@ -192,9 +199,14 @@ class Endpoint(EndpointTimers):
         return out
 
     def credit(self, stream_id: int) -> int:
-        """PAYLOADs with N this side may send on ``stream_id`` now."""
+        """PAYLOADs with N this side may send on ``stream_id`` now: the demand the judge keeps for the
+        direction this side sends on (the one count of the remote's cumulative credit)."""
         record = self.streams.get(stream_id)
-        return record.credit if record is not None and record.sending else 0
+        if record is None or not record.sending:
+            return 0
+        st = self._judge.streams.streams.get(stream_id)
+        direction = None if st is None else st.out if st.requester is not self.role else st.inbound
+        return 0 if direction is None else direction.demand.outstanding
 
     def _judge_frames(self, sender: Side, frames: list[Any]) -> list[ProtocolViolation]:
         """Apply ``frames`` to the judge; the MUST rules they broke (not those found by time passing)."""
@@ -229,8 +241,6 @@ class Endpoint(EndpointTimers):
         if record is None or sid == 0:
             return
         if isinstance(frame, Payload):
-            if frame.next:
-                record.credit = max(0, record.credit - 1)
             if frame.complete:
                 record.sending = False
         elif isinstance(frame, Cancel):
@@ -251,10 +261,6 @@ class Endpoint(EndpointTimers):
                 record.sending = False
             else:
                 record.receiving = False
-        if not local_requester:
-            record.credit = 1 if isinstance(frame, RequestResponse) else frame.initial_request_n
-        elif channel:
-            record.credit = 0  # the responder grants the requester's outbound with REQUEST_N
         self.streams[sid] = record
         return record
 
@@ -446,7 +452,6 @@ class Endpoint(EndpointTimers):
         if record is None or not record.sending:
             self._ignore(frame, f"REQUEST_N on stream {frame.stream_id}, which does not send", events)
             return
-        record.credit = saturating_add(record.credit, frame.request_n)  # cumulative (bindings.md §2)
         events.append(frame)  # request N = 0 is the application's to answer (bindings.md §2)
 
     def _receive_cancel(self, frame: Cancel, events: list[Event]) -> None:
@@ -455,7 +460,6 @@ class Endpoint(EndpointTimers):
             self._ignore(frame, f"CANCEL on stream {frame.stream_id}, which does not send", events)
             return
         record.sending = False
-        record.credit = 0
         self._forget_if_done(record)
         events.append(frame)
 

@@ -51,14 +51,13 @@ EndpointState = ConnectionState
 
 @dataclass(slots=True)
 class StreamRecord:
-    """One stream as this endpoint sees it."""
+    """One stream as this endpoint routes it (its credit is the judge's: ``Endpoint.credit``)."""
 
     stream_id: int
     kind: str  # the request's wire name
     local_requester: bool
     sending: bool  # this side may still send PAYLOADs
     receiving: bool  # the remote may still send PAYLOADs
-    credit: int = 0  # PAYLOADs with N this side may still send (the remote's cumulative demand)
 
     @property
     def done(self) -> bool:
