@@ -14,10 +14,11 @@ import dataclasses
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rsio_tck.bindings.rsocket.endpoint import Endpoint
+from rsio_tck.bindings.rsocket.endpoint import Endpoint, default_setup
 from rsio_tck.bindings.rsocket.endpoint_state import StreamRecord
 from rsio_tck.bindings.rsocket.frames import Cancel, Payload, RequestChannel, RequestN, RequestStream
 from rsio_tck.errors import Side
+from rsio_tck.protocol.events import Ignored
 from rsio_tck.semantics.demand import UNBOUNDED, saturating_add
 
 
@@ -80,3 +81,52 @@ def test_the_endpoints_credit_is_the_judges_and_the_protocols(initial: int, chan
         judged = server._judge.streams.streams[sid].out.demand.outstanding
         assert server.credit(sid) == (expected if open_ else 0)
         assert not open_ or expected == judged
+
+
+def test_the_endpoint_keeps_no_lease_or_id_state_of_its_own() -> None:
+    client = Endpoint(Side.CLIENT, setup=default_setup("rsocket-1.0", lease=True))
+    kept = set(vars(client))
+    assert not {name for name in kept if "lease_left" in name or "lease_until" in name or "granted_" in name}, kept
+
+
+lease_ops = st.lists(st.one_of(
+    st.tuples(st.just("lease"), st.integers(1, 5000), st.integers(0, 4)),
+    st.tuples(st.just("request"), st.just(0), st.just(0)),
+    st.tuples(st.just("wait"), st.integers(0, 3000), st.just(0)),
+), max_size=30)
+
+
+@settings(max_examples=150, deadline=None)
+@given(start=st.sampled_from([0.0, 5.0]), steps=lease_ops)
+def test_the_lease_is_the_judges_and_expires_by_the_endpoints_clock(start: float,
+                                                                     steps: list[tuple[str, int, int]]) -> None:
+    """The requester's ``may_request`` and the responder's refusals follow the spec's lease (the last LEASE
+    overrides, one request each, TTL from reception, also at time 0), read from the judges."""
+    client = Endpoint(Side.CLIENT, setup=default_setup("rsocket-1.0", lease=True), now=start)
+    server = Endpoint(Side.SERVER, lease_grant=(1000, 2), now=start)
+    server.receive_data(client.data_to_send(), now=start)
+    client.receive_data(server.data_to_send(), now=start)  # the server's LEASE for (1 s, 2 requests)
+    now, left, until = start, 2, start + 1.0
+    for op, a, b in steps:
+        if op == "lease":
+            server.grant_lease(a, b)
+            client.receive_data(server.data_to_send(), now=now)
+            left, until = b, now + a / 1000
+        elif op == "wait":
+            now += a / 1000
+            client.tick(now)
+            server.now = client.now = now
+            server.receive_data(client.data_to_send(), now=now)
+            client.receive_data(server.data_to_send(), now=now)
+            continue
+        else:
+            allowed = left > 0 and now < until
+            assert client.may_request() == allowed
+            sid = client.new_stream_id()
+            client.send(RequestStream(stream_id=sid, initial_request_n=1), check=False)
+            events = server.receive_data(client.data_to_send(), now=now)
+            refused = any(isinstance(e, Ignored) and e.rule == "RS-LEASE-4" for e in events)
+            assert refused == (not allowed)
+            left -= 1
+            client.receive_data(server.data_to_send(), now=now)  # (the server renews only on its tick: never here)
+        assert client.may_request() == (left > 0 and now < until)

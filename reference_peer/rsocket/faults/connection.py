@@ -11,7 +11,6 @@ from rsio_tck.bindings.rsocket.frames import (
     APPLICATION_ERROR,
     CONNECTION_ERROR,
     REJECTED_SETUP,
-    U31_MAX,
     Error,
     Keepalive,
     Lease,
@@ -116,7 +115,7 @@ endpoint_override("client-keepalive-silent", "RS-KEEPALIVE-2",
 def _no_lease(parent: Callable[..., None]) -> Callable[..., None]:
     def grant_lease(self: Endpoint, ttl_ms: int | None = None, requests: int | None = None) -> None:
         self._grants = True  # a lease of nothing, never sent: every request is rejected, and no LEASE goes out
-        self._granted_left, self._granted_until, self._renew_at = 0, 0.0, float("inf")
+        self._renew_at = float("inf")
     return grant_lease
 
 
@@ -142,9 +141,8 @@ def _unasked_lease(p: Policy, base: Base, s: Session, setup: Setup) -> None:
 
 def _lease_stream(parent: Callable[..., None]) -> Callable[..., None]:
     def grant_lease(self: Endpoint, ttl_ms: int | None = None, requests: int | None = None) -> None:
-        self._grants = True
-        self._granted_until = self._renew_at = float("inf")
-        self._granted_left = U31_MAX
+        self._grants, self.enforces_lease = True, False  # the remote may not see this LEASE: none is refused
+        self._renew_at = float("inf")
         self.send(Lease(stream_id=1, ttl=ttl_ms or self.lease_grant[0], number_of_requests=self.lease_grant[1]),
                   check=False)
     return grant_lease
@@ -155,7 +153,7 @@ endpoint_override("lease-on-stream", "RS-LEASE-1", "sends its LEASE on stream 1"
 
 def _lease_unenforced(parent: Callable[..., None]) -> Callable[..., None]:
     def receive_request(self: Endpoint, frame: Any, events: list[Any]) -> None:
-        self._granted_left, self._granted_until = max(self._granted_left, 1), max(self._granted_until, self.now + 1)
+        self.enforces_lease = False
         parent(self, frame, events)  # every request is served, lease or not
     return receive_request
 

@@ -130,14 +130,11 @@ class Endpoint(EndpointTimers):
         self.now = now
         self._last_received = now
         self._next_keepalive: float | None = None
-        # LEASE: what the remote granted us (requester) and what we granted (responder).
-        self.lease_required = False  # our requests wait for a LEASE
-        self._lease_until = 0.0
-        self._lease_left = 0
-        self._granted_until = 0.0
+        # LEASE: what either side granted, what is left of it and when it expires are the judge's
+        # (``ConnectionModel``: the requester's party); the endpoint keeps only its policy as a responder.
         self._renew_at = 0.0
-        self._granted_left = 0
         self._grants = False  # we are a responder that sends LEASEs
+        self.enforces_lease = True  # requests beyond the lease we granted are refused (a fault may not)
         if role is Side.CLIENT and setup is not None and setup is not False:
             self.send(default_setup(profile) if setup is True else setup)
 
@@ -224,7 +221,6 @@ class Endpoint(EndpointTimers):
         sid = frame.stream_id
         if isinstance(frame, Setup):
             self.setup = frame
-            self.lease_required = frame.lease
             interval = self._keepalive_seconds(frame)
             self._next_keepalive = self.now + interval if interval > 0 else None  # (0 is illegal: none sent)
             return
@@ -233,8 +229,6 @@ class Endpoint(EndpointTimers):
             return
         if isinstance(frame, REQUESTS):
             self._next_id = max(self._next_id, sid + 2)
-            if self.lease_required:
-                self._lease_left -= 1
             self._open_stream(frame, local_requester=True)
             return
         record = self.streams.get(sid)
@@ -388,7 +382,6 @@ class Endpoint(EndpointTimers):
         else:
             self.setup = frame
             self.accepted = True
-            self.lease_required = frame.lease  # the server-side requester mirrors the client's choice
             events.append(frame)
             if frame.lease:
                 self.grant_lease()
@@ -434,15 +427,15 @@ class Endpoint(EndpointTimers):
             self._ignore(frame, f"{frame.wire_name} on stream {sid}, not an id the remote may open", events)
             return
         if self._grants:
-            if self._granted_left <= 0 or self.now >= self._granted_until:
+            if self._beyond_lease(sid):
                 answered = not isinstance(frame, RequestFnf) and not self.draft  # the draft ignores it (seed 001)
                 if answered:
                     self.send(Error(stream_id=sid, error_code=REJECTED, data=b"request beyond the lease"), check=False)
                 why = "ERROR[REJECTED] sent" if answered else "ignored"
                 self._ignore(frame, f"request beyond the lease granted: {why}", events, RULE["lease"])
                 return
-            self._granted_left -= 1
-            if self._granted_left <= self.lease_grant[1] // 2:
+            left = self._judge.model.parties[self.role.peer].lease_left  # after this request (judged first)
+            if left is not None and left <= self.lease_grant[1] // 2:
                 self._renew_at = self.now  # renewed at the next tick: a burst beyond the grant is still rejected
         self._open_stream(frame, local_requester=False)
         events.append(frame)

@@ -6,7 +6,9 @@ next needs telling.  A client sends its KEEPALIVE every interval of its SETUP an
 every side answers a KEEPALIVE with R; with ``enforce_lifetime`` a connection
 silent past the SETUP's max lifetime is closed; a responder that honours leases
 grants one (``grant_lease``) and renews it half-way, and a requester's
-``may_request`` reads the last LEASE it received.  ``EndpointTimers`` is a part of
+``may_request`` reads the last LEASE it received.  What was granted, what is left and
+when it expires are the judge's (``ConnectionModel``); the endpoint keeps its policy
+only (what it grants, when it renews).  ``EndpointTimers`` is a part of
 ``Endpoint`` (``endpoint.py``), split out by concept; it keeps no state of its own:
 the attributes below are the endpoint's.
 """
@@ -19,6 +21,9 @@ from ...errors import Side
 from ...protocol.events import ConnectionClosed, ConnectionState, Event
 from .frames import CONNECTION_ERROR, Error, Keepalive, Lease, Setup
 
+if TYPE_CHECKING:
+    from .judge import RSocketJudge
+
 
 class EndpointTimers:
     """KEEPALIVE, max lifetime and LEASE: the part of ``Endpoint`` that time drives."""
@@ -30,14 +35,11 @@ class EndpointTimers:
     setup: Setup | None
     enforce_lifetime: bool
     lease_grant: tuple[int, int]
-    lease_required: bool
+    enforces_lease: bool
+    _judge: RSocketJudge
     _last_received: float
     _next_keepalive: float | None
-    _lease_until: float
-    _lease_left: int
-    _granted_until: float
     _renew_at: float
-    _granted_left: int
     _grants: bool
 
     if TYPE_CHECKING:
@@ -45,11 +47,31 @@ class EndpointTimers:
 
         def _ignore(self, frame: Any, why: str, events: list[Event], rule: str = ...) -> None: ...
 
+    @property
+    def lease_required(self) -> bool:
+        """Our requests wait for a LEASE: the connection's SETUP set L (the judge's ``ConnectionModel.lease``)."""
+        return self._judge.model.lease
+
     def may_request(self) -> bool:
-        """Whether the lease (if this side must honour one) allows one more request now."""
+        """Whether the lease (if this side must honour one) allows one more request now.
+
+        What the remote granted and what is left of it are the judge's (this side's party as requester);
+        the endpoint's clock is real even at 0, so the lease expires its TTL after it was received."""
         if not self.lease_required:
             return True
-        return self._lease_left > 0 and self.now < self._lease_until
+        party = self._judge.model.parties[self.role]
+        left = party.lease_left
+        return left is not None and left > 0 and self.now < party.lease_until(clocked=True)
+
+    def _beyond_lease(self, stream_id: int) -> bool:
+        """The remote's request on ``stream_id`` (already judged) goes beyond the lease this side granted:
+        the judge found it with no request left (the stream owes ERROR[REJECTED]), or the lease expired."""
+        if not self.enforces_lease:
+            return False
+        judge = self._judge
+        st = judge.streams.streams.get(stream_id)
+        remote = judge.model.parties[self.role.peer]
+        return (st is not None and st.lease_reject) or self.now >= remote.lease_until(clocked=True)
 
     def _keepalive_seconds(self, setup: Setup) -> float:
         return setup.keepalive_interval / (1e9 if self.draft else 1e3)
@@ -89,9 +111,7 @@ class EndpointTimers:
         """Send a LEASE (the last one overrides every earlier one)."""
         ttl, count = ttl_ms or self.lease_grant[0], requests if requests is not None else self.lease_grant[1]
         self._grants = True
-        self._granted_until = self.now + ttl / 1000
         self._renew_at = self.now + ttl / 2000  # renewed half-way, so a busy requester never waits
-        self._granted_left = count
         self.send(Lease(ttl=ttl * 10**6 if self.draft else ttl, number_of_requests=count))  # the draft counts ns
 
     def _receive_keepalive(self, frame: Keepalive, events: list[Event]) -> None:
@@ -106,6 +126,4 @@ class EndpointTimers:
         if frame.stream_id != 0:
             self._ignore(frame, f"LEASE on stream {frame.stream_id}", events)
             return
-        self._lease_until = self.now + frame.ttl / (1e9 if self.draft else 1e3)
-        self._lease_left = frame.number_of_requests
-        events.append(frame)
+        events.append(frame)  # what it grants the judge has taken (``ConnectionModel.lease_frame``)

@@ -92,13 +92,23 @@ class Party:
     last_position: int = 0
     lease_sent: bool = False
     lease_left: int | None = None  # as requester: requests left under the peer's last LEASE (None: none yet)
-    lease_until: float = float("inf")
+    lease_at: float = 0.0  # as requester: when the peer's last LEASE was seen (0 or less: no time given)
+    lease_ttl: float = 0.0  # as requester: the seconds that LEASE is valid for from then
     last_stream_id: int = 0  # as requester
     wrapped: bool = False  # as requester: it has used the max stream id (RS-a: reuse allowed from then on)
     ignorable: dict[int, str] = field(default_factory=dict)  # frames it received that it must ignore: stream -> rule
     closed: bool = False  # its transport ended
     push_unanswered: bool = False  # it received a METADATA_PUSH and has sent nothing since (RS-TCK-8)
     must_broken: int = 0  # MUST violations found against it (but those of frames the receiver must ignore)
+
+    def lease_until(self, *, clocked: bool = False) -> float:
+        """When the peer's last LEASE expires.  An observer's time of 0 means "no time given", so a LEASE
+        seen then never expires (``clocked=False``, the judge's reading); a party with a clock of its own
+        (an endpoint, whose clock may start at 0) reads ``lease_at`` as a time like any other, as the
+        spec's "TTL from time of reception" says (``clocked=True``)."""
+        if self.lease_at <= 0 and not clocked:
+            return float("inf")
+        return self.lease_at + self.lease_ttl
 
 
 class ConnectionModel:
@@ -248,7 +258,7 @@ class ConnectionModel:
             self.report("RS-LEASE-2", sender, "LEASE on a connection whose SETUP did not set the L flag")
         party.lease_sent = True
         peer.lease_left = frame.number_of_requests  # the last LEASE overrides the previous ones
-        peer.lease_until = t + frame.ttl / (1e9 if self.draft else 1e3) if t > 0 else float("inf")
+        peer.lease_at, peer.lease_ttl = t, frame.ttl / (1e9 if self.draft else 1e3)
 
     def lease_request(self, sender: Side, stream_id: int, wire_name: str, t: float) -> bool:
         """A request (its first fragment) under lease; True when its responder must reject it (RS-LEASE-5)."""
@@ -262,8 +272,9 @@ class ConnectionModel:
             self.report("RS-LEASE-4", sender, f"{wire_name} on stream {stream_id} with no request left in the lease")
             return True
         party.lease_left -= 1
-        if t > party.lease_until:  # never for a LEASE seen with no time
-            self.report("RS-LEASE-4", sender, f"{wire_name} on stream {stream_id} {t - party.lease_until:.3f} s "
+        until = party.lease_until()
+        if t > until:  # never for a LEASE seen with no time
+            self.report("RS-LEASE-4", sender, f"{wire_name} on stream {stream_id} {t - until:.3f} s "
                         "after the lease expired")
         return False
 
