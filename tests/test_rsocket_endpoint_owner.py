@@ -87,6 +87,15 @@ def test_the_endpoint_keeps_no_lease_or_id_state_of_its_own() -> None:
     client = Endpoint(Side.CLIENT, setup=default_setup("rsocket-1.0", lease=True))
     kept = set(vars(client))
     assert not {name for name in kept if "lease_left" in name or "lease_until" in name or "granted_" in name}, kept
+    assert not {name for name in kept if "next_id" in name or "last_stream_id" in name}, kept
+
+
+def test_new_stream_ids_follow_the_ids_the_judge_saw_sent() -> None:
+    client = Endpoint(Side.CLIENT)
+    assert client.new_stream_id() == 1
+    client.send(RequestStream(stream_id=7, initial_request_n=1), check=False)  # beyond the next id, unchecked
+    assert client._judge.model.parties[Side.CLIENT].last_stream_id == 7
+    assert [client.new_stream_id(), client.new_stream_id()] == [9, 11]  # handed out, not yet sent: not reused
 
 
 lease_ops = st.lists(st.one_of(

@@ -20,7 +20,8 @@ What the endpoint does on its own, because the spec makes it automatic:
   data (the draft has no R: its server answers every KEEPALIVE); a client sends
   its own every interval of its SETUP as ``tick`` passes.
 - Stream ids: ``new_stream_id()`` gives this role's next id (client odd, server
-  even, increasing, never reused).
+  even, increasing, never reused): after the highest it handed out and the highest
+  the judge saw it send a request on.
 - Fragmentation: with ``mtu`` set, ``send`` cuts fragmentable frames so that no
   frame is longer than ``mtu``; received fragments are joined by the judge's
   reassembler for the remote's direction (``RSocketJudge.judge_each``), the one
@@ -125,7 +126,9 @@ class Endpoint(EndpointTimers):
         self.setup: Setup | None = None  # the connection's SETUP, once sent (client) or accepted (server)
         self.accepted = False  # the server accepted the SETUP (a client infers it: Connection Establishment)
         self.streams: dict[int, StreamRecord] = {}
-        self._next_id = 1 if role is Side.CLIENT else 2
+        # The highest id ``new_stream_id`` handed out (0: none): ids handed out and not yet sent are the
+        # endpoint's to know; the ids sent are the judge's (``Party.last_stream_id``).
+        self._handed_out = 0
         self._out: list[bytes] = []
         self.now = now
         self._last_received = now
@@ -142,11 +145,13 @@ class Endpoint(EndpointTimers):
 
     def new_stream_id(self) -> int:
         """This role's next stream id: odd for a client, even for a server, increasing, never reused."""
-        sid = self._next_id
+        sent = self._judge.model.parties[self.role].last_stream_id  # the highest this side sent a request on
+        taken = max(sent, self._handed_out)
+        sid = taken + 2 if taken else 1 if self.role is Side.CLIENT else 2
         if sid > STREAM_ID_MAX:
             raise ProtocolViolation(rule=RULE["id-exhausted"], side=self.role,
                                     message=f"{self.role} has used every stream id; a new connection is needed")
-        self._next_id = sid + 2
+        self._handed_out = sid
         return sid
 
     def send(self, frame: Frame | IgnoredFrame, *, check: bool = True, fragment_size: int | None = None) -> None:
@@ -228,7 +233,6 @@ class Endpoint(EndpointTimers):
             self._close_state(frame.error_code)
             return
         if isinstance(frame, REQUESTS):
-            self._next_id = max(self._next_id, sid + 2)
             self._open_stream(frame, local_requester=True)
             return
         record = self.streams.get(sid)
