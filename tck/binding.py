@@ -447,6 +447,10 @@ class ScenarioAdapter(Protocol):
     Optional: ``session_limits``, the binding's limits the whole session judges with (its decoder and
     monitor too), when the binding's defaults are larger than a kit connection may hold (RSocket:
     64 MiB of reassembly per direction, capped at the session's ``REASSEMBLY_MAX_BYTES``).
+    Optional: ``attach(judge, kit, target)``, called once with the connection's judge (the monitor's
+    ``SessionJudge``) and the sides of the kit and the target: the judge has judged each received frame
+    before ``received`` sees it, so an adapter reads what the judge keeps (RSocket: its reassembly)
+    instead of keeping a copy.
     """
 
     binding: Binding

@@ -10,6 +10,8 @@ from test_peer_rsocket import running_peer
 
 from rsio_tck.binding import get_binding
 from rsio_tck.bindings.rsocket.frames import Keepalive, Payload, RequestN, RequestStream, Setup
+from rsio_tck.bindings.rsocket.judge import RSocketJudge
+from rsio_tck.errors import Side
 from rsio_tck.reference_peer.rsocket import PeerConfig
 from rsio_tck.scenarios import RunConfig, Verdict, load_directory, run_suite
 from rsio_tck.scenarios.loader import applies_to
@@ -20,6 +22,20 @@ UNTRANSLATED: set[str] = set()
 
 def adapter() -> Any:
     return get_binding("rsocket").scenario_adapter("rsocket-1.0", {})  # type: ignore[attr-defined]
+
+
+def attached() -> tuple[Any, Any]:
+    """An adapter reading a judge of its own connection, as the scenario session attaches the monitor's."""
+    a = adapter()
+    judge = RSocketJudge("rsocket-1.0", a.session_limits, contract=False)
+    a.attach(judge, Side.CLIENT, Side.SERVER)
+    return a, judge
+
+
+def receive(a: Any, judge: Any, frame: Any, index: int) -> Any:
+    """The session's order: the judge judges the target's frame, then the adapter sorts it."""
+    judge.judge(Side.SERVER, [frame], 0.0, index, lambda *found: None)
+    return a.received(frame, index)
 
 
 def test_at_least_100_scenarios_run_on_rsocket_and_each_cites_rsocket_rules() -> None:
@@ -58,20 +74,25 @@ def test_subscribe_opens_a_stream_with_an_implied_onsubscribe_and_logical_ids_ta
 
 
 def test_received_payload_with_next_and_complete_is_onnext_then_oncomplete() -> None:
-    a = adapter()
+    a, judge = attached()
     a.frames("subscribe", {"publisher": "tck/range?count=1", "subscriber": 1, "initialDemand": 1})
-    events = a.received(Payload(stream_id=1, next=True, complete=True, data=b"0"), 9)
+    events = receive(a, judge, Payload(stream_id=1, next=True, complete=True, data=b"0"), 9)
     assert [(key, e.kind, e.frame) for key, e in events] == [(("kit", 1), "onNext", "PAYLOAD"),
                                                              (("kit", 1), "onComplete", "PAYLOAD")]
     assert events[0][1].fields["element"] == b"0" and events[0][1].fields["subscriber"] == 1
 
 
 def test_fragments_join_into_one_element_and_keepalive_is_answered() -> None:
-    a = adapter()
-    assert a.received(Payload(stream_id=1, next=True, follows=True, data=b"ab"), 1) == []
-    (key, event), = a.received(Payload(stream_id=1, next=True, data=b"cd"), 2)
+    a, judge = attached()
+    a.frames("subscribe", {"publisher": "tck/range", "subscriber": 1, "initialDemand": 1})
+    last = Payload(stream_id=1, next=True, data=b"cd")
+    assert receive(a, judge, Payload(stream_id=1, next=True, follows=True, data=b"ab"), 1) == []
+    judge.judge(Side.SERVER, [last], 0.0, 2, lambda *found: None)
+    assert a.fast_element(last, 2) is None  # the chain's last fragment is not a plain element
+    (key, event), = a.received(last, 2)
     assert event.kind == "onNext" and event.fields["element"] == b"abcd" and event.via == "fragments"
-    a.received(Keepalive(respond=True, data=b"x"), 3)
+    assert not judge.outcomes[Side.SERVER]  # the adapter took what the judge's reassembly made, in order
+    receive(a, judge, Keepalive(respond=True, data=b"x"), 3)
     assert a.replies() == [Keepalive(respond=False, data=b"x")]
     assert a.replies() == []
 

@@ -88,6 +88,9 @@ class KitSession(InboxWaits):
         # One set of limits for the connection: the adapter's, where the binding caps its own for a kit session.
         self.limits = getattr(self.adapter, "session_limits", None) or self.limits
         self.monitor = Monitor(self.codec, self.limits, binding=binding)
+        attach = getattr(self.adapter, "attach", None)
+        if attach is not None:  # the adapter reads the connection's judge (``ScenarioAdapter``: optional ``attach``)
+            attach(self.monitor.session, KIT, TARGET)
         self.encoder = binding.encoder(self.codec, self.limits)
         self.decoder = binding.decoder(self.codec, self.limits)
         self._describe = binding.describe

@@ -23,7 +23,9 @@ id), text is accepted where bytes belong, ``error_code`` may be a name
 (``CONNECTION_CLOSE``), and ``fragment: N`` sends the frame as fragments of at
 most N bytes (``fragments.fragment``).
 
-Receiving.  Fragments are joined by the binding's ``Reassembler``; each whole
+Receiving.  Fragments are joined by the connection's judge (the monitor's, handed over
+with ``attach``: its reassembler for the target's direction, the one of that direction,
+has judged each frame before the engine hands it here); each whole
 frame becomes contract events that also carry the frame's fields, so either
 name matches (``expect: {onNext: ...}`` or ``expect: {PAYLOAD: {stream_id: 1}}``):
 PAYLOAD N|C is onNext then onComplete, ERROR on a stream is onError, the
@@ -36,15 +38,16 @@ an ended stream never lands in the inbox of the stream that replaced it.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import fields as dataclass_fields
 from dataclasses import replace
 from typing import Any
 
-from ...errors import ProtocolViolation
+from ...errors import ProtocolViolation, Side
 from ...scenarios.bounds import MESSAGE_MAX_BYTES, REASSEMBLY_MAX_BYTES
 from ...scenarios.events import CONN, SUBSCRIBES, Event
 from .codec import RSocketLimits
-from .fragments import Reassembler, fragment
+from .fragments import fragment
 from .frames import (
     APPLICATION_ERROR,
     DRAFT_ONLY_TYPES,
@@ -62,6 +65,7 @@ from .frames import (
     RequestStream,
     Setup,
 )
+from .judge import RSocketJudge
 
 # Bytes of fragments a scenario connection joins at once (its judge too): the suite's largest fragmented payload
 # is 3,000 bytes; every MiB more a target may send before the verdict is another MiB of trace that the report
@@ -116,15 +120,15 @@ class RSocketScenarioAdapter:
         self._setup_sent: Setup | None = None  # the SETUP a scenario sent itself (its keepalive interval)
         self.error: str | None = None
         self.truncated: dict[str, str] = {}
-        # A kit connection holds at most KIT_REASSEMBLY_MAX of fragments (the adapter's reassembly and the
-        # monitor's judge each keep a copy) and MESSAGE_MAX_BYTES of one frame: the binding's defaults, 64 MiB
+        # A kit connection holds at most KIT_REASSEMBLY_MAX of fragments (in the monitor's judge, whose
+        # reassembly the adapter reads: ``attach``) and MESSAGE_MAX_BYTES of one frame: the binding's defaults, 64 MiB
         # and 16 MiB, let a target that sends fragments forever or random bytes hold 1 GB across eight
         # connections.  These are the kit's configured maxima (RS-LIMIT-1, RS-FRAME-2).
         base = limits if isinstance(limits, RSocketLimits) else RSocketLimits()
         self.session_limits = replace(base, max_reassembly=min(base.max_reassembly, KIT_REASSEMBLY_MAX),
                                       max_frame=min(base.max_frame, MESSAGE_MAX_BYTES))
-        self._reassembler = Reassembler(self.session_limits)
-        self._chains = self._reassembler.in_progress
+        # What the judge's reassembler made of the target's frames (``attach``): the one reassembler per direction.
+        self._outcomes: deque[tuple[Any, Any]] | None = None
         self._stream_of: dict[int, int] = {}  # logical subscriber -> its current stream id
         self._logical: dict[int, int] = {}  # stream id -> logical subscriber
         self._ended: set[int] = set()  # the kit's stream ids that ended (terminal received, cancel sent)
@@ -334,10 +338,29 @@ class RSocketScenarioAdapter:
 
     # -- receiving ----------------------------------------------------------------------------
 
+    def attach(self, judge: RSocketJudge, kit: Side, target: Side) -> None:
+        """The connection's judge (the monitor's), which has judged each frame of the target before the engine
+        hands it to ``received``: its reassembler for the target's direction joins the fragments."""
+        self._outcomes = judge.follow_reassembly(target)
+
+    def _outcome(self, frame: Any) -> Any:
+        """What the judge's reassembly made of ``frame``: itself, None (a fragment held), the whole frame it
+        completed, or the ProtocolViolation of a broken chain."""
+        outcomes = self._outcomes
+        if outcomes is None:
+            raise RuntimeError("the RSocket scenario adapter reads the connection's judge: attach() it first")
+        for position, (seen, outcome) in enumerate(outcomes):
+            if seen is frame:
+                for _ in range(position + 1):
+                    outcomes.popleft()  # (and any left by a read the engine stopped sorting)
+                return outcome
+        return frame
+
     def fast_element(self, frame: Any, index: int) -> tuple[Key, Event] | None:
         sid = frame.stream_id
+        outcomes = self._outcomes
         if (not frame.next or frame.complete or frame.follows or frame.metadata is not None
-                or sid & 1 == 0 or sid in self._chains()):
+                or sid & 1 == 0 or (outcomes and any(seen is frame for seen, _ in outcomes))):
             return None
         data = frame.data
         fields = {"subscriber": self._logical.get(sid, sid), "element": data, "stream_id": sid, "data": data,
@@ -347,11 +370,10 @@ class RSocketScenarioAdapter:
     def received(self, frame: Any, index: int) -> list[tuple[Key, Event]]:
         if isinstance(frame, IgnoredFrame):
             return []  # a frame the spec says to ignore; the monitor records it
-        try:
-            whole = self._reassembler.push(frame)
-        except ProtocolViolation as violation:
-            if violation.rule == "RS-LIMIT-1":
-                self.error = f"target sent a fragmented payload over the kit's reassembly limit: {violation}"
+        whole = self._outcome(frame)
+        if isinstance(whole, ProtocolViolation):
+            if whole.rule == "RS-LIMIT-1":
+                self.error = f"target sent a fragmented payload over the kit's reassembly limit: {whole}"
                 self.truncated.setdefault("reassembly", f"stream {frame.stream_id}: {self.error}")
             return []  # the monitor judges the broken chain
         if whole is None:

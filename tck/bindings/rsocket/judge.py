@@ -27,6 +27,7 @@ streams whose request names a test publisher; those never take the fast paths.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
@@ -71,6 +72,9 @@ class RSocketJudge:
         self._t = 0.0
         self._plain = {side: False for side in Side}  # the party's frames need no connection-level check
         self._whole: Any = None  # what the last frame became after reassembly (``judge_each``)
+        # Per side an adapter follows (``follow_reassembly``): each frame that reassembly did not leave as it
+        # was, in order, with what it became (None: a fragment held; the whole frame; a broken chain's violation).
+        self.outcomes: dict[Side, deque[tuple[Any, Any]]] = {}
 
     # -- the loop -------------------------------------------------------------------
 
@@ -198,14 +202,26 @@ class RSocketJudge:
         else:
             raise TypeError(f"not an RSocket frame: {frame!r}")
 
+    def follow_reassembly(self, sender: Side) -> deque[tuple[Any, Any]]:
+        """What ``sender``'s reassembly makes of its frames, for a reader of the judge's output (the scenario
+        adapter of the same connection): (frame, outcome) for each frame not left as it was, in order; the
+        reader takes them off the left.  A frame with no entry is whole as it is."""
+        return self.outcomes.setdefault(sender, deque())
+
     def _reassemble(self, sender: Side, frame: Any) -> Any:
         """The whole frame once its last fragment is in (None before); a broken chain is reported and dropped."""
         reassembler = self.reassembly[sender]
         try:
             self._whole = whole = reassembler.push(frame)
+            if whole is not frame and self.outcomes:
+                followed = self.outcomes.get(sender)
+                if followed is not None:
+                    followed.append((frame, whole))
             return whole
         except ProtocolViolation as violation:
             self._whole = broken = violation.with_side(sender)
+            if self.outcomes and sender in self.outcomes:
+                self.outcomes[sender].append((frame, broken))
             self.model.report_violation(broken)
             reassembler.push(Cancel(stream_id=frame.stream_id))  # drops the chain (the sender's CANCEL would)
             try:
