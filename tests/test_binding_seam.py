@@ -365,7 +365,7 @@ def test_a_stream_shaped_peer_module_serves_through_the_shell(monkeypatch: pytes
     # The binding the peer belongs to: only what the peer shell reads of it (its profiles, where its peer lives).
     module.BINDING = types.SimpleNamespace(name="echo", profiles=("echo-1",),  # type: ignore[attr-defined]
                                            peer_module="fake_stream_peer")
-    from rsio_tck import binding as registry
+    from rsio_tck import binding_registry as registry
 
     monkeypatch.setitem(sys.modules, "fake_stream_peer", module)
     monkeypatch.setitem(registry.REGISTRY, "echo", "fake_stream_peer")
