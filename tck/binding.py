@@ -72,6 +72,7 @@ from .errors import ProtocolViolation, Side
 if TYPE_CHECKING:
     from .listen.cases import ClientTest
     from .monitor.trace import TraceRecord
+    from .wireshark import Dissector
 
 
 # A judge reports each broken rule through this: (violation, frame index or None, frame or None).
@@ -286,8 +287,9 @@ def contract_rules(binding: Binding, rules: Mapping[str, Any] | Iterable[str]) -
 #   fingerprint(frame, encoder) -> dict | None                rsio_tck.report.rundir (run.json's fingerprint.hello)
 #   synthetic_corpus() -> module                              rsio_tck.pipeline.bulk (RS-IO only)
 #   websocket_framing(profile) -> framing                     rsio_tck.websocket (ws:// and wss:// URLs)
+#   wireshark_dissector() -> Dissector (Lua file, filter name) rsio_tck.wireshark (rsio-tck wireshark, tshark)
 OPTIONAL_HOOKS = ("scapy_layer", "fuzz_programs", "fuzz_bystander", "row_fields", "fingerprint", "synthetic_corpus",
-                  "websocket_framing")
+                  "websocket_framing", "wireshark_dissector")
 
 
 class OptionalHooks(Protocol):
@@ -306,6 +308,8 @@ class OptionalHooks(Protocol):
     def synthetic_corpus(self) -> Any: ...
 
     def websocket_framing(self, profile: str, limits: Any = None) -> Any: ...
+
+    def wireshark_dissector(self) -> Dissector: ...
 
 
 def hooks_of(binding: Binding) -> OptionalHooks:
