@@ -171,7 +171,7 @@ class Binding(Protocol):
     profile_word: str  # what the binding calls a profile in scenarios and messages: "codec" (RS-IO), "profile"
     rule_prefixes: tuple[str, ...]  # the catalogue areas this binding owns, e.g. ("RS-",)
     # Where its reference peer lives: the dotted module of the peer (``PEER``, or the stream-shaped entry
-    # point: ``rsio_tck.reference_peer.peer_registry``), and of the peer's client program for listen mode
+    # point: ``rsio_tck.reference_peer.peer_binding``), and of the peer's client program for listen mode
     # (``python -m MODULE --profile P [--fault NAME]``; None: the peer has none).
     peer_module: str
     client_program: str | None
