@@ -28,6 +28,7 @@ OUTPUT_KEPT = 400  # bytes of what the client printed last, shown on the cell's 
 # the proxy gives the connection this long to end (a server that keeps a half-closed connection open would
 # otherwise cost the proxy's default grace in every cell).
 CELL_GRACE = 0.5
+BINDING, PROFILE = "rsocket", "rsocket-1.0"  # what the proxy judges every cell with; matrix.json says it per cell
 FLOODING_CASES = ("cancel-infinite",)  # client test cases against a server that may ignore CANCEL/credits (F1)
 
 
@@ -39,7 +40,7 @@ async def cell(client: str, server_url: str, case: str) -> dict[str, object]:
     loop = asyncio.get_running_loop()
     ready: asyncio.Future[str] = loop.create_future()
     stop = asyncio.Event()
-    relay = asyncio.ensure_future(run_proxy("tcp://127.0.0.1:0", server_url, get_binding("rsocket"), "rsocket-1.0",
+    relay = asyncio.ensure_future(run_proxy("tcp://127.0.0.1:0", server_url, get_binding(BINDING), PROFILE,
                                             max_connections=4, duration=CASE_TIMEOUT + 5, on_ready=ready.set_result,
                                             stop=stop, grace=CELL_GRACE))
     url = await asyncio.wait_for(asyncio.shield(ready), 10)
@@ -104,7 +105,8 @@ def pair(client: str, server: str, cases: list[str], known: set[str], flaky: set
             if verdict in ("fail", "xpass"):
                 differs(f"grid: {verdict.upper()} {key}: client exit {found['client_exit']}, client broke "
                     f"{found['client_rules'] or 'nothing'}, server broke {found['server_rules'] or 'nothing'}")
-            cells.append({"client": client, "server": server, "case": case, "verdict": verdict, **found})
+            cells.append({"client": client, "server": server, "case": case, "verdict": verdict, "binding": BINDING,
+                          **found})
     say(f"{client} -> {server}: {len(cases)} cells in {time.monotonic() - started:.0f} s")
     return cells
 

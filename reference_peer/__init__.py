@@ -5,7 +5,7 @@ command line), ``api`` (``Peer``: publish by name, listen and connect over ``tcp
 ``tls://``, ``unix:``, ``exec:`` and ``stdio``), ``transports``, ``tlscert``,
 ``tiny_writes``, ``hostile/`` (the hostile modes' driver), ``sources`` (where a
 publication's elements come from) and ``fault_model`` (the shape of a deliberate fault).
-The wire is a binding's: ``peer_registry`` imports the peer of the binding asked for
+The wire is a binding's: ``peer_binding`` imports the peer of the binding asked for
 (``rsio/``, ``rsocket/``, ``ditto/``, each with the same layout: ``connection``,
 ``policy``, ``publishers``, ``faults/``, ``freedoms``, ``config``, ``hostile``), so
 importing this package loads no binding.  See ``api.py`` for an example and
@@ -29,7 +29,7 @@ _RSIO_NAMES = frozenset({"FAULTS", "PeerConfig", "Publisher", "Subscriber", "Sub
 
 
 def __getattr__(name: str) -> Any:
-    # By module path, as peer_registry imports a peer: the shell names no binding module in an import.
+    # By module path, as peer_binding imports a peer: the shell names no binding module in an import.
     if name not in _RSIO_NAMES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(importlib.import_module(f"{__name__}.rsio"), name)

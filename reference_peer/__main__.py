@@ -14,7 +14,7 @@
     rsio-peer --binding ditto --hostile list                        # every hostile mode, one line each
     rsio-peer --binding rsocket --profile rsocket-1.0 --listen tcp://127.0.0.1:7878   # another wire
 
-The shell knows no wire: ``--binding`` picks the peer of ``peer_registry`` (RS-IO by
+The shell knows no wire: ``--binding`` picks the peer of ``peer_binding`` (RS-IO by
 default; ``--codec`` is RS-IO's name for ``--profile``).  Exits 0 on SIGINT/SIGTERM after saying goodbye on every connection.
 """
 
@@ -33,7 +33,7 @@ from typing import Any
 from rsio_tck.binding import get_binding
 
 from .api import Peer, RemoteError
-from .peer_registry import DEFAULT_PEER, PeerBinding, get_peer_binding, peer_names, peer_profile
+from .peer_binding import DEFAULT_PEER, PeerBinding, get_peer_binding, peer_names, peer_profile
 from .tlscert import CertificateError, self_signed, server_context
 from .transports import Target, TargetError, client_ssl_context
 

@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 from rsio_tck.errors import Side
 
-from .peer_registry import DEFAULT_PEER, get_peer_binding, peer_profile
+from .peer_binding import DEFAULT_PEER, get_peer_binding, peer_profile
 from .tiny_writes import wrapper as tiny_writes
 from .transports import Target, Wrap, connect, connect_stdio, listen
 
@@ -43,7 +43,7 @@ class RemoteError(Exception):
 
 
 class Subscriptions(Protocol):
-    """A session's subscriptions to the remote side's publishers (see ``peer_registry``)."""
+    """A session's subscriptions to the remote side's publishers (see ``peer_binding``)."""
 
     def subscribe(self, name: str, inflow: Any, initial_demand: int) -> int: ...
 
@@ -53,7 +53,7 @@ class Subscriptions(Protocol):
 
 
 class PeerSession(Protocol):
-    """One connection as the binding's peer serves it (see ``peer_registry`` for the shape)."""
+    """One connection as the binding's peer serves it (see ``peer_binding`` for the shape)."""
 
     config: Any
     closed: asyncio.Future[str]
@@ -88,14 +88,14 @@ def _watch_bytes(session: Any, marker: bytes, action: Callable[[], None]) -> Non
 class Peer:
     """A reference peer: its publishers, listeners and connections.  Both roles, every transport.
 
-    ``binding`` names the wire (``rsio`` by default; see ``peer_registry``); ``config`` is that
+    ``binding`` names the wire (``rsio`` by default; see ``peer_binding``); ``config`` is that
     binding's peer config (RS-IO: ``PeerConfig``), by default built for ``profile``."""
 
     def __init__(self, config: Any = None, *, test_publishers: bool = True, binding: str = DEFAULT_PEER,
                  profile: str | None = None) -> None:
         self.binding = get_peer_binding(binding)
         self.config = config if config is not None else self.binding.config(peer_profile(self.binding, profile), {})
-        self.registry = self.binding.publishers(test_publishers=test_publishers)
+        self.publishers = self.binding.publishers(test_publishers=test_publishers)
         # The tiny-writes habit (every binding's config has ``tiny_writes``: 0 = off), right above each socket.
         most = int(getattr(self.config, "tiny_writes", 0) or 0)
         self._wrap: Wrap | None = tiny_writes(most, seeded=bool(getattr(self.config, "freedoms", True)),
@@ -112,10 +112,10 @@ class Peer:
         parameters of each subscribe (a ``dict[str, str]``; or with no argument if it takes
         none), or an object with ``subscribe(subscriber)`` (Reactive Streams Publisher).
         ``element_size`` > 0 makes it a fixed-size publication (elements of exactly that size)."""
-        self.registry.add(name, self.binding.app_publisher(source, element_size))
+        self.publishers.add(name, self.binding.app_publisher(source, element_size))
 
     def unpublish(self, name: str) -> None:
-        self.registry.remove(name)
+        self.publishers.remove(name)
 
     # -- connections -----------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
-"""The shape every binding's reference peer gives its deliberate faults: one registry per peer.
+"""The shape every binding's reference peer gives its deliberate faults: one fault table per peer.
 
 A fault is a name, the catalogue rule it breaks, a description, and the hooks of
-the peer's ``Policy`` it replaces.  ``FaultRegistry.build_policy`` installs the
+the peer's ``Policy`` it replaces.  ``FaultTable.build_policy`` installs the
 chosen faults on a fresh policy: each replacement is called as
 ``hook(policy, base, *args)`` with ``base`` the method it replaces, so faults
 combine and the sans-IO core has no fault switches.  ``profiles`` names the
@@ -44,7 +44,7 @@ class Fault:
         return register
 
 
-class FaultRegistry:
+class FaultTable:
     """One peer's faults by name; ``accepts(rule)`` says which catalogue rules its faults may cite."""
 
     def __init__(self, policy: type, accepts: Callable[[str], bool], rules_are: str) -> None:

@@ -1,4 +1,4 @@
-"""The binding seam: what a wire binding gives the binding-neutral kit, and the one registry.
+"""The binding seam: what a wire binding gives the binding-neutral kit.
 
 Theory of operation.  The kit judges one contract (the Reactive Streams rules) carried
 by several wires.  Everything that knows a wire lives in one package under
@@ -9,9 +9,10 @@ the dissector, the reports and the pipeline) receives a ``Binding`` and calls on
 this module declares, and never branches on a binding's name.  ``get_binding(name)`` is the only
 way to obtain one: it imports the binding package by name when first asked, so no neutral module
 imports a binding module (``tests/test_binding_seam.py`` walks the imports and holds them to that).
-``REGISTRY`` is the one registry of bindings: the kit's own, and those defined outside the kit,
-added by the environment variable ``RSIO_TCK_BINDINGS`` (read once, so the processes the kit starts
-know them too) or by ``register_binding``.  A binding declares where its reference peer and its
+``REGISTRY`` is the one registry of bindings (``rsio_tck.binding_registry``, whose names this module
+gives on): the kit's own, and those defined outside the kit, added by the environment variable
+``RSIO_TCK_BINDINGS`` (read once, so the processes the kit starts know them too) or by
+``register_binding``.  A binding declares where its reference peer and its
 client program live, so the peer's shell, listen mode and the self-check find them here as well
 (``docs/guide/adding-a-binding.md`` adds a fourth binding from outside, one defined under ``tests/``).
 
@@ -49,33 +50,30 @@ All of this is sans-IO: bytes in, events out; no sockets, no clocks.
 
 from __future__ import annotations
 
-import importlib
-import os
-import re
-import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+# The registry's names, given on (``from rsio_tck.binding import get_binding``): the seam is one import.
+from .binding_registry import (
+    BINDING_NAMES,  # noqa: F401
+    CONTRACT,  # noqa: F401
+    DEFAULT_BINDING,  # noqa: F401
+    ENVIRONMENT,  # noqa: F401
+    OWN_CATALOGUE_HOOKS,  # noqa: F401
+    REGISTRY,  # noqa: F401
+    binding_names,  # noqa: F401
+    get_binding,  # noqa: F401
+    register_binding,  # noqa: F401
+)
 from .errors import ProtocolViolation, Side
 
 if TYPE_CHECKING:
-    from .catalogue.model import Rule
     from .listen.cases import ClientTest
     from .monitor.trace import TraceRecord
+    from .wireshark import Dissector
 
-# name -> the module that defines ``BINDING``: the kit's own bindings; ``register_binding`` and the
-# environment variable ``RSIO_TCK_BINDINGS`` add others (``_read_environment`` below).
-REGISTRY: dict[str, str] = {
-    "rsio": "rsio_tck.bindings.rsio",
-    "rsocket": "rsio_tck.bindings.rsocket",
-    "ditto": "rsio_tck.bindings.ditto",
-}
-DEFAULT_BINDING = "rsio"  # the binding of a run that names none (and of an old run.json without the field)
-CONTRACT = "contract"  # a scenario's ``binding:`` for the binding-neutral contract scenarios: never a binding's name
-ENVIRONMENT = "RSIO_TCK_BINDINGS"  # "name=dotted.module[,name=dotted.module...]": bindings defined outside the kit
-_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}\Z")
 
 # A judge reports each broken rule through this: (violation, frame index or None, frame or None).
 Found = Callable[[ProtocolViolation, "int | None", Any], None]
@@ -173,7 +171,7 @@ class Binding(Protocol):
     profile_word: str  # what the binding calls a profile in scenarios and messages: "codec" (RS-IO), "profile"
     rule_prefixes: tuple[str, ...]  # the catalogue areas this binding owns, e.g. ("RS-",)
     # Where its reference peer lives: the dotted module of the peer (``PEER``, or the stream-shaped entry
-    # point: ``rsio_tck.reference_peer.peer_registry``), and of the peer's client program for listen mode
+    # point: ``rsio_tck.reference_peer.peer_binding``), and of the peer's client program for listen mode
     # (``python -m MODULE --profile P [--fault NAME]``; None: the peer has none).
     peer_module: str
     client_program: str | None
@@ -264,103 +262,6 @@ class LivenessProbe(Protocol):
         ...
 
 
-def register_binding(name: str, module: str) -> None:
-    """Make the binding whose ``BINDING`` the module ``module`` (dotted) defines known as ``name``.
-
-    For bindings defined outside the kit (a test's, a user's); nothing is imported until
-    ``get_binding(name)`` is first asked.  The entry is added to ``RSIO_TCK_BINDINGS`` too, so the
-    processes the kit starts (the embedded peer, a client program) know it (they must be able to
-    import ``module``: ``PYTHONPATH``).  ValueError (one line) for a name that is taken or malformed."""
-    _register(name, module)
-    entries = [e.strip() for e in os.environ.get(ENVIRONMENT, "").split(",") if e.strip()]
-    if f"{name}={module}" not in entries:
-        os.environ[ENVIRONMENT] = ",".join([*entries, f"{name}={module}"])
-
-
-def _register(name: str, module: str) -> None:
-    if not _NAME.match(name) or name == CONTRACT:
-        raise ValueError(f"binding name {name!r}: use lower-case letters, digits, '-' and '_' "
-                         f"(and not {CONTRACT!r})")
-    if REGISTRY.get(name, module) != module:
-        raise ValueError(f"binding name {name!r} is taken (by {REGISTRY[name]})")
-    if not re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*", module):
-        raise ValueError(f"binding {name!r}: {module!r} is not a dotted module name")
-    REGISTRY[name] = module
-
-
-def _read_environment() -> None:
-    """``RSIO_TCK_BINDINGS`` (``name=dotted.module``, comma-separated), read once when this module is
-    imported, so that a subprocess (``rsio-tck run``, ``rsio-peer``) knows the bindings its parent
-    registered.  A bad entry is left out with one line on stderr, never a traceback."""
-    for entry in os.environ.get(ENVIRONMENT, "").split(","):
-        if not entry.strip():
-            continue
-        name, equals, module = (part.strip() for part in entry.partition("="))
-        try:
-            if not equals:
-                raise ValueError(f"{entry.strip()!r} is not name=dotted.module")
-            _register(name, module)
-        except ValueError as exc:
-            print(f"rsio-tck: {ENVIRONMENT}: {exc}; entry ignored", file=sys.stderr)
-
-
-_read_environment()
-BINDING_NAMES = tuple(REGISTRY)  # the bindings known at import: the kit's own, then the environment's
-
-
-def binding_names() -> tuple[str, ...]:
-    """Every binding known now: the kit's own, the environment's, then those ``register_binding`` added."""
-    return tuple(REGISTRY)
-
-
-def get_binding(name: str) -> Binding:
-    """The binding called ``name``; ValueError (one line, naming the choices) for an unknown one, or for
-    one registered from outside whose module cannot be imported or defines no ``BINDING``."""
-    path = REGISTRY.get(name)
-    if path is None:
-        raise ValueError(f"unknown binding {name!r}; choose one of {', '.join(REGISTRY)}")
-    if name in _LOADED:
-        return _LOADED[name]
-    try:
-        module = importlib.import_module(path)
-    except ImportError as exc:
-        if path.startswith("rsio_tck."):
-            raise  # the kit's own: a broken install deserves its traceback
-        raise ValueError(f"binding {name!r}: cannot import {path}: {exc}") from None
-    binding: Binding | None = getattr(module, "BINDING", None)
-    if binding is None or getattr(binding, "name", None) != name:
-        raise ValueError(f"binding {name!r}: {path} defines no BINDING named {name!r}")
-    _adopt_catalogue(binding)
-    _LOADED[name] = binding
-    return binding
-
-
-_LOADED: dict[str, Binding] = {}
-
-
-def _adopt_catalogue(binding: Binding) -> None:
-    """A binding defined outside the kit brings its own rules (the optional hook ``catalogue``:
-    ``rsio_tck.catalogue.model.Rule``s, with ``areas``: prefix -> title); they join the one catalogue
-    (``rsio_tck.catalogue.RULES``), so the monitor, the scenarios and the reports cite them as the kit's
-    own.  Each must lie in the binding's ``rule_prefixes`` and must not redefine a rule."""
-    own: Callable[[], Sequence[Rule]] | None = getattr(binding, "catalogue", None)
-    if own is None:
-        return
-    from .catalogue import AREAS, RULES
-
-    rules = list(own())
-    for rule in rules:
-        if not rule.id.startswith(binding.rule_prefixes):
-            raise ValueError(f"binding {binding.name!r}: rule {rule.id} is outside its prefixes "
-                             f"{', '.join(binding.rule_prefixes)}")
-        if RULES.get(rule.id, rule) != rule:
-            raise ValueError(f"binding {binding.name!r}: rule {rule.id} is already the catalogue's")
-    RULES.update((rule.id, rule) for rule in rules)
-    areas: Callable[[], Mapping[str, str]] | None = getattr(binding, "areas", None)
-    for prefix, title in (areas() if areas is not None else {}).items():
-        AREAS.setdefault(prefix, title)
-
-
 def profile_of(binding: Binding, profile: str | None) -> str:
     """``profile`` checked against the binding's (None: its default); ValueError names the choices."""
     if profile is None:
@@ -386,8 +287,9 @@ def contract_rules(binding: Binding, rules: Mapping[str, Any] | Iterable[str]) -
 #   fingerprint(frame, encoder) -> dict | None                rsio_tck.report.rundir (run.json's fingerprint.hello)
 #   synthetic_corpus() -> module                              rsio_tck.pipeline.bulk (RS-IO only)
 #   websocket_framing(profile) -> framing                     rsio_tck.websocket (ws:// and wss:// URLs)
+#   wireshark_dissector() -> Dissector (Lua file, filter name) rsio_tck.wireshark (rsio-tck wireshark, tshark)
 OPTIONAL_HOOKS = ("scapy_layer", "fuzz_programs", "fuzz_bystander", "row_fields", "fingerprint", "synthetic_corpus",
-                  "websocket_framing")
+                  "websocket_framing", "wireshark_dissector")
 
 
 class OptionalHooks(Protocol):
@@ -407,6 +309,8 @@ class OptionalHooks(Protocol):
 
     def websocket_framing(self, profile: str, limits: Any = None) -> Any: ...
 
+    def wireshark_dissector(self) -> Dissector: ...
+
 
 def hooks_of(binding: Binding) -> OptionalHooks:
     """``binding`` seen through the optional hooks' signatures, for a caller that knows (``hasattr``) or
@@ -414,12 +318,6 @@ def hooks_of(binding: Binding) -> OptionalHooks:
     return cast("OptionalHooks", binding)
 
 
-# A binding defined outside the kit keeps its rules itself (the kit's own are in ``rsio_tck.catalogue`` and SPEC.md):
-#   catalogue() -> Sequence[Rule]      get_binding adds them to the one catalogue (``_adopt_catalogue``)
-#   areas() -> {prefix: title}         the report's area titles of its rule prefixes
-#   spec_text() -> str                 its SPEC text, where each rule is stated (the binding's own test holds
-#                                      the two together, as tests/test_spec_catalogue.py does the kit's)
-OWN_CATALOGUE_HOOKS = ("catalogue", "areas", "spec_text")
 # -- end seam (H1) -------------------------------------------------------------------------------
 
 # -- the scenario adapter (the scenario engine's side of the seam) ------------------------------

@@ -242,7 +242,7 @@ def check_faults(faults: Sequence[str], target: str | None, flag: str = "--fault
         return ()
     if target is not None:
         raise GateError(f"{flag} works only with the embedded reference peer (no --target)")
-    from .reference_peer.peer_registry import get_peer_binding
+    from .reference_peer.peer_binding import get_peer_binding
 
     try:
         known = get_peer_binding(binding).faults

@@ -58,7 +58,7 @@ class FaultOutcome:
 
 
 def _peer(binding: str) -> Any:
-    from rsio_tck.reference_peer.peer_registry import get_peer_binding
+    from rsio_tck.reference_peer.peer_binding import get_peer_binding
 
     return get_peer_binding(binding)
 

@@ -22,7 +22,7 @@ from import_graph import imports_of, module_path, modules_under, parents
 from rsio_tck.binding import BINDING_NAMES, Binding, get_binding, profile_of
 
 # The reference peer's binding-neutral shell; every other module of the peer belongs to a binding.
-PEER_SHELL = {"__main__", "transports", "api", "peer_registry", "tlscert", "tiny_writes", "hostile", "fault_model",
+PEER_SHELL = {"__main__", "transports", "api", "peer_binding", "tlscert", "tiny_writes", "hostile", "fault_model",
               "sources"}
 
 # Neutral roots, by prefix: every module under each is walked.
@@ -145,7 +145,7 @@ def test_unknown_profile_is_a_one_line_error() -> None:
 
 @pytest.mark.parametrize("name", BINDING_NAMES)
 def test_each_binding_declares_its_peer_and_the_peer_shell_finds_it(name: str) -> None:
-    from rsio_tck.reference_peer.peer_registry import get_peer_binding, peer_names
+    from rsio_tck.reference_peer.peer_binding import get_peer_binding, peer_names
 
     assert name in peer_names()
     peer = get_peer_binding(name)
@@ -315,9 +315,9 @@ def test_run_json_records_binding_and_profile_and_old_run_dirs_read_as_rsio(tmp_
 
 # -- the reference peer's shell: bindings by registry ------------------------------------------------
 
-def test_peer_registry_gives_rsio_and_a_one_line_error_for_a_missing_peer(capsys: pytest.CaptureFixture[str]) -> None:
+def test_peer_binding_gives_rsio_and_a_one_line_error_for_a_missing_peer(capsys: pytest.CaptureFixture[str]) -> None:
     from rsio_tck.reference_peer.__main__ import main
-    from rsio_tck.reference_peer.peer_registry import get_peer_binding
+    from rsio_tck.reference_peer.peer_binding import get_peer_binding
 
     peer = get_peer_binding("rsio")
     assert peer.name == "rsio" and peer.profiles == ("msgpack", "varint")
@@ -345,7 +345,7 @@ def test_a_stream_shaped_peer_module_serves_through_the_shell(monkeypatch: pytes
     import sys
     import types
 
-    from rsio_tck.reference_peer import peer_registry
+    from rsio_tck.reference_peer import peer_binding
     from rsio_tck.reference_peer.api import Peer
 
     module = types.ModuleType("fake_stream_peer")
@@ -365,12 +365,12 @@ def test_a_stream_shaped_peer_module_serves_through_the_shell(monkeypatch: pytes
     # The binding the peer belongs to: only what the peer shell reads of it (its profiles, where its peer lives).
     module.BINDING = types.SimpleNamespace(name="echo", profiles=("echo-1",),  # type: ignore[attr-defined]
                                            peer_module="fake_stream_peer")
-    from rsio_tck import binding as registry
+    from rsio_tck import binding_registry as registry
 
     monkeypatch.setitem(sys.modules, "fake_stream_peer", module)
     monkeypatch.setitem(registry.REGISTRY, "echo", "fake_stream_peer")
     monkeypatch.setattr(registry, "_LOADED", {})
-    stream_peer = peer_registry.get_peer_binding("echo")
+    stream_peer = peer_binding.get_peer_binding("echo")
     assert stream_peer.profiles == ("echo-1",)
     assert stream_peer.config("echo-1", {"faults": ("f",)}) == {"profile": "echo-1", "faults": ("f",)}
 

@@ -233,3 +233,14 @@ def test_protocol_md_lines_are_linked_in_upstreams_numbering() -> None:
         f"Handling the Unexpected (line [1251]({PROTOCOL_URL}?plain=1#L1251))"
     assert link_protocol_lines("lines 528-553, 588-606") == \
         f"lines [527-552]({PROTOCOL_URL}?plain=1#L527-L552), [587-605]({PROTOCOL_URL}?plain=1#L587-L605)"
+
+
+def test_a_findings_binding_is_the_one_its_implementations_baseline_lines_belong_to() -> None:
+    from rsio_tck.findings.entries import FindingsError
+    from rsio_tck.findings.report import implementation_binding
+    from rsio_tck.findings.sources import read_sources
+
+    sources = read_sources(FINDINGS)
+    assert {implementation_binding(sources, entry.implementation) for entry in sources.findings.live()} == {"rsocket"}
+    with pytest.raises(FindingsError, match="tell no one binding"):
+        implementation_binding(sources, "no-such-implementation")

@@ -13,7 +13,7 @@ from test_peer_support import Probe, peer_process, run
 
 from rsio_tck.bindings.rsio.wire.frames import OnComplete, Subscribe
 from rsio_tck.capabilities import Capabilities
-from rsio_tck.reference_peer.peer_registry import get_peer_binding
+from rsio_tck.reference_peer.peer_binding import get_peer_binding
 from rsio_tck.reference_peer.rsio import FAULTS
 
 PEER = [sys.executable, "-m", "rsio_tck.reference_peer"]

@@ -43,6 +43,14 @@ def test_the_grid_counts_verdicts_and_rules_per_pair(tmp_path: Path) -> None:
     assert (known["word"], known["failed"], known["passed"]) == ("fail", 1, 0)
 
 
+def test_the_grid_keeps_the_binding_its_cells_were_judged_with(tmp_path: Path) -> None:
+    path = tmp_path / "matrix.json"
+    path.write_text(json.dumps([{**cell, "binding": "rsocket"} for cell in CELLS]))
+    assert {p["binding"] for p in read_grid(session(), path)} == {"rsocket"}
+    path.write_text(json.dumps(CELLS))  # a matrix.json from before the column: still read, with no binding
+    assert {p["binding"] for p in read_grid(session(), path)} == {None}
+
+
 def _flaky_source() -> Sources:
     """Sources whose grid baseline lists a -> y stream-range as a flaky known failure, F9."""
     line = GridCell(client="a", server="y", case="stream-range", flaky=True, why="F9: by timing", findings=("F9",),

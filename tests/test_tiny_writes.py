@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 from rsio_tck.reference_peer.__main__ import config_from, parser
-from rsio_tck.reference_peer.peer_registry import get_peer_binding
+from rsio_tck.reference_peer.peer_binding import get_peer_binding
 from rsio_tck.reference_peer.tiny_writes import LARGE_PIECE, QUEUE_MOST, TINY_HEAD, Pieces, TinyWritesProtocol
 from rsio_tck.scenarios import Verdict, load_directory
 from rsio_tck.selfcheck import freedom_only, run_against_peer

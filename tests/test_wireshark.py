@@ -42,7 +42,7 @@ from rsio_tck.cli import app
 from rsio_tck.errors import ProtocolViolation, Side
 from rsio_tck.monitor.trace import TraceRecord
 from rsio_tck.report.pcap import read_connections, target_port, trace_packets
-from rsio_tck.wireshark import DISSECTORS, PLUGIN_DIR_ENV, dissector_path
+from rsio_tck.wireshark import PLUGIN_DIR_ENV, dissector_path, dissectors
 from rsio_tck.wireshark.tshark import FOREIGN_HEURISTICS, Decoded, decode, run_tshark, tshark_binary
 
 CODECS = ("msgpack", "varint")
@@ -388,8 +388,8 @@ def test_wireshark_install_copies_the_dissectors_into_the_plugin_folder(tmp_path
     folder = tmp_path / "plugins"
     result = CliRunner().invoke(app, ["wireshark", "install", "--plugin-dir", str(folder)])
     assert result.exit_code == 0, result.output
-    for dissector in DISSECTORS.values():
-        installed = folder / dissector.filename
+    for dissector in dissectors().values():
+        installed = folder / dissector.lua.name
         assert installed.read_bytes() == dissector_path(dissector.binding).read_bytes()
         assert str(installed) in result.output
     by_env = tmp_path / "from-env"
@@ -423,7 +423,7 @@ def test_wireshark_path_prints_files_tshark_can_load(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["wireshark", "path"])
     assert result.exit_code == 0
     paths = [Path(line) for line in result.output.splitlines()]
-    assert paths == [dissector_path(name) for name in DISSECTORS] and all(p.is_file() for p in paths)
+    assert paths == [dissector_path(name) for name in dissectors()] and all(p.is_file() for p in paths)
     result = CliRunner().invoke(app, ["wireshark", "path", "nosuch"])
     assert result.exit_code == 2 and "no Wireshark dissector for 'nosuch'" in result.output
     capture = tmp_path / "one.pcap"

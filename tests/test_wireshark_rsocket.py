@@ -64,7 +64,7 @@ from rsio_tck.cli import app
 from rsio_tck.errors import ProtocolViolation, Side
 from rsio_tck.monitor.trace import TraceRecord
 from rsio_tck.report.pcap import read_connections, trace_packets
-from rsio_tck.wireshark import DISSECTORS, dissector_path
+from rsio_tck.wireshark import dissector_path, dissectors
 from rsio_tck.wireshark.tshark import RSocketDecoded, decode, decode_rsocket, run_tshark, tshark_binary
 
 V1, DRAFT = "rsocket-1.0", "reactivesocket-draft"
@@ -329,7 +329,7 @@ def test_dissector_tables_are_the_kits() -> None:
 
 
 def test_the_dissector_loads_beside_rsio_and_registers_its_fields() -> None:
-    done = run_tshark(["-G", "fields", *(f"-Xlua_script:{dissector_path(name)}" for name in DISSECTORS)], timeout=60)
+    done = run_tshark(["-G", "fields", *(f"-Xlua_script:{dissector_path(name)}" for name in dissectors())], timeout=60)
     rows = [line.split("\t") for line in done.stdout.splitlines()]
     fields = {row[2] for row in rows if row[0] == "F"}
     assert {"rsocket.type", "rsocket.stream_id", "rsocket.flags.follows", "rsocket.flags.next", "rsocket.error.code",
@@ -624,7 +624,7 @@ def test_wireshark_path_and_install_include_the_rsocket_dissector(tmp_path: Path
     result = CliRunner().invoke(app, ["wireshark", "path", "rsocket"])
     assert result.exit_code == 0 and Path(result.output.strip()) == dissector_path("rsocket")
     result = CliRunner().invoke(app, ["wireshark", "path"])
-    assert [Path(line) for line in result.output.splitlines()] == [dissector_path(name) for name in DISSECTORS]
+    assert [Path(line) for line in result.output.splitlines()] == [dissector_path(name) for name in dissectors()]
     assert dissector_path("rsocket") in [Path(line) for line in result.output.splitlines()]
     folder = tmp_path / "plugins"
     result = CliRunner().invoke(app, ["wireshark", "install", "--plugin-dir", str(folder)])

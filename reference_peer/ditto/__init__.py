@@ -10,7 +10,7 @@ profiles at once (the subscribe's topic decides): the test publishers
 into such a line and back, so the sans-IO session (``connection.py``) is the same.
 
 Entry points for the peer's shell (``--binding ditto``, the stream-shaped entry
-point of ``peer_registry``):
+point of ``peer_binding``):
 
 - ``PeerConfig`` (``config.py``), ``add_arguments(parser)``, ``make_config(args)``;
 - ``async serve_connection(reader, writer, config, number=0) -> str``;

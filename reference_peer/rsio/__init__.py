@@ -1,11 +1,11 @@
-"""The reference peer's RS-IO binding: the ``PEER`` entry ``peer_registry`` finds for ``rsio``.
+"""The reference peer's RS-IO binding: the ``PEER`` entry ``peer_binding`` finds for ``rsio``.
 
 Theory of operation.  ``connection.PeerSession`` is one connection: an asyncio Protocol
 over the kit's sans-IO ``Connection``; its ``Policy`` (``policy``) makes every decision a
 fault may replace (``faults/``), its ``Freedoms`` choose among legal variants, and
 ``flows``/``inflows`` carry the publications and subscriptions, fed by ``publishers``
 (names to sources) and ``appflows`` (the application's own).  This module gathers what
-the peer's shell needs behind the entry point ``peer_registry`` documents, so the
+the peer's shell needs behind the entry point ``peer_binding`` documents, so the
 shell never imports an RS-IO module itself; it also gives the RS-IO library names
 (``PeerConfig``, ``Publisher``, ``Subscriber``, ``Subscription``, ``FAULTS``).
 """
@@ -28,7 +28,7 @@ from .config import PeerConfig
 from .connection import PeerSession
 from .faults import FAULTS, build_policy
 from .freedoms import DELIBERATE_WARNINGS, ID_CHOICES
-from .publishers import Registry
+from .publishers import PublisherTable
 
 
 class RsioPeer:
@@ -63,8 +63,8 @@ class RsioPeer:
             raise ValueError(f"--ids {config.ids!r}: the RS-IO peer picks Ids {', '.join(ID_CHOICES)}")
         return config
 
-    def publishers(self, *, test_publishers: bool) -> Registry:
-        return Registry(test_publishers=test_publishers)
+    def publishers(self, *, test_publishers: bool) -> PublisherTable:
+        return PublisherTable(test_publishers=test_publishers)
 
     def app_publisher(self, source: Any, element_size: int) -> AppPublisher:
         return AppPublisher(source, element_size)

@@ -57,7 +57,7 @@ from .inflows import Subscriptions
 from .publishers import Rejected
 
 if TYPE_CHECKING:
-    from .publishers import Registry
+    from .publishers import PublisherTable
 
 log = logging.getLogger("reference_peer")
 
@@ -68,7 +68,7 @@ class PeerContext(Protocol):
     """What a session needs from the peer that owns it."""
 
     config: PeerConfig
-    registry: Registry
+    publishers: PublisherTable
 
     def session_started(self, session: PeerSession) -> None: ...
     def session_ended(self, session: PeerSession, reason: str) -> None: ...

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rsio_tck.bindings.rsio.wire.frames import OnNext, OnNextLastPart, OnNextPacked, OnNextPart
+from rsio_tck.semantics.demand import saturating_add
 
 from ..sources import LargeSource, Source
 from .config import UNBOUNDED
@@ -64,7 +65,7 @@ class Outflow:
             self.demand -= n
 
     def add_demand(self, n: int) -> None:
-        self.demand = min(self.demand + n, UNBOUNDED) if self.demand < UNBOUNDED else UNBOUNDED
+        self.demand = saturating_add(self.demand, n)
 
     def __repr__(self) -> str:
         return f"Outflow({self.sid}, {self.name!r}, demand={self.demand}, done={self.done})"

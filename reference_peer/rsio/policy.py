@@ -75,7 +75,7 @@ class Policy:
     # -- publishing -----------------------------------------------------------------------
 
     def resolve(self, s: PeerSession, name: str) -> Opened | Rejected:
-        return s.context.registry.resolve(name)
+        return s.context.publishers.resolve(name)
 
     def reject(self, s: PeerSession, sid: int, rejected: Rejected) -> None:
         s.send(OnSubscribe(subscriber=sid, element_size=rejected.element_size))

@@ -45,7 +45,7 @@ class Entry(Protocol):
     def open(self, query: dict[str, str]) -> Opened | Rejected: ...
 
 
-class Registry:
+class PublisherTable:
     def __init__(self, *, test_publishers: bool = True) -> None:
         self.test_publishers = test_publishers
         self._entries: dict[str, Entry] = {}

@@ -166,9 +166,10 @@ def _suite(binding: str) -> dict[str, Scenario]:
 
 
 def _scenario_reproduction(finding: Finding, lines: list[BaselineLine], sources: Sources,
-                           binding: str) -> ScenarioReproduction | None:
+                           binding: str | None) -> ScenarioReproduction | None:
     if not lines:
         return None
+    assert binding is not None  # bug_report found it for these lines
     suite = _suite(binding)
     ids = list(dict.fromkeys(line.scenario for line in lines))
     unknown = [i for i in ids if i not in suite]
@@ -214,9 +215,10 @@ def _client_reproduction(finding: Finding, lines: list[BaselineLine]) -> ClientR
                               command=listen_command(binding, finding.implementation, names), binding=binding)
 
 
-def _grid_reproduction(cells: list[GridCell], binding: str) -> GridReproduction | None:
+def _grid_reproduction(cells: list[GridCell], binding: str | None) -> GridReproduction | None:
     if not cells:
         return None
+    assert binding is not None  # bug_report found it for these cells
     first = cells[0]
     rows = []
     for cell in cells:
@@ -227,12 +229,36 @@ def _grid_reproduction(cells: list[GridCell], binding: str) -> GridReproduction 
                             server_command=server_command(first.server), client_command=grid_client_command(first))
 
 
-def bug_report(sources: Sources, finding: Finding, binding: str = "rsocket") -> BugReport:
-    """The report of one live finding; a FindingsError if its entry or the files it points to fall short."""
+def implementation_binding(sources: Sources, implementation: str) -> str:
+    """The binding an interop implementation's baseline lines belong to: the one their client test cases name
+    (``CLIENT-<binding>-<case>``), or the one whose suite holds every scenario they name, or whose client test
+    cases hold every grid case it takes part in; a FindingsError when the lines tell none, or more than one."""
+    from ..binding import binding_names
+    from ..listen.cases import client_tests
+
+    lines = [line for line in sources.baseline if line.implementation == implementation]
+    named = {case[0] for line in lines if (case := line.client_case)}
+    scenarios = {line.scenario for line in lines if not line.client_case}
+    cases = {cell.case for cell in sources.grid if implementation in (cell.client, cell.server)}
+    candidates = [b for b in binding_names()
+                  if (not named or b in named) and scenarios <= _suite(b).keys()
+                  and cases <= {test.name for test in client_tests(b)}]
+    if not (named or scenarios or cases) or len(candidates) != 1:
+        raise FindingsError(f"{implementation}: its baseline lines tell no one binding "
+                            f"({', '.join(candidates) or 'none fits'})")
+    return candidates[0]
+
+
+def bug_report(sources: Sources, finding: Finding, binding: str | None = None) -> BugReport:
+    """The report of one live finding; a FindingsError if its entry or the files it points to fall short.
+    ``binding``: the binding of the run that shows the finding (the published site's target); None: the one its
+    implementation's baseline lines belong to (``implementation_binding``), when a reproduction needs one."""
     findings = sources.findings
     check_entry(findings, finding)
     lines = [line for line in sources.baseline if finding.id in line.findings]
     cells = [cell for cell in sources.grid if finding.id in cell.findings]
+    if binding is None and (cells or any(not line.client_case for line in lines)):
+        binding = implementation_binding(sources, finding.implementation)
     upstream = UPSTREAMS.get(finding.implementation)
     pinned = sources.versions.get(finding.implementation)
     version = finding.version or pinned

@@ -70,7 +70,7 @@ def fuzz_command(
         one_line,
         reach_target,
     )
-    from ..reference_peer.peer_registry import get_peer_binding
+    from ..reference_peer.peer_binding import get_peer_binding
 
     peer = None
     tolerated: frozenset[str] = frozenset()

@@ -2,7 +2,8 @@
 
 Theory of operation: ``interop/run.py`` writes ``matrix.json``, one row per cell (client,
 server, client test case) with the cell's verdict, the client's exit code and the MUST rules
-the monitor found broken on each side of the proxied connection.  Spark reads it as a
+the monitor found broken on each side of the proxied connection, and the binding the proxy judged the cell
+with (``binding``; a matrix.json written before that column has none: None).  Spark reads it as a
 table and aggregates it per (client, server) pair: how many cases passed, failed, were
 known failures or skipped, and which rules each side broke; the publisher renders the grid.
 """
@@ -38,14 +39,15 @@ def read_grid(spark: SparkSession, path: Path) -> list[dict[str, Any]]:
     rows = [(str(c["client"]), str(c["server"]), str(c["case"]), str(c["verdict"]),
              [str(r) for r in c.get("client_rules") or []], [str(r) for r in c.get("server_rules") or []],
              c.get("client_exit") if isinstance(c.get("client_exit"), int) else None,
-             str(c.get("output") or "")[:OUTPUT_MOST])
+             str(c.get("output") or "")[:OUTPUT_MOST], str(c["binding"]) if c.get("binding") else None)
             for c in cells]
     frame = spark.createDataFrame(rows, "client string, server string, case string, verdict string, "
                                         "client_rules array<string>, server_rules array<string>, client_exit int, "
-                                        "output string")
+                                        "output string, binding string")
     counts = [F.sum(F.when(F.col("verdict") == v, 1).otherwise(0)).alias(v) for v in VERDICTS]
     grouped = frame.groupBy("client", "server").agg(
         *counts,
+        F.max("binding").alias("binding"),  # one per pair (the grid's); None from a matrix.json without the column
         F.sort_array(F.collect_list(F.when(F.col("verdict") != "pass", F.concat_ws(": ", "case", "verdict"))))
         .alias("not_passed"),
         F.sort_array(F.array_distinct(F.flatten(F.collect_list("client_rules")))).alias("client_rules"),

@@ -72,7 +72,8 @@ class FindingView:
     cause: str  # HTML
     tracker: str  # HTML
     page: str  # findings/F1.html, relative to the site's root
-    binding: str  # of the run that showed it: the bug report's reproduction speaks its wire
+    binding: str | None  # of the run that showed it: the bug report's reproduction speaks its wire (None: the
+    # binding of the finding's implementation, which the bug report finds from its baseline lines)
 
 
 @dataclass(slots=True)
@@ -129,7 +130,7 @@ def _rule_key(rule: str) -> tuple[str, int, str]:
     return (area, int(number), rule) if number.isdigit() else (rule, 0, rule)
 
 
-def _finding(findings: Findings | None, finding_id: str, binding: str,
+def _finding(findings: Findings | None, finding_id: str, binding: str | None,
              cache: dict[str, FindingView]) -> FindingView | None:
     if findings is None:
         return None
@@ -182,7 +183,7 @@ def public_view(runs: list[RunView], sources: Sources | None = None) -> PublicVi
     return PublicView(targets=targets, rules=rules, findings=cache)
 
 
-def cite_findings(view: PublicView, sources: Sources | None, ids: list[str], binding: str) -> None:
+def cite_findings(view: PublicView, sources: Sources | None, ids: list[str], binding: str | None) -> None:
     """Give the findings ``ids`` (the grid's known failures) their pages too."""
     for finding_id in ids:
         _finding(sources.findings if sources else None, finding_id, binding, view.findings)

@@ -229,9 +229,14 @@ def publish_site(tables: dict[str, list[dict[str, Any]]], out: Path, *, build_re
         data["grid"] = grid
         known_cells = {(c.client, c.server, c.case): c for c in sources.grid} if sources is not None else {}
         shape = grid_shape(grid, known_cells)
-        binding = view.targets[0].latest.binding if view.targets else "rsocket"
-        cite_findings(view, sources, sorted({f for cell in shape["cells"].values() for f in cell["findings"]}),
-                      binding)
+        # Each cell's findings are cited with the binding its cell was judged with; a matrix.json from before the
+        # binding column names none: then the site's first target's, and without targets the finding's own (None).
+        fallback = view.targets[0].latest.binding if view.targets else None
+        cited: dict[str | None, set[str]] = {}
+        for cell in shape["cells"].values():
+            cited.setdefault(cell.get("binding") or fallback, set()).update(cell["findings"])
+        for binding, ids in sorted(cited.items(), key=lambda item: item[0] or ""):
+            cite_findings(view, sources, sorted(ids), binding)
         data["grid_cells"] = [{key: cell[key] for key in ("client", "server", "word", "passed", "failed", "findings",
                                                           "page")} for cell in shape["cells"].values()]
     grid_rules = sorted({r for pair in grid or [] for r in [*pair["client_rules"], *pair["server_rules"]]})

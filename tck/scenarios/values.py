@@ -24,9 +24,10 @@ from typing import Any
 
 import msgpack
 
+from ..semantics.demand import UNBOUNDED
 from ..testpubs import large_bytes
 
-CONSTANTS: dict[str, Any] = {"MAX": 2**63 - 1, "MAX64": 2**64 - 1, "OVER": 2**63, "MAX31": 2**31 - 1}
+CONSTANTS: dict[str, Any] = {"MAX": UNBOUNDED, "MAX64": 2**64 - 1, "OVER": UNBOUNDED + 1, "MAX31": 2**31 - 1}
 # The variables key of the binding's element encoder (int -> bytes); not a valid ${name}, so no
 # scenario can bind or read it.  Without it, ``{int: n}`` is the MessagePack encoding (RS-IO's).
 ELEMENT = "element bytes"

@@ -1,9 +1,10 @@
 """Wireshark dissectors shipped with the kit, and where they go.
 
-One Lua dissector per binding: RS-IO (``rsio.lua``), RSocket (``rsocket.lua``, also inside
+One Lua dissector per binding that has one, which the binding gives through its optional hook
+``wireshark_dissector()`` (a ``Dissector``): RS-IO (``rsio.lua``), RSocket (``rsocket.lua``, also inside
 WebSocket binary messages) and Ditto (``ditto.lua``: Wireshark's WebSocket and JSON
 dissectors carry it; this one labels the Reactive Streams signal, subscriptionId and demand).  Each is a single
-self-contained file of this package's data, so it can be loaded by path
+self-contained file of its binding package's data, so it can be loaded by path
 (``tshark -X lua_script:FILE``) or copied into Wireshark's personal Lua plugin
 folder, where Wireshark loads every ``*.lua`` at start-up.
 """
@@ -14,8 +15,9 @@ import os
 import shutil
 import sys
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
+
+from ..binding import binding_names, get_binding, hooks_of
 
 # Overrides the personal plugin folder (for tests, or a Wireshark with another configuration).
 PLUGIN_DIR_ENV = "RSIO_TCK_WIRESHARK_PLUGINS"
@@ -23,33 +25,38 @@ PLUGIN_DIR_ENV = "RSIO_TCK_WIRESHARK_PLUGINS"
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Dissector:
+    """What a binding's optional hook ``wireshark_dissector()`` returns: its Lua dissector."""
+
     binding: str  # the binding it decodes, as the kit names it
-    filename: str  # its file in this package
+    lua: Path  # the Lua file: package data of the binding's package
     protocol: str  # Wireshark's filter name for it (rsio.type, ...)
     description: str
-
-
-DISSECTORS: dict[str, Dissector] = {
-    "rsio": Dissector(binding="rsio", filename="rsio.lua", protocol="rsio",
-                      description="RS-IO, both codecs (msgpack, varint)"),
-    "rsocket": Dissector(binding="rsocket", filename="rsocket.lua", protocol="rsocket",
-                         description="RSocket over TCP and WebSocket, both profiles (rsocket-1.0, reactivesocket-draft)"),
-    "ditto": Dissector(binding="ditto", filename="ditto.lua", protocol="ditto",
-                       description="Ditto streaming/search envelopes (WebSocket text messages, TCP lines): labels only"),
-}
 
 
 class WiresharkError(Exception):
     """A dissector could not be found or installed; the message is one line."""
 
 
+def _dissector_of(name: str) -> Dissector | None:
+    try:
+        binding = get_binding(name)
+    except ValueError as exc:  # a binding registered from outside that cannot be loaded
+        raise WiresharkError(str(exc)) from None
+    return hooks_of(binding).wireshark_dissector() if hasattr(binding, "wireshark_dissector") else None
+
+
+def dissectors() -> dict[str, Dissector]:
+    """The dissector of every known binding that has one (the hook ``wireshark_dissector``), in the registry's
+    order; each binding is loaded to ask it."""
+    return {name: found for name in binding_names() if (found := _dissector_of(name)) is not None}
+
+
 def dissector_path(binding: str) -> Path:
     """The shipped Lua file of ``binding``'s dissector."""
-    try:
-        dissector = DISSECTORS[binding]
-    except KeyError:
-        raise WiresharkError(f"no Wireshark dissector for {binding!r}; there is one for: {', '.join(DISSECTORS)}") from None
-    path = Path(str(resources.files(__package__).joinpath(dissector.filename)))
+    dissector = _dissector_of(binding) if binding in binding_names() else None
+    if dissector is None:
+        raise WiresharkError(f"no Wireshark dissector for {binding!r}; there is one for: {', '.join(dissectors())}")
+    path = dissector.lua
     if not path.is_file():
         raise WiresharkError(f"{path}: the {binding} dissector is missing from the installed kit")
     return path
@@ -72,7 +79,7 @@ def personal_plugin_dir() -> Path:
 def install(target: Path | None = None) -> list[Path]:
     """Copy every shipped dissector into ``target`` (default: the personal plugin folder)."""
     folder = target if target is not None else personal_plugin_dir()
-    sources = [dissector_path(binding) for binding in DISSECTORS]
+    sources = [dissector_path(binding) for binding in dissectors()]
     if folder.exists() and not folder.is_dir():
         raise WiresharkError(f"{folder}: not a folder")
     try:

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import typer
 
+from ..binding import BINDING_NAMES
 from ..gate import EXIT_CODES_HELP, plain_help_command
-from . import DISSECTORS, PLUGIN_DIR_ENV, WiresharkError, dissector_path, install, personal_plugin_dir
+from . import PLUGIN_DIR_ENV, WiresharkError, dissector_path, dissectors, install, personal_plugin_dir
 
 wireshark_app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None, epilog=EXIT_CODES_HELP,
                             help="Wireshark dissectors for the kit's bindings: install them, or find them.")
@@ -32,7 +33,7 @@ def install_command(
 
 @wireshark_app.command("path", epilog=EXIT_CODES_HELP, cls=plain_help_command())
 def path_command(
-    binding: str | None = typer.Argument(None, metavar="BINDING", help=f"one binding ({', '.join(DISSECTORS)}); default: all"),
+    binding: str | None = typer.Argument(None, metavar="BINDING", help=f"one binding ({', '.join(BINDING_NAMES)}); default: all"),
     plugin_dir: bool = typer.Option(False, "--plugin-dir", help="print Wireshark's personal Lua plugin folder instead"),
 ) -> None:
     """Print where the shipped dissectors are, one file a line, for `tshark -X lua_script:FILE`."""
@@ -40,7 +41,7 @@ def path_command(
         typer.echo(personal_plugin_dir())
         return
     try:
-        paths = [dissector_path(name) for name in ([binding] if binding else list(DISSECTORS))]
+        paths = [dissector_path(name) for name in ([binding] if binding else list(dissectors()))]
     except WiresharkError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

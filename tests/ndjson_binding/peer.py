@@ -1,7 +1,7 @@
 """The ndjson reference peer: a small server of the test publishers, with four deliberate faults.
 
 It has the stream-shaped entry point the kit's peer shell adapts (``rsio_tck.reference_peer.
-peer_registry``: ``serve_connection``, ``make_config``, ``FAULTS``), so ``rsio-peer --binding ndjson``
+peer_binding``: ``serve_connection``, ``make_config``, ``FAULTS``), so ``rsio-peer --binding ndjson``
 serves it (with ``RSIO_TCK_BINDINGS`` naming this binding).  Per connection one reader task applies
 the subscriber's lines and one writer loop sends what demand allows, a few lines at a time, so a
 cancel is read while an unbounded tck/infinite streams.  Each fault breaks one rule of ``rules``.

@@ -1,6 +1,6 @@
-"""The Ditto peer's fault registry, ``REGISTRY``, and what its fault areas declare faults with.
+"""The Ditto peer's fault table, ``FAULT_TABLE``, and what its fault areas declare faults with.
 
-``fault(name, rule, description)`` declares a fault on ``REGISTRY`` (a Ditto rule ID
+``fault(name, rule, description)`` declares a fault on ``FAULT_TABLE`` (a Ditto rule ID
 of DITTO.md / the catalogue); the area modules of this package (``protocol``, ``wire``)
 call it when the package imports them.  This module imports no area: the package's
 ``__init__`` gathers them.
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from rsio_tck.catalogue import RULES
 
-from ...fault_model import Fault, FaultRegistry, first_on_connection, first_time
+from ...fault_model import Fault, FaultTable, first_on_connection, first_time
 from ..policy import Policy
 
 if TYPE_CHECKING:
@@ -27,10 +27,10 @@ def known_rule(rule: str) -> bool:
     return rule.startswith("DITTO-") and rule in RULES
 
 
-REGISTRY = FaultRegistry(Policy, known_rule, "a Ditto rule of the catalogue")
-FAULTS: dict[str, Fault] = REGISTRY.faults
-fault = REGISTRY.fault
-build_policy = REGISTRY.build_policy
+FAULT_TABLE = FaultTable(Policy, known_rule, "a Ditto rule of the catalogue")
+FAULTS: dict[str, Fault] = FAULT_TABLE.faults
+fault = FAULT_TABLE.fault
+build_policy = FAULT_TABLE.build_policy
 
 
 def once(sub: Subscription, mark: str) -> bool:

@@ -8,7 +8,7 @@ combine.  Faults that write raw bytes (ERR-*) encode them for the session's
 codec.  The peer switches off its own send checks when any fault is on.
 
 The layout is every peer's (``rsocket/faults/``, ``ditto/faults/``): ``declare`` holds
-the registry and the helpers; one module per rule area declares its faults there
+the fault table and the helpers; one module per rule area declares its faults there
 (``connection``: HS, EXT; ``streams``: STR, DEM, ID, PACK, SPLIT; ``closing``: BYE,
 ERR; ``subscriber``: the subscriber side through tck/subscribe, and the test
 publishers); this module imports the areas, so it is the one place they are gathered.
@@ -16,7 +16,7 @@ publishers); this module imports the areas, so it is the one place they are gath
 
 from __future__ import annotations
 
-from . import closing, connection, streams, subscriber  # each declares its faults on declare.REGISTRY
+from . import closing, connection, streams, subscriber  # each declares its faults on declare.FAULT_TABLE
 from .declare import FAULTS, Base, Fault, build_policy, fault
 
 _AREAS = ("HS", "EXT", "STR", "DEM", "ID", "PACK", "SPLIT", "BYE", "ERR")

@@ -1,6 +1,6 @@
-"""The RS-IO peer's fault registry, ``REGISTRY``, and what its fault areas declare faults with.
+"""The RS-IO peer's fault table, ``FAULT_TABLE``, and what its fault areas declare faults with.
 
-``fault(name, rule, description)`` declares a fault on ``REGISTRY`` (an RS-IO rule of
+``fault(name, rule, description)`` declares a fault on ``FAULT_TABLE`` (an RS-IO rule of
 ``rsio_tck.catalogue.RULES``); the area modules of this package (``closing``, ``connection``,
 ``streams``, ``subscriber``) call it when the package imports them.  The helpers encode
 raw bytes for the session's codec, for the faults that write them (ERR-*).  This module
@@ -16,7 +16,7 @@ import msgpack
 
 from rsio_tck.catalogue import RULES
 
-from ...fault_model import Fault, FaultRegistry, first_time
+from ...fault_model import Fault, FaultTable, first_time
 from ..policy import Policy
 
 if TYPE_CHECKING:
@@ -25,10 +25,10 @@ if TYPE_CHECKING:
 
 Base = Callable[..., Any]
 
-REGISTRY = FaultRegistry(Policy, RULES.__contains__, "a rule of the catalogue")
-FAULTS: dict[str, Fault] = REGISTRY.faults
-fault = REGISTRY.fault
-build_policy = REGISTRY.build_policy
+FAULT_TABLE = FaultTable(Policy, RULES.__contains__, "a rule of the catalogue")
+FAULTS: dict[str, Fault] = FAULT_TABLE.faults
+fault = FAULT_TABLE.fault
+build_policy = FAULT_TABLE.build_policy
 
 
 def _once(flow: Outflow, mark: str) -> bool:

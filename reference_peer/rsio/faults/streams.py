@@ -18,6 +18,7 @@ from rsio_tck.bindings.rsio.wire.frames import (
     Request,
     Subscribe,
 )
+from rsio_tck.semantics.demand import saturating_add
 
 from ...sources import End, LargeSource
 from ..config import UNBOUNDED
@@ -117,7 +118,7 @@ overflow_error = fault("dem-overflow-error", "DEM-2", "treats a total demand bey
 
 @overflow_error.on("add_demand")
 def _overflow_error(p: Policy, base: Base, s: PeerSession, flow: Outflow, n: int) -> None:
-    if n >= 2**63 or (flow.demand < UNBOUNDED and flow.demand + n > UNBOUNDED):
+    if n > UNBOUNDED or (flow.demand < UNBOUNDED and saturating_add(flow.demand, n) < flow.demand + n):
         s.end_flow(flow, End(error=f"demand overflow: {flow.demand} + {n}"))
         return
     base(s, flow, n)
@@ -186,7 +187,7 @@ def _keeps_demand_cancel(p: Policy, base: Base, s: PeerSession, flow: Outflow) -
 @keeps_demand.on("initial_demand")
 def _keeps_demand(p: Policy, base: Base, s: PeerSession, flow: Outflow, initial: int) -> int:
     leftover: int = p.state.setdefault("leftover", {}).pop(flow.sid, 0)
-    return min(int(base(s, flow, initial)) + leftover, UNBOUNDED)
+    return saturating_add(int(base(s, flow, initial)), leftover)  # connection caps an initial demand at UNBOUNDED
 
 
 # -- fixed-size and packed (PACK) -------------------------------------------------------------

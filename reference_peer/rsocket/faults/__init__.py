@@ -9,7 +9,7 @@ subclass of the sans-IO endpoint: they wrap the core from outside, the core
 has no fault switches.  The session sends unchecked while any fault is on.
 
 The layout is every peer's (``rsio/faults/``, ``ditto/faults/``): ``declare`` holds
-the registry and the helpers; one module per area declares its faults there
+the fault table and the helpers; one module per area declares its faults there
 (``connection``: SETUP, KEEPALIVE, LEASE, ERROR, METADATA_PUSH, the unexpected;
 ``streams``: stream ids, flow control, stream sequences, request-response,
 fire-and-forget, channel; ``wire``: malformed frames, broken fragment chains); this
@@ -18,7 +18,7 @@ module imports the areas, so it is the one place they are gathered.
 
 from __future__ import annotations
 
-from . import connection, streams, wire  # each declares its faults on declare.REGISTRY
+from . import connection, streams, wire  # each declares its faults on declare.FAULT_TABLE
 from .declare import (
     FAULTS,
     Base,

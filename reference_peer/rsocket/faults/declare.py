@@ -1,6 +1,6 @@
-"""The RSocket peer's fault registry, ``REGISTRY``, and what its fault areas declare faults with.
+"""The RSocket peer's fault table, ``FAULT_TABLE``, and what its fault areas declare faults with.
 
-``fault(name, rule, description)`` declares a fault on ``REGISTRY`` (an RSocket rule ID
+``fault(name, rule, description)`` declares a fault on ``FAULT_TABLE`` (an RSocket rule ID
 of the catalogue); ``endpoint_override`` declares one that replaces ``make_endpoint``
 with a subclass of the sans-IO endpoint overriding one method, so faults of the
 connection machinery wrap the core from outside.  The area modules of this package
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from rsio_tck.bindings.rsocket.endpoint import Endpoint
 from rsio_tck.catalogue import RULES
 
-from ...fault_model import Fault, FaultRegistry, first_on_connection, first_time
+from ...fault_model import Fault, FaultTable, first_on_connection, first_time
 from ..policy import Policy
 
 if TYPE_CHECKING:
@@ -25,11 +25,11 @@ if TYPE_CHECKING:
 
 Base = Callable[..., Any]
 
-REGISTRY = FaultRegistry(Policy, lambda rule: rule in RULES and rule.startswith("RS-"),
+FAULT_TABLE = FaultTable(Policy, lambda rule: rule in RULES and rule.startswith("RS-"),
                          "a rule of the RSocket catalogue")
-FAULTS: dict[str, Fault] = REGISTRY.faults
-fault = REGISTRY.fault
-build_policy = REGISTRY.build_policy
+FAULTS: dict[str, Fault] = FAULT_TABLE.faults
+fault = FAULT_TABLE.fault
+build_policy = FAULT_TABLE.build_policy
 
 
 def once_per_flow(flow: Flow, mark: str) -> bool:

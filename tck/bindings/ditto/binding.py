@@ -147,6 +147,16 @@ class DittoBinding:
         mutation endings check a fresh connection with ``liveness`` instead)."""
         return _NoBystander()
 
+    def wireshark_dissector(self) -> Any:
+        """Ditto's Lua dissector (``rsio_tck.wireshark.Dissector``), package data of this package."""
+        from importlib import resources
+        from pathlib import Path
+
+        from ...wireshark import Dissector
+
+        return Dissector(binding=self.name, lua=Path(str(resources.files(__package__).joinpath("ditto.lua"))),
+                         protocol="ditto", description="Ditto streaming/search envelopes (WebSocket text messages, TCP lines): labels only")
+
     def websocket_framing(self, profile: str, limits: Any = None) -> Any:
         """One envelope per text message (``websocket.DittoFraming``); a binary message breaks DITTO-WS-1."""
         from .websocket import websocket_framing

@@ -97,6 +97,16 @@ class RsioBinding:
 
         return corpus
 
+    def wireshark_dissector(self) -> Any:
+        """RS-IO's Lua dissector (``rsio_tck.wireshark.Dissector``), package data of this package."""
+        from importlib import resources
+        from pathlib import Path
+
+        from ...wireshark import Dissector
+
+        return Dissector(binding=self.name, lua=Path(str(resources.files(__package__).joinpath("rsio.lua"))),
+                         protocol="rsio", description="RS-IO, both codecs (msgpack, varint)")
+
     def websocket_framing(self, profile: str, limits: Any = None) -> Any:
         """Over WebSocket RS-IO is a byte stream in binary messages whose boundaries mean nothing."""
         from ...websocket.framing import StreamFraming

@@ -101,6 +101,16 @@ class RSocketBinding:
         elements = 1 if getattr(frame, "next", False) and not getattr(frame, "follows", False) else 0
         return frame.wire_name, getattr(frame, "stream_id", None), len(getattr(frame, "data", b"") or b""), elements
 
+    def wireshark_dissector(self) -> Any:
+        """RSocket's Lua dissector (``rsio_tck.wireshark.Dissector``), package data of this package."""
+        from importlib import resources
+        from pathlib import Path
+
+        from ...wireshark import Dissector
+
+        return Dissector(binding=self.name, lua=Path(str(resources.files(__package__).joinpath("rsocket.lua"))),
+                         protocol="rsocket", description="RSocket over TCP and WebSocket, both profiles (rsocket-1.0, reactivesocket-draft)")
+
     def websocket_framing(self, profile: str, limits: Any = None) -> Any:
         """One frame per binary message, no length prefix (``websocket.RSocketFraming``)."""
         from .codec import RSocketLimits

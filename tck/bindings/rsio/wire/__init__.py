@@ -1,4 +1,11 @@
-"""RS-IO wire encoding: frames and the two codecs (wire profiles) of rsio-v0."""
+"""RS-IO wire encoding: frames and the two codecs (wire profiles) of rsio-v0.
+
+Theory of operation.  ``frames`` holds one frozen dataclass per frame type; ``codec`` the codec of a profile
+(``Codec``: an incremental ``FrameDecoder`` that takes any chunking and a ``FrameEncoder``), built from
+``msgpack_codec`` or ``varint_codec`` (with their integers in ``msgpack_ints`` and ``varints``); ``runs``
+(``msgpack_runs``, ``varint_runs``) decodes floods of elements in one pass; ``limits`` bounds what a decoder
+holds.  Nothing here does I/O: bytes in, frames out.
+"""
 
 from __future__ import annotations
 

@@ -26,14 +26,14 @@ RSocket's, ``rsio_tck.reference_peer.rsocket``, follows the same shape)::
         # object must have .faults (tuple[str, ...]), .goodbye_timeout and .linger
         # (seconds), and .profile or .codec (the wire profile, for the log).
 
-    PEER.publishers(*, test_publishers: bool) -> registry
+    PEER.publishers(*, test_publishers: bool) -> publisher table
         # the publisher names: .add(path, entry), .remove(path), .names(), .resolve(name)
     PEER.app_publisher(source, element_size: int) -> entry
         # an application publisher (async generator function or RS Publisher) for .add
 
     PEER.session(role: Side, context, number: int, label: str) -> asyncio.Protocol
         # One connection, in either role.  ``context`` is the ``api.Peer`` (has .config,
-        # .registry, .session_started(s), .session_ended(s, reason), .abort_all(reason),
+        # .publishers, .session_started(s), .session_ended(s, reason), .abort_all(reason),
         # .stop_serving(reason)).  The session has: .config; .closed (Future[str], why it
         # ended); .ready (Future[None], handshake done); .goodbye(reason) (orderly close:
         # RS-IO goodbye, RSocket ERROR[CONNECTION_CLOSE]); .shutdown(reason); .abort(reason);
