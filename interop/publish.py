@@ -20,7 +20,7 @@ def main() -> int:
     from rsio_tck.findings.sources import read_sources
     from rsio_tck.gate import one_line
     from rsio_tck.pipeline.cli import publish_runs
-    from rsio_tck.pipeline.session import spark_session
+    from rsio_tck.pipeline.spark_session import spark_session
     from rsio_tck.pipeline.sources import expand_run_dirs
 
     sites = json.loads(sys.argv[1])
