@@ -20,8 +20,8 @@ def main() -> int:
     from rsio_tck.findings.sources import read_sources
     from rsio_tck.gate import one_line
     from rsio_tck.pipeline.cli import publish_runs
-    from rsio_tck.pipeline.spark_session import spark_session
     from rsio_tck.pipeline.sources import expand_run_dirs
+    from rsio_tck.pipeline.spark_session import spark_session
 
     sites = json.loads(sys.argv[1])
     try:  # the findings behind the known failures: FINDINGS.md and the baselines of interop/
