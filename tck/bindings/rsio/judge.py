@@ -111,8 +111,7 @@ def _take_run(space: dict[int, StreamRecord], run: ElementRun) -> bool:
     would not take the inlined path (the run is then judged frame by frame)."""
     ids = run.ids if isinstance(run, VariableRun) else None
     if ids is None:
-        rec = space.get(run.subscriber)
-        return takes_elements(rec) and rec.demand.take(run.elements)  # type: ignore[union-attr]
+        return deliver_fast(space.get(run.subscriber), run.elements)
     wanted = []
     for sid, count in Counter(ids).items():
         rec = space.get(sid)
