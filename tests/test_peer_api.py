@@ -207,7 +207,7 @@ def test_the_client_role_serves_publishers_too() -> None:
             client.publish("hello", hello)
             connection = await client.connect(url)
             await connection.ready()
-            session = next(iter(server.sessions))
+            session = next(iter(server.connections))
             from rsio_tck.reference_peer.api import RemoteSubscription
 
             reverse = RemoteSubscription(session, "hello")  # the server subscribes to the client
