@@ -34,7 +34,7 @@ RSocket's, ``rsio_tck.reference_peer.rsocket``, follows the same shape)::
     PEER.connection(role: Side, context, number: int, label: str) -> asyncio.Protocol
         # One connection, in either role.  ``context`` is the ``api.Peer`` (has .config,
         # .publishers, .connection_started(s), .connection_ended(s, reason), .abort_all(reason),
-        # .stop_serving(reason)).  The session has: .config; .closed (Future[str], why it
+        # .stop_serving(reason)).  The connection has: .config; .closed (Future[str], why it
         # ended); .ready (Future[None], handshake done); .goodbye(reason) (orderly close:
         # RS-IO goodbye, RSocket ERROR[CONNECTION_CLOSE]); .shutdown(reason); .abort(reason);
         # and .subscriptions with .subscribe(name, inflow, initial_demand) -> id,
@@ -50,7 +50,7 @@ RSocket's, ``rsio_tck.reference_peer.rsocket``, follows the same shape)::
                                          # (the answer to the kit's opening, one valid frame, a huge
                                          # header, the binding's own modes); the driver knows no wire
 
-The transports hand a session bytes through asyncio's ``Protocol`` calls
+The transports hand a connection bytes through asyncio's ``Protocol`` calls
 (``connection_made``, ``data_received``, ``eof_received``, ``pause_writing``,
 ``resume_writing``, ``connection_lost``), whatever the URL: tcp, tls, unix, exec, stdio.
 
@@ -214,8 +214,8 @@ class StreamConnection(asyncio.StreamReaderProtocol):
     async def _run(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             reason = str(await self.serve(reader, writer, self.config, self.number))
-        except Exception as exc:  # a session that fails must still end: its reason is the failure
-            reason = f"session failed: {type(exc).__name__}: {exc}"
+        except Exception as exc:  # a connection that fails must still end: its reason is the failure
+            reason = f"connection failed: {type(exc).__name__}: {exc}"
         self.context.connection_ended(self, reason)
         if not self.closed.done():
             self.closed.set_result(reason)
