@@ -1,17 +1,22 @@
-"""Ditto wire layer (sans-IO): Ditto Protocol envelopes, topics, the streaming and search messages, framings.
+"""Eclipse Ditto (sans-IO): the wire layer, the judge, the endpoint, the scenario adapter, and ``BINDING``.
 
 Seed 003 and bindings.md §3: Reactive Streams signals carried as Ditto Protocol
 JSON messages.  Two profiles: ``streaming`` (``subscribeForPersistedEvents``
 and its events, one item per ``next``) and ``search`` (``search/subscribe``,
-one page of ``items`` per ``next``).  ``decode_message`` reads one JSON text
+one page of ``items`` per ``next``).
+
+Theory of operation, from the wire up.  ``decode_message`` reads one JSON text
 into a message of ``messages`` (or the generic ``Envelope`` for other topics),
 checking the topic (``topic``) and the value against Ditto's own JSON Schemas
 (``schemas``); ``encode_message`` writes one back.  ``framing`` gives the two
 framings: one message per line on TCP (``LineDecoder``, ``encode_line``) and
-one per WebSocket text message (``decode_websocket_text``).  Violations name
-the provisional rule IDs of ``rules``; DECISIONS.md records what the kit decided
-where Ditto's pages are silent.
-"""
+one per WebSocket text message (``decode_websocket_text``).  ``signals`` maps a
+message onto the contract's signals; ``judge`` holds one connection's
+subscriptions in the contract's stream table (``rsio_tck.semantics``) and judges
+both sides; ``endpoint`` speaks one role, every message judged by its own
+judge (it keeps no subscription state); ``adapter`` turns scenario steps into messages.  Violations name the
+rule IDs of ``rules`` (the Ditto part of ``rsio_tck.catalogue``); DECISIONS.md
+records what the kit decided where Ditto's pages are silent."""
 
 from __future__ import annotations
 
