@@ -70,6 +70,7 @@ from .binding_registry import (
 from .errors import ProtocolViolation, Side
 
 if TYPE_CHECKING:
+    from .findings.terms import BugReportTerms
     from .listen.cases import ClientTest
     from .monitor.trace import TraceRecord
     from .wireshark import Dissector
@@ -288,8 +289,11 @@ def contract_rules(binding: Binding, rules: Mapping[str, Any] | Iterable[str]) -
 #   synthetic_corpus() -> module                              rsio_tck.pipeline.bulk (RS-IO only)
 #   websocket_framing(profile) -> framing                     rsio_tck.websocket (ws:// and wss:// URLs)
 #   wireshark_dissector() -> Dissector (Lua file, filter name) rsio_tck.wireshark (rsio-tck wireshark, tshark)
+#   bug_report_terms() -> BugReportTerms                    rsio_tck.findings (what a bug report says of the
+#       protocol: the specification's name, the profile and transport of the environment line, the document
+#       cited by line and the issue template whose headings a report uses; without it: plain_terms)
 OPTIONAL_HOOKS = ("scapy_layer", "fuzz_programs", "fuzz_bystander", "row_fields", "fingerprint", "synthetic_corpus",
-                  "websocket_framing", "wireshark_dissector")
+                  "websocket_framing", "wireshark_dissector", "bug_report_terms")
 
 
 class OptionalHooks(Protocol):
@@ -310,6 +314,8 @@ class OptionalHooks(Protocol):
     def websocket_framing(self, profile: str, limits: Any = None) -> Any: ...
 
     def wireshark_dissector(self) -> Dissector: ...
+
+    def bug_report_terms(self) -> BugReportTerms: ...
 
 
 def hooks_of(binding: Binding) -> OptionalHooks:

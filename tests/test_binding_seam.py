@@ -12,6 +12,8 @@ lives in ``reference_peer/rsio/``, beside ``rsocket/`` and ``ditto/``.
 
 from __future__ import annotations
 
+import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -30,7 +32,7 @@ ROOTS = [
     "rsio_tck.monitor", "rsio_tck.protocol", "rsio_tck.scenarios", "rsio_tck.report", "rsio_tck.pipeline",
     "rsio_tck.fuzz", "rsio_tck.dissect", "rsio_tck.cli", "rsio_tck.pytest_plugin", "rsio_tck.binding",
     "rsio_tck.semantics", "rsio_tck.gate", "rsio_tck.capabilities", "rsio_tck.embedded",
-    "rsio_tck.transport", "rsio_tck.targets",
+    "rsio_tck.transport", "rsio_tck.targets", "rsio_tck.wireshark", "rsio_tck.findings",
     *(f"rsio_tck.reference_peer.{name}" for name in sorted(PEER_SHELL)),
 ]
 
@@ -411,3 +413,66 @@ def test_a_binding_without_a_hook_is_a_one_line_error() -> None:
         scapy_layer(Bare())  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown binding 'bare'"):
         fuzz_hooks("bare")
+
+
+# -- no binding's name or format in neutral code (issue 28) ----------------------------------------
+
+# A binding's name as a word of code: "rsocket", "rsio.type", "--binding ditto"; not the kit's own name
+# (rsio-tck, rsio_tck).
+_BINDING_WORD = re.compile(r"(?<![\w-])(?:rsio|rsocket|ditto|rs-io)(?![\w-])|\bRSocket\b|\bDitto\b", re.IGNORECASE)
+# Neutral packages held to it word by word (string literals outside docstrings, and templates), and what each
+# may still name: the implementations FINDINGS.md judges are data keyed by the implementation, not the binding.
+WORDLESS = {"rsio_tck.wireshark": set(), "rsio_tck.findings": {"rsio_tck.findings.upstream"}}
+
+
+def _code_strings(path: Path) -> list[tuple[int, str]]:
+    """The string literals of a module that are no docstring, with their lines."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings]
+
+
+def binding_words() -> list[str]:
+    found: list[str] = []
+    for package, exempt in WORDLESS.items():
+        for module in modules_under(package):
+            path = module_path(module)
+            if module in exempt or path is None:
+                continue
+            found += [f"{module}:{line}: {text!r}" for line, text in _code_strings(path) if _BINDING_WORD.search(text)]
+            for template in sorted(path.parent.glob("templates/*")) if path.name == "__init__.py" else []:
+                found += [f"{template.name}:{n}: {line.strip()!r}"
+                          for n, line in enumerate(template.read_text(encoding="utf-8").splitlines(), 1)
+                          if _BINDING_WORD.search(line)]
+    return found
+
+
+def test_neutral_tshark_and_bug_report_code_names_no_binding() -> None:
+    # A binding's tshark reader (its fields, its PDML), or a report's wording of its protocol, in neutral code
+    # would be one of these words; each lives in its binding's package, behind the seam.
+    assert [module for package in WORDLESS for module in modules_under(package)]  # the walk finds the modules
+    words = binding_words()
+    assert words == [], "neutral code names a binding:\n" + "\n".join(words)
+
+
+def test_the_word_check_catches_a_binding_reader(tmp_path: Path) -> None:
+    module = tmp_path / "reader.py"
+    module.write_text('"""Reads rsocket frames."""\nFIELDS = ("frame.number", "rsio.type")\nPROFILE = "rsocket-1.0"\n')
+    assert sorted(line for line, text in _code_strings(module) if _BINDING_WORD.search(text)) == [2, 3]
+    assert not _BINDING_WORD.search("rsio-tck run") and not _BINDING_WORD.search("rsio_tck.binding")
+
+
+def test_a_binding_without_bug_report_terms_gets_plain_ones_and_rsocket_its_own() -> None:
+    from rsio_tck.findings.terms import PLAIN_TEMPLATE, plain_terms, terms_of
+
+    bare = plain_terms(get_binding("rsio"))
+    assert (bare.protocol, bare.profile, bare.document, bare.template) == ("RS-IO", "msgpack", None, PLAIN_TEMPLATE)
+    assert bare.link_lines("line 12") == "line 12"
+    rsocket = terms_of(get_binding("rsocket"))
+    assert rsocket.template.url.startswith("https://github.com/rsocket/") and rsocket.profile == "rsocket-1.0"
+    assert rsocket.link_lines("line 12").startswith("line [11](https://github.com/rsocket/rsocket/blob/")
+    assert terms_of(get_binding("ditto")).transport == "WebSocket"
+    assert terms_of(None).template is PLAIN_TEMPLATE

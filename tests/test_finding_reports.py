@@ -226,7 +226,7 @@ def test_findings_md_missing_or_without_its_interop_folder(tmp_path: Path) -> No
 
 
 def test_protocol_md_lines_are_linked_in_upstreams_numbering() -> None:
-    from rsio_tck.findings.spec import PROTOCOL_URL, link_protocol_lines
+    from rsio_tck.bindings.rsocket.bug_report import PROTOCOL_URL, link_protocol_lines
 
     # The kit's reference copy of Protocol.md has a provenance line first: its line 1252 is upstream's 1251.
     assert link_protocol_lines("Handling the Unexpected (line 1252)") == \

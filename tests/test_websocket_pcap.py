@@ -16,6 +16,8 @@ import pytest
 from typer.testing import CliRunner
 
 from rsio_tck.bindings.ditto.websocket import DittoFraming
+from rsio_tck.bindings.rsio.wireshark_fields import decode
+from rsio_tck.bindings.rsocket.wireshark_pdml import decode_rsocket
 from rsio_tck.cli import app
 from rsio_tck.errors import Side
 from rsio_tck.monitor.trace import TraceRecord
@@ -25,7 +27,7 @@ from rsio_tck.report.pcap import DEFAULT_PORT, write_pcap
 from rsio_tck.scenarios import RunConfig, Verdict, load_directory, run_suite
 from rsio_tck.websocket.link import WebSocketLink
 from rsio_tck.wireshark import dissector_path
-from rsio_tck.wireshark.tshark import decode, decode_rsocket, run_tshark, tshark_binary
+from rsio_tck.wireshark.tshark import run_tshark, tshark_binary
 
 GOLDEN = Path(__file__).parent / "data" / "ditto" / "golden.jsonl"
 SUBSCRIBER_ACTIONS = {"subscribeForPersistedEvents", "subscribe", "request", "cancel"}

@@ -1,7 +1,7 @@
 """The Wireshark dissector against the kit's own decoder, through tshark; and the pcaps' TCP.
 
 Every comparison reads one capture twice: tshark with the shipped ``rsio.lua``
-(``rsio_tck.wireshark.tshark.decode``), and the kit (``read_connections``, then
+(``rsio_tck.bindings.rsio.wireshark_fields.decode``), and the kit (``read_connections``, then
 one decoder per direction).  Per TCP connection, both must list the same frames
 in the same order: type, subscriber Id, frame length and element/data length,
 and the same malformed frames (direction and rule).  Captures: the golden
@@ -38,12 +38,13 @@ from typer.testing import CliRunner
 from rsio_tck.bindings.rsio.wire import get_codec
 from rsio_tck.bindings.rsio.wire.frames import Frame, Goodbye, ServerHello, Subscribe
 from rsio_tck.bindings.rsio.wire.limits import DEFAULT_LIMITS
+from rsio_tck.bindings.rsio.wireshark_fields import Decoded, decode
 from rsio_tck.cli import app
 from rsio_tck.errors import ProtocolViolation, Side
 from rsio_tck.monitor.trace import TraceRecord
 from rsio_tck.report.pcap import read_connections, target_port, trace_packets
 from rsio_tck.wireshark import PLUGIN_DIR_ENV, dissector_path, dissectors
-from rsio_tck.wireshark.tshark import FOREIGN_HEURISTICS, Decoded, decode, run_tshark, tshark_binary
+from rsio_tck.wireshark.tshark import FOREIGN_HEURISTICS, run_tshark, tshark_binary
 
 CODECS = ("msgpack", "varint")
 SERVER_PORT = 7878  # the dissector's default port

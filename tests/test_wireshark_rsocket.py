@@ -32,6 +32,7 @@ from test_rsocket_malformed import MALFORMED as CODEC_MALFORMED
 from test_rsocket_malformed import _stream as codec_stream
 from typer.testing import CliRunner
 
+from rsio_tck.bindings.rsio.wireshark_fields import decode
 from rsio_tck.bindings.rsocket import DEFAULT_LIMITS, IgnoredFrame, fragment, get_profile
 from rsio_tck.bindings.rsocket import draft as draft_profile
 from rsio_tck.bindings.rsocket import v1 as v1_profile
@@ -60,12 +61,13 @@ from rsio_tck.bindings.rsocket.frames import (
     SetupError,
 )
 from rsio_tck.bindings.rsocket.rules import RULES as RSOCKET_RULES
+from rsio_tck.bindings.rsocket.wireshark_pdml import RSocketDecoded, decode_rsocket
 from rsio_tck.cli import app
 from rsio_tck.errors import ProtocolViolation, Side
 from rsio_tck.monitor.trace import TraceRecord
 from rsio_tck.report.pcap import read_connections, trace_packets
 from rsio_tck.wireshark import dissector_path, dissectors
-from rsio_tck.wireshark.tshark import RSocketDecoded, decode, decode_rsocket, run_tshark, tshark_binary
+from rsio_tck.wireshark.tshark import run_tshark, tshark_binary
 
 V1, DRAFT = "rsocket-1.0", "reactivesocket-draft"
 PROFILES = (V1, DRAFT)

@@ -12,7 +12,9 @@ A report joins the two and adds what an implementation's author needs and the ki
 - ``repro`` copies the cited scenarios verbatim into one standalone scenario file and writes the commands
   that run it (``rsio-tck run --scenarios FILE``; ``--listen`` for a client; the proxy for a grid cell);
 - ``report`` gathers one finding's facts into a ``BugReport`` and renders ``templates/bug-report.md.j2``,
-  laid out as the rsocket organisation's issue template asks (``upstream``);
+  laid out as the issue template of the finding's binding asks; ``terms`` is what the report says of the
+  binding (its hook ``bug_report_terms``: the specification, the document cited by line, the template's
+  headings), ``upstream`` where each implementation is published;
 - ``cli`` is the ``report --finding`` / ``--all-findings`` half of ``rsio-tck report``.
 
 A withdrawn entry, or one that was never a finding of its own, gets no report.  An entry that lacks a fact

@@ -1,6 +1,7 @@
 """A finding's bug report: its facts gathered (``bug_report``) and written as markdown (``render``).
 
-The report follows the rsocket organisation's issue template (``upstream.ISSUE_TEMPLATE``): a title, a
+The report follows the issue template of the finding's binding (``terms``: the binding's hook
+``bug_report_terms``; RSocket's is the rsocket organisation's), whose headings it uses: a title, a
 summary, Expected Behavior (the finding's **Spec**, the catalogue rules it breaks with SPEC.md's statement of
 each, the kit decisions it rests on), Actual Behavior (**Observed** with its frames, and the kit's verdict),
 Steps to Reproduce (``repro``), Possible Solution (**Cause**, with the upstream file:line), Your Environment
@@ -38,17 +39,9 @@ from .repro import (
     smoke_command,
 )
 from .sources import Sources
-from .spec import (
-    PROTOCOL_URL,
-    Decision,
-    RuleText,
-    cited_decisions,
-    cited_rules,
-    decisions,
-    link_protocol_lines,
-    rule_text,
-)
-from .upstream import ISSUE_TEMPLATE, UPSTREAMS, Upstream
+from .spec import Decision, RuleText, cited_decisions, cited_rules, decisions, rule_text
+from .terms import BugReportTerms, plain_terms, terms_of
+from .upstream import UPSTREAMS, Upstream
 
 EXPANDED = ("Rule", "Spec", "Tracker")  # facts whose "as F<n>" brings the other entry's text along
 
@@ -87,11 +80,18 @@ class BugReport:
     decisions: tuple[Decision, ...]
     reproduction: Reproduction
     mentioned: tuple[Finding, ...]  # other entries the report's text names
-    template_url: str = ISSUE_TEMPLATE
+    binding: str | None = None  # the finding's binding (None: its baselines tell none)
+    terms: BugReportTerms = plain_terms(None)  # what the report says of the binding's protocol
+    own_decisions: tuple[str, ...] = ()  # the binding's decisions' prefixes (its rule prefixes)
 
     @property
     def file_stem(self) -> str:
         return self.finding.id
+
+    def decision_text(self, decision: Decision) -> str:
+        """A decision's text, its citations by line linked when it is one of the binding's own (whose text
+        cites the binding's specification document)."""
+        return self.terms.link_lines(decision.text) if decision.id.startswith(self.own_decisions) else decision.text
 
 
 _BLOCK_START = re.compile(r"^\s*(?:[-*+] |\d+\. |>|#|\||```)")
@@ -135,16 +135,16 @@ def reader_context(field: Field) -> str:
     return "" if field.label == "Kit verdict" or _INTERNAL_CONTEXT.match(field.context) else field.context
 
 
-def _fact(findings: Findings, finding: Finding, field: Field) -> Fact:
+def _fact(findings: Findings, finding: Finding, field: Field, terms: BugReportTerms) -> Fact:
     references: list[tuple[Finding, str]] = []
     if field.label in EXPANDED:
         for other_id in dict.fromkeys(FINDING_ID.findall(field.text)):
             other = next((e for e in findings.entries if e.id == other_id and e.id != finding.id), None)
             theirs = other.field(field.label) if other is not None else None
             if other is not None and theirs is not None:
-                text = link_protocol_lines(theirs.text) if field.label == "Spec" else theirs.text
+                text = terms.link_lines(theirs.text) if field.label == "Spec" else theirs.text
                 references.append((other, unwrap(text)))
-    text = link_protocol_lines(field.text) if field.label == "Spec" else field.text
+    text = terms.link_lines(field.text) if field.label == "Spec" else field.text
     return Fact(field=field, context=reader_context(field), text=unwrap(text), references=tuple(references))
 
 
@@ -249,6 +249,18 @@ def implementation_binding(sources: Sources, implementation: str) -> str:
     return candidates[0]
 
 
+def _told_binding(sources: Sources, finding: Finding, lines: list[BaselineLine]) -> str | None:
+    """The binding a finding's report speaks of when no reproduction needed one: its client test cases', or
+    its implementation's (``implementation_binding``); None when its baselines tell none."""
+    named = next((case[0] for line in lines if (case := line.client_case)), None)
+    if named is not None:
+        return named
+    try:
+        return implementation_binding(sources, finding.implementation)
+    except FindingsError:
+        return None
+
+
 def bug_report(sources: Sources, finding: Finding, binding: str | None = None) -> BugReport:
     """The report of one live finding; a FindingsError if its entry or the files it points to fall short.
     ``binding``: the binding of the run that shows the finding (the published site's target); None: the one its
@@ -259,13 +271,20 @@ def bug_report(sources: Sources, finding: Finding, binding: str | None = None) -
     cells = [cell for cell in sources.grid if finding.id in cell.findings]
     if binding is None and (cells or any(not line.client_case for line in lines)):
         binding = implementation_binding(sources, finding.implementation)
+    named = binding if binding is not None else _told_binding(sources, finding, lines)
+    wire = None
+    if named is not None:
+        from ..binding import get_binding
+
+        wire = get_binding(named)
+    terms = terms_of(wire)
     upstream = UPSTREAMS.get(finding.implementation)
     pinned = sources.versions.get(finding.implementation)
     version = finding.version or pinned
     if version is None:
         raise FindingsError(f"{findings.source}:{finding.line}: {finding.id}'s title names no version, and "
                             f"interop/run.py's VERSIONS has none for {finding.implementation}")
-    facts = {label: tuple(_fact(findings, finding, f) for f in finding.fields_of(label))
+    facts = {label: tuple(_fact(findings, finding, f, terms) for f in finding.fields_of(label))
              for label in dict.fromkeys(f.label for f in finding.fields)}
     every_text = " ".join([finding.title, *(f.text for f in finding.fields),
                            *(text for group in facts.values() for fact in group for _, text in fact.references)])
@@ -290,7 +309,8 @@ def bug_report(sources: Sources, finding: Finding, binding: str | None = None) -
         rules=rules, reported_rules=reported,
         decisions=tuple(decisions()[i] for i in cited_decisions(decided)),
         reproduction=reproduction,
-        mentioned=tuple(e for e in findings.entries if e.id in mentioned_ids))
+        mentioned=tuple(e for e in findings.entries if e.id in mentioned_ids),
+        binding=named, terms=terms, own_decisions=wire.rule_prefixes if wire is not None else ())
 
 
 @cache
@@ -302,5 +322,5 @@ def _environment() -> Environment:
 def render(report: BugReport) -> str:
     """The report as GitHub-flavoured markdown: its first line is the issue's title (``# ...``)."""
     text = _environment().get_template("bug-report.md.j2").render(
-        report=report, protocol_url=PROTOCOL_URL, link_lines=link_protocol_lines, reader_why=reader_why)
+        report=report, reader_why=reader_why)
     return "\n".join(line.rstrip() for line in text.splitlines()).strip() + "\n"

@@ -1,15 +1,13 @@
-"""What a bug report quotes of the kit's SPEC.md, and how it points into the RSocket specification.
+"""What a bug report quotes of the kit's SPEC.md.
 
 A rule's section in SPEC.md is ``### RS-TCK-7 (MUST, target)``, then the rule's statement, then its
 ``- Source:``, ``- Observed:`` and ``- Binds:`` bullets; the catalogue (``rsio_tck.catalogue``) has its level and
-binds.  A decision is a paragraph ``**RS-r. Title.** text`` of a "Decisions" section: where the kit
-reads a silent or ambiguous sentence, a finding names the decision, and the report shows it so that the
-implementation's authors can contest it.
+binds.  A decision is a paragraph ``**RS-r. Title.** text`` of a "Decisions" section (its ID: a binding's rule
+prefix and a lower-case letter): where the kit reads a silent or ambiguous sentence, a finding names the
+decision, and the report shows it so that the implementation's authors can contest it.
 
-Protocol.md line numbers: FINDINGS.md and SPEC.md count the lines of the kit's reference copy of
-Protocol.md (rsocket/rsocket at ``PROTOCOL_COMMIT``), which has one header line more than the file
-upstream.  ``link_protocol_lines`` rewrites each ``line N`` / ``lines N-M`` into upstream's numbering, linked,
-so that a maintainer who follows the link reads the sentence cited.
+A citation by line of the binding's specification document (``line 1252``) is linked by the binding's terms
+(``terms.CitedDocument``); ``link_rule_source`` links a rule's source with the terms of the binding that owns it.
 """
 
 from __future__ import annotations
@@ -19,17 +17,14 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from ..binding import Binding, binding_names, get_binding
 from ..catalogue import RULES
-
-PROTOCOL_COMMIT = "0f6e5554a5f9abbb1c6c7ec2138d2f3e0ab280e8"  # the newest commit of Protocol.md upstream
-PROTOCOL_URL = f"https://github.com/rsocket/rsocket/blob/{PROTOCOL_COMMIT}/Protocol.md"
-REFERENCE_COPY_OFFSET = 1  # the kit's copy starts with a provenance comment: its line N is upstream's N - 1
+from .terms import terms_of
 
 _RULE_HEADING = re.compile(r"^### (?P<id>[A-Z][A-Z0-9-]*-\d+) \((?P<level>MUST|SHOULD), (?P<binds>[^)]+)\)\s*$")
-_DECISION = re.compile(r"^\*\*(?P<id>(?:RS|DITTO)-[a-z])\. (?P<title>.+?)\*\*\s*(?P<text>.*)$")
-DECISION_ID = re.compile(r"\b(?:RS|DITTO)-[a-z]\b")
+_DECISION = re.compile(r"^\*\*(?P<id>[A-Z][A-Z0-9]*-[a-z])\. (?P<title>.+?)\*\*\s*(?P<text>.*)$")
+DECISION_ID = re.compile(r"\b[A-Z][A-Z0-9]*-[a-z]\b")
 RULE_ID = re.compile(r"\b[A-Z]+(?:-[A-Z]+)*-\d+\b")
-_LINES = re.compile(r"\b(?P<word>[Ll]ines?) (?P<spans>\d+(?:-\d+)?(?:, \d+(?:-\d+)?)*)\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +94,7 @@ def rule_text(rule_id: str) -> RuleText | None:
 
 @cache
 def decisions() -> dict[str, Decision]:
-    """Every ``**RS-x. Title.** text`` decision of SPEC.md (RSocket and Ditto); a decision's text runs to the
+    """Every ``**RS-x. Title.** text`` decision of SPEC.md, of every binding; a decision's text runs to the
     next decision or heading."""
     out: dict[str, Decision] = {}
     current: re.Match[str] | None = None
@@ -128,18 +123,18 @@ def cited_decisions(text: str) -> list[str]:
     return list(dict.fromkeys(d for d in DECISION_ID.findall(text) if d in known))
 
 
-def link_protocol_lines(text: str) -> str:
-    """``line 1252`` -> ``line [1251](upstream#L1251)``: Protocol.md citations in upstream's numbering, linked.
+def rule_owner(rule_id: str) -> Binding | None:
+    """The binding whose rule prefixes ``rule_id`` has (None: no binding the kit can load owns it)."""
+    for name in binding_names():
+        try:
+            binding = get_binding(name)
+        except ValueError:  # a binding registered from outside that cannot be loaded owns no rule here
+            continue
+        if rule_id.startswith(binding.rule_prefixes):
+            return binding
+    return None
 
-    Only for text that cites Protocol.md alone by line (a finding's **Spec**, a decision of SPEC.md)."""
 
-    def span(part: str) -> str:
-        numbers = [int(n) - REFERENCE_COPY_OFFSET for n in part.split("-")]
-        shown = "-".join(str(n) for n in numbers)
-        anchor = "-".join(f"L{n}" for n in numbers)
-        return f"[{shown}]({PROTOCOL_URL}?plain=1#{anchor})"
-
-    def replace(match: re.Match[str]) -> str:
-        return f"{match.group('word')} " + ", ".join(span(part) for part in match.group("spans").split(", "))
-
-    return _LINES.sub(replace, text)
+def link_rule_source(rule: RuleText) -> str:
+    """The rule's source with its citations by line of its binding's specification document linked."""
+    return terms_of(rule_owner(rule.id)).link_lines(rule.source)

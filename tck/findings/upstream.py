@@ -1,9 +1,8 @@
 """The implementations FINDINGS.md judges, as their own projects name and publish them.
 
 The kit's fixtures (``interop/<fixture>/``) name the two rsocket-js lines apart (``rsocket-js-0``,
-``rsocket-js-1``); upstream they are one project and one tracker.  Every repository here has no issue
-template of its own and so gets the rsocket organisation's (``ISSUE_TEMPLATE``): its headings are the
-ones a report uses.
+``rsocket-js-1``); upstream they are one project and one tracker.  Where a report is filed is the
+implementation's; the issue template whose headings it uses is its binding's (``terms``).
 """
 
 from __future__ import annotations
@@ -37,7 +36,3 @@ UPSTREAMS = {upstream.fixture: upstream for upstream in (
     Upstream(fixture="rsocket-rust", name="rsocket-rust", repository="rsocket/rsocket-rust",
              packages="crates.io: `rsocket_rust`, `rsocket_rust_transport_tcp`"),
 )}
-
-# rsocket/.github's bug report template: "Expected Behavior", "Actual Behavior", "Steps to Reproduce",
-# "Possible Solution", "Your Environment" (with the RSocket versions used).
-ISSUE_TEMPLATE = "https://github.com/rsocket/.github/blob/master/.github/ISSUE_TEMPLATE/bug_report.md"

@@ -30,7 +30,7 @@ from jinja2 import Environment
 from ..findings.entries import Findings, FindingsError
 from ..findings.report import bug_report, render
 from ..findings.sources import Sources
-from ..findings.spec import link_protocol_lines, rule_text
+from ..findings.spec import link_rule_source, rule_text
 from ..output_files import write_text
 from ..report.html import badge_svg
 from .evidence import Evidence, evidence
@@ -169,7 +169,7 @@ def public_view(runs: list[RunView], sources: Sources | None = None) -> PublicVi
             page = RulePage(target=target, role=latest.target_role, version=version, run_id=latest.run_id,
                             binding=latest.binding, outcome=outcome,
                             statement=text.statement if text else rule, anchor=text.anchor if text else rule.lower(),
-                            source=_html(link_protocol_lines(text.source)) if text else "",
+                            source=_html(link_rule_source(text)) if text else "",
                             failed_runs=failed, judged_runs=judged)
             page.findings = [f for f in (_finding(sources.findings if sources else None, fid, latest.binding, cache)
                                          for fid in outcome.findings) if f is not None]
@@ -219,4 +219,4 @@ def write_public_pages(env: Environment, out: Path, view: PublicView, sources: S
                    | set(cited), key=_rule_key)
     statements = [statement for rule in every if (statement := rule_text(rule)) is not None]
     write_text(out / "spec.html", env.get_template("spec.html").render(
-        root="", rules=[(t, _html(link_protocol_lines(t.source))) for t in statements], **common))
+        root="", rules=[(t, _html(link_rule_source(t))) for t in statements], **common))

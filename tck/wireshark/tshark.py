@@ -1,22 +1,12 @@
-"""Running tshark with the kit's dissectors, and reading back what it decoded.
+"""Running tshark with the kit's dissectors, and what every reader of its output shares.
 
-``decode(capture)`` runs tshark once over a capture with the shipped dissector
-loaded by path (``-X lua_script:``) and asks for a few fields per packet plus
-the ``-z expert`` summary.  Frames come back as ``WireFrame``s (packet, sender
-port, type code, frame length, subscriber Id, element/data length) in capture
-order, malformed frames as ``Malformed`` (with the rule the dissector names),
-and the expert summary as ``ExpertEntry`` rows.  This is what the tests compare
-with the kit's own decoder; it needs no Wireshark GUI.
-
-``decode_rsocket(capture)`` does the same for RSocket: tshark writes PDML
-there, where each RSocket frame is its own element, so no field lists need
-lining up; frames come back as ``RSocketFrame``s.
-
-Per packet, tshark prints every occurrence of a field joined by commas, one
-list per field.  Every RS-IO frame has a type and a length, so those two lists
-line up with the frames; the others are matched by type (a subscriber Id for
-every type but the hellos and goodbye, an element length for onNext, a data
-length for onNextPacked and the parts).
+This module knows tshark and no wire: ``run_tshark`` runs it (``TsharkError`` when it is missing, fails or
+times out), ``dissector_options`` loads the dissectors of the bindings asked for by path
+(``-X lua_script:``), and ``parse_expert`` reads the ``-z expert`` summary into ``ExpertEntry`` rows.  A
+binding that compares tshark's reading of a capture with its own decoder has its reader in its package,
+over these (RS-IO: ``rsio_tck.bindings.rsio.wireshark_fields``, tshark's field lists; RSocket:
+``rsio_tck.bindings.rsocket.wireshark_pdml``, tshark's PDML); a frame the dissector marks malformed comes
+back from either as a ``Malformed``, with the rule the dissector names.  None of it needs a Wireshark GUI.
 """
 
 from __future__ import annotations
@@ -25,10 +15,8 @@ import os
 import re
 import shutil
 import subprocess
-import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
 from . import dissector_path
 
@@ -36,26 +24,10 @@ from . import dissector_path
 _ROOT_WARNING = re.compile(r'^Running as user "root" and group "root"\. This could be dangerous\.$')
 _EXPERT_HEADER = re.compile(r"^(Errors|Warns|Notes|Chats|Comments) \((\d+)\)$")
 _EXPERT_ROW = re.compile(r"^\s+(\d+)\s+(\S+)\s+(\S+)\s+(.*)$")
-_FIELDS = ("frame.number", "tcp.stream", "tcp.srcport", "tcp.dstport", "rsio.type", "rsio.length", "rsio.subscriber",
-           "rsio.element.length", "rsio.data.length", "rsio.rule")
-_NO_SUBSCRIBER = {0x01, 0x02, 0x03}
-_DATA_TYPES = {0x0B, 0x0C, 0x0D}
 
 
 class TsharkError(Exception):
     """tshark is missing, failed or timed out; the message is one line (plus tshark's own words)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class WireFrame:
-    packet: int
-    stream: int  # tcp.stream
-    sender_port: int
-    receiver_port: int
-    code: int
-    length: int
-    subscriber: int | None
-    payload: int | None  # element length (onNext) or data length (onNextPacked, parts)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,20 +48,14 @@ class ExpertEntry:
     count: int
 
 
-@dataclass(slots=True)
-class Decoded:
-    frames: list[WireFrame] = field(default_factory=list)
-    malformed: list[Malformed] = field(default_factory=list)
-    expert: list[ExpertEntry] = field(default_factory=list)
-    stderr: str = ""
+def anomalies(expert: Iterable[ExpertEntry]) -> list[ExpertEntry]:
+    """The expert summary's warnings and errors."""
+    return [entry for entry in expert if entry.severity in ("Errors", "Warns")]
 
-    def anomalies(self) -> list[ExpertEntry]:
-        """The expert summary's warnings and errors."""
-        return [entry for entry in self.expert if entry.severity in ("Errors", "Warns")]
 
-    def lua_errors(self) -> list[ExpertEntry]:
-        """A dissector that crashed: Wireshark reports each Lua error as an expert error."""
-        return [entry for entry in self.expert if entry.summary.startswith("Lua Error")]
+def lua_errors(expert: Iterable[ExpertEntry]) -> list[ExpertEntry]:
+    """A dissector that crashed: Wireshark reports each Lua error as an expert error."""
+    return [entry for entry in expert if entry.summary.startswith("Lua Error")]
 
 
 # Wireshark's classic-STUN heuristic (RFC 3489 has no magic cookie) claims any TCP stream whose first
@@ -120,29 +86,22 @@ def run_tshark(args: Iterable[str], *, timeout: float = 120.0) -> subprocess.Com
     return done
 
 
-def _ints(text: str) -> list[int]:
-    return [int(item, 0) for item in text.split(",") if item]
+def dissector_options(bindings: Iterable[str], prefs: Mapping[str, str] | None = None,
+                      decode_as: Iterable[str] = ()) -> list[str]:
+    """tshark's arguments that load the shipped dissectors of ``bindings`` (by the kit's names), switch off
+    ``FOREIGN_HEURISTICS``, set the preferences ``prefs`` (``-o name:value``) and add ``decode_as`` (``-d``)."""
+    args = [f"-Xlua_script:{dissector_path(binding)}" for binding in bindings]
+    for heuristic in FOREIGN_HEURISTICS:
+        args += ["--disable-heuristic", heuristic]
+    for name, value in (prefs or {}).items():
+        args += ["-o", f"{name}:{value}"]
+    for rule in decode_as:
+        args += ["-d", rule]
+    return args
 
 
-def _parse_packet(values: list[str], out: Decoded) -> None:
-    number, stream, port, peer = int(values[0]), int(values[1] or -1), int(values[2] or 0), int(values[3] or 0)
-    types, lengths, subscribers = _ints(values[4]), _ints(values[5]), _ints(values[6])
-    elements, data = _ints(values[7]), _ints(values[8])
-    if len(types) != len(lengths):
-        raise TsharkError(f"packet {number}: {len(types)} RS-IO types but {len(lengths)} lengths")
-    for code, length in zip(types, lengths):
-        try:
-            subscriber = None if code in _NO_SUBSCRIBER else subscribers.pop(0)
-            payload = elements.pop(0) if code == 0x08 else data.pop(0) if code in _DATA_TYPES else None
-        except IndexError:
-            raise TsharkError(f"packet {number}: a frame of type 0x{code:02x} lacks a field tshark should list") from None
-        out.frames.append(WireFrame(packet=number, stream=stream, sender_port=port, receiver_port=peer, code=code,
-                                    length=length, subscriber=subscriber, payload=payload))
-    for rule in filter(None, values[9].split(",")):
-        out.malformed.append(Malformed(packet=number, stream=stream, sender_port=port, receiver_port=peer, rule=rule))
-
-
-def _parse_expert(lines: list[str]) -> list[ExpertEntry]:
+def parse_expert(lines: list[str]) -> list[ExpertEntry]:
+    """The rows of tshark's ``-z expert`` summary (the lines after the packets)."""
     entries: list[ExpertEntry] = []
     severity = ""
     for line in lines:
@@ -155,146 +114,3 @@ def _parse_expert(lines: list[str]) -> list[ExpertEntry]:
             entries.append(ExpertEntry(severity=severity, group=row[2], protocol=row[3], summary=row[4].strip(),
                                        count=int(row[1])))
     return entries
-
-
-def decode(capture: Path, *, bindings: Iterable[str] = ("rsio",), prefs: Mapping[str, str] | None = None,
-           two_pass: bool = False, timeout: float = 120.0) -> Decoded:
-    """What tshark, with the kit's dissectors, decodes in ``capture``."""
-    args = [f"-Xlua_script:{dissector_path(binding)}" for binding in bindings]
-    for heuristic in FOREIGN_HEURISTICS:
-        args += ["--disable-heuristic", heuristic]
-    for name, value in (prefs or {}).items():
-        args += ["-o", f"{name}:{value}"]
-    args += ["-r", str(capture), "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=,", "-z", "expert"]
-    for name in _FIELDS:
-        args += ["-e", name]
-    if two_pass:
-        args.append("-2")
-    done = run_tshark(args, timeout=timeout)
-    out = Decoded(stderr=done.stderr)
-    lines = done.stdout.splitlines()
-    tail: list[str] = []
-    for index, line in enumerate(lines):
-        values = line.split("\t")
-        if len(values) != len(_FIELDS) or not values[0].isdigit():
-            tail = lines[index:]  # the -z expert summary follows the packets
-            break
-        _parse_packet(values, out)
-    out.expert = _parse_expert(tail)
-    return out
-
-
-# -- RSocket ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RSocketFrame:
-    packet: int
-    stream: int  # tcp.stream
-    sender_port: int
-    receiver_port: int
-    profile: str
-    code: int  # the frame type as on the wire (the draft's RESPONSE is 0x20)
-    name: str
-    stream_id: int
-    size: int  # bytes on the wire, length prefix included
-    flags: int  # the header's flag bits (1.0: the low 10 bits of the type word; the draft: its flags byte)
-    metadata: int | None  # metadata bytes, None when the frame carries none
-    data: int | None  # data bytes, None when the frame has no data area
-    ignored: str | None  # the rule that makes the receiver ignore the frame
-    follows: bool | None  # the F, C and N flags, where the frame type has them (the draft's N is implied)
-    complete: bool | None
-    next: bool | None
-
-
-@dataclass(slots=True)
-class RSocketDecoded:
-    frames: list[RSocketFrame] = field(default_factory=list)
-    malformed: list[Malformed] = field(default_factory=list)
-    expert: list[ExpertEntry] = field(default_factory=list)
-    undecoded: int = 0  # dissections showing bytes after a malformed frame, not decoded
-    stderr: str = ""
-
-    def anomalies(self) -> list[ExpertEntry]:
-        return [entry for entry in self.expert if entry.severity in ("Errors", "Warns")]
-
-    def lua_errors(self) -> list[ExpertEntry]:
-        return [entry for entry in self.expert if entry.summary.startswith("Lua Error")]
-
-
-def _pdml_packets(text: str) -> Iterable[ElementTree.Element]:
-    root = ElementTree.fromstring(text)
-    return root.iter("packet")
-
-
-def _rsocket_frame(proto: ElementTree.Element, where: dict[str, int]) -> RSocketFrame | Malformed | None:
-    shown: dict[str, str] = {}
-    for item in proto.iter("field"):
-        shown.setdefault(item.get("name", ""), item.get("show", ""))
-    if "rsocket.rule" in shown:
-        return Malformed(rule=shown["rsocket.rule"], **where)
-    if "rsocket.type" not in shown:
-        return None  # bytes not decoded, or a frame continuing beyond the segment without reassembly
-
-    def number(name: str) -> int | None:
-        return int(shown[name], 0) if name in shown else None
-
-    def flag(name: str) -> bool | None:
-        return shown[name] == "1" if name in shown else None
-
-    return RSocketFrame(profile=shown["rsocket.profile"], code=int(shown["rsocket.type"], 0),
-                        name=shown["rsocket.type_name"], stream_id=int(shown["rsocket.stream_id"]),
-                        size=int(shown["rsocket.frame_size"]), flags=int(shown["rsocket.flags"], 0),
-                        metadata=number("rsocket.metadata.size"), data=number("rsocket.data.size"),
-                        ignored=shown.get("rsocket.ignored"), follows=flag("rsocket.flags.follows"),
-                        complete=flag("rsocket.flags.complete"), next=flag("rsocket.flags.next"), **where)
-
-
-def _read_rsocket_packet(packet: ElementTree.Element, out: RSocketDecoded) -> None:
-    tcp: dict[str, str] = {}
-    number = 0
-    for proto in packet.findall("proto"):
-        kind = proto.get("name")
-        if kind == "geninfo":
-            number = int(next(f.get("show", "0") for f in proto.iter("field") if f.get("name") == "num"))
-        elif kind == "tcp":
-            tcp = {f.get("name", ""): f.get("show", "") for f in proto.iter("field")
-                   if f.get("name") in ("tcp.stream", "tcp.srcport", "tcp.dstport")}
-        elif kind == "rsocket":
-            where = {"packet": number, "stream": int(tcp.get("tcp.stream", "-1")),
-                     "sender_port": int(tcp.get("tcp.srcport", "0")), "receiver_port": int(tcp.get("tcp.dstport", "0"))}
-            found = _rsocket_frame(proto, where)
-            if isinstance(found, RSocketFrame):
-                out.frames.append(found)
-            elif isinstance(found, Malformed):
-                out.malformed.append(found)
-            elif any(f.get("name") == "rsocket.undecoded" for f in proto.iter("field")):
-                out.undecoded += 1
-
-
-def decode_rsocket(capture: Path, *, prefs: Mapping[str, str] | None = None, two_pass: bool = False,
-                   also_load: Iterable[str] = (), decode_as: Iterable[str] = (), timeout: float = 120.0) -> RSocketDecoded:
-    """What tshark, with the RSocket dissector (and the dissectors of ``also_load``), decodes in ``capture``.
-
-    ``decode_as`` items are tshark's ``-d`` arguments (``tcp.port==7000,rsocket``).
-    """
-    args = [f"-Xlua_script:{dissector_path(binding)}" for binding in ("rsocket", *also_load)]
-    for heuristic in FOREIGN_HEURISTICS:
-        args += ["--disable-heuristic", heuristic]
-    for name, value in (prefs or {}).items():
-        args += ["-o", f"{name}:{value}"]
-    for rule in decode_as:
-        args += ["-d", rule]
-    args += ["-r", str(capture), "-T", "pdml", "-J", "tcp rsocket", "-z", "expert"]
-    if two_pass:
-        args.append("-2")
-    done = run_tshark(args, timeout=timeout)
-    out = RSocketDecoded(stderr=done.stderr)
-    end = done.stdout.find("</pdml>")
-    if end < 0:
-        raise TsharkError(f"tshark wrote no PDML for {capture}")
-    end += len("</pdml>")
-    for packet in _pdml_packets(done.stdout[:end]):
-        _read_rsocket_packet(packet, out)
-    out.expert = _parse_expert(done.stdout[end:].splitlines())
-    return out

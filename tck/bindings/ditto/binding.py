@@ -147,6 +147,14 @@ class DittoBinding:
         mutation endings check a fresh connection with ``liveness`` instead)."""
         return _NoBystander()
 
+    def bug_report_terms(self) -> Any:
+        """What a bug report says of Ditto (``rsio_tck.findings.terms.BugReportTerms``): the Ditto Protocol,
+        over WebSocket; no document is linked by line."""
+        from ...findings.terms import BugReportTerms
+
+        return BugReportTerms(protocol="Eclipse Ditto", specification="the Ditto Protocol specification",
+                              profile=self.profiles[0], transport="WebSocket")
+
     def wireshark_dissector(self) -> Any:
         """Ditto's Lua dissector (``rsio_tck.wireshark.Dissector``), package data of this package."""
         from importlib import resources

@@ -97,6 +97,14 @@ class RsioBinding:
 
         return corpus
 
+    def bug_report_terms(self) -> Any:
+        """What a bug report says of RS-IO (``rsio_tck.findings.terms.BugReportTerms``): its specification is the
+        kit's own, so no upstream document is linked by line, and no organisation's issue template applies."""
+        from ...findings.terms import BugReportTerms
+
+        return BugReportTerms(protocol="RS-IO", specification="the RS-IO specification", profile=self.profiles[0],
+                              transport="TCP")
+
     def wireshark_dissector(self) -> Any:
         """RS-IO's Lua dissector (``rsio_tck.wireshark.Dissector``), package data of this package."""
         from importlib import resources

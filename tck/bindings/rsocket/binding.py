@@ -101,6 +101,13 @@ class RSocketBinding:
         elements = 1 if getattr(frame, "next", False) and not getattr(frame, "follows", False) else 0
         return frame.wire_name, getattr(frame, "stream_id", None), len(getattr(frame, "data", b"") or b""), elements
 
+    def bug_report_terms(self) -> Any:
+        """What a bug report says of RSocket (``rsio_tck.findings.terms.BugReportTerms``): Protocol.md, linked by
+        line, and the rsocket organisation's issue template (``bug_report.py``)."""
+        from .bug_report import TERMS
+
+        return TERMS
+
     def wireshark_dissector(self) -> Any:
         """RSocket's Lua dissector (``rsio_tck.wireshark.Dissector``), package data of this package."""
         from importlib import resources
