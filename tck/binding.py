@@ -154,13 +154,13 @@ class ConnectionJudge(Protocol):
 class CapabilitiesFormat:
     """A binding's capabilities file: how a target says what it serves (``rsio_tck.capabilities`` reads it).
 
-    The file is a JSON or YAML object holding ``version_key`` (``"rsio_capabilities": 1``), valid against
-    ``schema``; the values under each key of ``token_keys`` are the target's capability tokens, each with
-    that key's prefix (``"codecs": ["varint"]`` is the token ``codec:varint``).  ``everything`` is what a
+    The file is a JSON or YAML object holding ``version_key`` (RS-IO's, for example:
+    ``"rsio_capabilities": 1``), valid against ``schema``; the values under each key of ``token_keys`` are the
+    target's capability tokens, each with that key's prefix (``"codecs": ["varint"]`` is the token ``codec:varint``).  ``everything`` is what a
     target that gave no file is assumed to serve (its profiles as ``codec:`` tokens among them)."""
 
     version_key: str
-    schema: str | Path  # a file of the kit's ``rsio_tck/schemas``, or the path of the binding's own schema
+    schema: Path  # the binding's own JSON Schema of the file: package data of its package, so a wheel has it
     token_keys: Mapping[str, str]
     everything: tuple[str, ...]
 

@@ -1,34 +1,22 @@
 """What a target claims to support: the capabilities file the kit reads.
 
-A capabilities file is JSON (or YAML)::
+Each binding declares the format of its targets' files (``rsio_tck.binding.CapabilitiesFormat``,
+from ``Binding.capabilities_format``): a version key, a JSON Schema (a file of the binding's own
+package), the keys whose values are tokens (with each key's prefix), and what a target without a file
+claims.  This module holds no binding's tokens: it reads every format from the registry (``formats()``),
+so a binding defined outside the kit brings its own.  As an example, RS-IO's file (its format and
+tokens: docs/guide/capabilities.md, which describes each binding's) is JSON (or YAML)::
 
-    {"rsio_capabilities": 1,
-     "implementation": "name", "version": "1.2.3",
-     "codecs": ["msgpack", "varint"],
-     "publishers": ["tck/range", "tck/infinite", "tck/fixed", "tck/large", "tck/error", "tck/subscribe"],
-     "features": ["pack", "split", "split-on-request", "subscribe:all", "subscribe:one",
-                  "subscribe:batch", "subscribe:cancel"]}
+    {"rsio_capabilities": 1, "implementation": "name", "version": "1.2.3",
+     "codecs": ["msgpack", "varint"], "publishers": ["tck/range"], "features": ["pack"]}
 
-A scenario names what it ``requires`` with the same tokens (a publisher name,
-a feature, or ``codec:NAME``).  Without a file, a target claims everything of
-rsio-v0 section 8, so everything is tested.  ``transports`` and ``roles`` are
-informative.  The file is checked against ``tck/schemas/capabilities.schema.json``:
-a misspelled key or token would otherwise silently skip scenarios, so unknown
-keys and tokens are errors naming the file and the key.
-
-An RSocket target's file (bindings.md section 2) has its own key and schema
-(``tck/schemas/rsocket-capabilities.schema.json``)::
-
-    {"rsocket_capabilities": 1, "implementation": "name", "version": "1.2.3",
-     "profiles": ["rsocket-1.0"], "interactions": ["request-stream", "request-response"],
-     "publishers": ["tck/range", "tck/infinite"], "features": ["fragmentation", "keepalive"]}
-
-Its profiles become ``codec:PROFILE`` tokens (the token scenarios of every binding check),
-its interactions, publishers and features tokens as written.  Which format a file is
-follows from its version key; a file of another binding than the run's is an error.
-Each binding declares its format (``rsio_tck.binding.CapabilitiesFormat``: the version key,
-the schema, the keys whose values are tokens, and what a target without a file claims),
-so a binding defined outside the kit brings its own; ``formats()`` reads them from the registry.
+A file's format follows from its version key (a file holds exactly one of the registry's); a file of
+another binding than the run's is an error.  The values under each token key become tokens, as written
+or with the key's prefix (profiles and codecs become ``codec:PROFILE``, the token scenarios of every
+binding check); a scenario names what it ``requires`` with the same tokens.  Without a file, a target
+claims its binding's ``everything``, so everything is tested.  The file is checked against its format's
+schema: a misspelled key or token would otherwise silently skip scenarios, so unknown keys and tokens
+are errors naming the file and the key.
 
 A target without a file can still be named on the command line (``--name
 NAME[@VERSION]``, ``parse_target_name``); the name and version go into run.json
@@ -41,7 +29,6 @@ import difflib
 import json
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -49,28 +36,6 @@ import jsonschema
 import yaml
 
 from .binding import DEFAULT_BINDING, CapabilitiesFormat, binding_names, get_binding
-
-PUBLISHERS = ("tck/range", "tck/infinite", "tck/fixed", "tck/large", "tck/error", "tck/subscribe")
-FEATURES = (
-    "pack",  # tck/fixed uses onNextPacked
-    "split",  # the target, as subscriber, joins split elements it receives (always required by rsio-v0)
-    "split-on-request",  # tck/large honours part=P
-    "subscribe:all",
-    "subscribe:one",
-    "subscribe:batch",
-    "subscribe:cancel",
-)
-CODECS = ("msgpack", "varint")
-
-# -- the kit's bindings' tokens: each binding declares its format (``Binding.capabilities_format``) ------
-RSOCKET_PROFILES = ("rsocket-1.0", "reactivesocket-draft")
-RSOCKET_INTERACTIONS = ("request-response", "fire-and-forget", "request-stream", "request-channel", "metadata-push")
-RSOCKET_PUBLISHERS = ("tck/range", "tck/infinite", "tck/error", "tck/large", "tck/fnf", "tck/fnf-count", "tck/echo",
-                      "tck/subscribe")
-RSOCKET_FEATURES = ("fragmentation", "lease", "resume", "requester", "keepalive")
-DITTO_PROFILES = ("streaming", "search")
-DITTO_PUBLISHERS = ("tck/range", "tck/infinite", "tck/error", "tck/things")  # tck/things: the search collection
-# -- end seam (H1) -------------------------------------------------------------------------------
 
 
 class CapabilitiesError(ValueError):
@@ -149,19 +114,18 @@ def formats() -> dict[str, tuple[str, CapabilitiesFormat]]:
     return found
 
 
-def schema(version_key: str = "rsio_capabilities") -> dict[str, Any]:
-    """The JSON Schema of the capabilities format ``version_key`` names (the kit's own from package data,
-    so it loads from an installed wheel too; a binding defined outside the kit names its own file)."""
+def schema(version_key: str | None = None) -> dict[str, Any]:
+    """The JSON Schema of the capabilities format ``version_key`` names; without one, that of the default
+    binding's format (``DEFAULT_BINDING``).  Each format names its schema's file (package data of the
+    binding's own package, so it loads from an installed wheel too)."""
+    if version_key is None:
+        version_key = get_binding(DEFAULT_BINDING).capabilities_format().version_key
     return _schema(formats()[version_key][1].schema)
 
 
 @cache
-def _schema(where: str | Path) -> dict[str, Any]:
-    if isinstance(where, Path):
-        text = where.read_text(encoding="utf-8")
-    else:
-        text = resources.files("rsio_tck").joinpath("schemas", where).read_text(encoding="utf-8")
-    loaded: dict[str, Any] = json.loads(text)
+def _schema(where: Path) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(where.read_text(encoding="utf-8"))
     return loaded
 
 

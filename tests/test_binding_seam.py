@@ -251,12 +251,13 @@ def test_a_capabilities_file_of_another_binding_is_refused(tmp_path: Path) -> No
 
 def test_the_rsocket_schema_names_the_tokens_the_kit_knows() -> None:
     from rsio_tck import capabilities as caps
+    from rsio_tck.bindings.rsocket import binding as rsocket
 
     properties = caps.schema("rsocket_capabilities")["properties"]
-    assert tuple(properties["profiles"]["items"]["enum"]) == caps.RSOCKET_PROFILES
-    assert tuple(properties["interactions"]["items"]["enum"]) == caps.RSOCKET_INTERACTIONS
-    assert tuple(properties["publishers"]["items"]["enum"]) == caps.RSOCKET_PUBLISHERS
-    assert tuple(properties["features"]["items"]["enum"]) == caps.RSOCKET_FEATURES
+    assert tuple(properties["profiles"]["items"]["enum"]) == rsocket.PROFILES
+    assert tuple(properties["interactions"]["items"]["enum"]) == rsocket.INTERACTIONS
+    assert tuple(properties["publishers"]["items"]["enum"]) == rsocket.PUBLISHERS
+    assert tuple(properties["features"]["items"]["enum"]) == rsocket.FEATURES
     assert caps.Capabilities.everything("rsocket").missing(["codec:rsocket-1.0", "request-channel"]) == []
 
 

@@ -397,7 +397,8 @@ def test_help_has_no_type_markers_every_option_has_help_and_the_exit_codes() -> 
 
 
 def test_the_capabilities_schema_names_the_tokens_the_kit_knows() -> None:
-    from rsio_tck.capabilities import CODECS, FEATURES, PUBLISHERS, Capabilities, schema
+    from rsio_tck.bindings.rsio.binding import CODECS, FEATURES, PUBLISHERS
+    from rsio_tck.capabilities import Capabilities, schema
 
     properties = schema()["properties"]
     assert tuple(properties["publishers"]["items"]["enum"]) == PUBLISHERS

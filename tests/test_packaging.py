@@ -51,7 +51,8 @@ def test_the_wheel_installs_only_rsio_tck_with_the_suite_and_spec(wheel: zipfile
     assert {name.split("/")[0] for name in names} == {"rsio_tck", next(n for n in names if ".dist-info/" in n)
                                                      .split("/")[0]}
     for expected in ("rsio_tck/SPEC.md", "rsio_tck/rsio-v0.md", "rsio_tck/cli.py", "rsio_tck/gate.py",
-                     "rsio_tck/schemas/capabilities.schema.json", "rsio_tck/report/schemas/run.schema.json",
+                     *(f"rsio_tck/bindings/{b}/capabilities.schema.json" for b in ("rsio", "rsocket", "ditto")),
+                     "rsio_tck/report/schemas/run.schema.json",
                      "rsio_tck/scenarios/schema.json", "rsio_tck/reference_peer/rsio/capabilities.json",
                      "rsio_tck/findings/templates/bug-report.md.j2"):
         assert expected in names, expected

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...catalogue import RULES
@@ -21,6 +22,10 @@ if TYPE_CHECKING:
     from ...monitor.trace import TraceRecord
 
 PROFILES = ("streaming", "search")
+# The capabilities file (bindings.md section 3): its publishers (tck/things: the search collection) besides the
+# profiles, and its schema, package data beside this module (schemas/ holds Ditto's own, copied).
+PUBLISHERS = ("tck/range", "tck/infinite", "tck/error", "tck/things")
+CAPABILITIES_SCHEMA = Path(__file__).with_name("capabilities.schema.json")
 
 
 class LineEncoder:
@@ -47,11 +52,9 @@ class DittoBinding:
 
     def capabilities_format(self) -> Any:
         from ...binding import CapabilitiesFormat
-        from ...capabilities import DITTO_PROFILES, DITTO_PUBLISHERS
 
-        return CapabilitiesFormat("ditto_capabilities", "ditto-capabilities.schema.json",
-                                  {"publishers": "", "profiles": "codec:"},
-                                  DITTO_PUBLISHERS + tuple(f"codec:{p}" for p in DITTO_PROFILES))
+        return CapabilitiesFormat("ditto_capabilities", CAPABILITIES_SCHEMA, {"publishers": "", "profiles": "codec:"},
+                                  PUBLISHERS + tuple(f"codec:{p}" for p in PROFILES))
 
     def client_tests(self) -> Any:
         from .client_tests import CLIENT_TESTS

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...catalogue import RULES
@@ -11,11 +12,25 @@ if TYPE_CHECKING:
     from ...binding import WireTable
     from ...monitor.trace import TraceRecord
 
+# The capabilities file (rsio-v0 section 8): its tokens, and its schema, package data beside this module.
+CODECS = ("msgpack", "varint")  # the two wire profiles
+PUBLISHERS = ("tck/range", "tck/infinite", "tck/fixed", "tck/large", "tck/error", "tck/subscribe")
+FEATURES = (
+    "pack",  # tck/fixed uses onNextPacked
+    "split",  # the target, as subscriber, joins split elements it receives (always required by rsio-v0)
+    "split-on-request",  # tck/large honours part=P
+    "subscribe:all",
+    "subscribe:one",
+    "subscribe:batch",
+    "subscribe:cancel",
+)
+CAPABILITIES_SCHEMA = Path(__file__).with_name("capabilities.schema.json")
+
 
 class RsioBinding:
     name = "rsio"
     title = "RS-IO"  # how reports and the published site name the protocol
-    profiles = ("msgpack", "varint")
+    profiles = CODECS
     # Every area of the catalogue that is not another binding's belongs to RS-IO.
     rule_prefixes = ("HS-", "STR-", "DEM-", "ID-", "SPLIT-", "PACK-", "BYE-", "ERR-", "EXT-", "TCK-")
     # -- the seam's declarations (``rsio_tck.binding.Binding``) --
@@ -25,9 +40,8 @@ class RsioBinding:
 
     def capabilities_format(self) -> Any:
         from ...binding import CapabilitiesFormat
-        from ...capabilities import CODECS, FEATURES, PUBLISHERS
 
-        return CapabilitiesFormat("rsio_capabilities", "capabilities.schema.json",
+        return CapabilitiesFormat("rsio_capabilities", CAPABILITIES_SCHEMA,
                                   {"publishers": "", "features": "", "codecs": "codec:"},
                                   PUBLISHERS + FEATURES + tuple(f"codec:{c}" for c in CODECS))
 

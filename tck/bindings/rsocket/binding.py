@@ -7,6 +7,7 @@ importing the package to reach ``BINDING`` is cheap and pulls in no other bindin
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...catalogue import RULES
@@ -16,6 +17,13 @@ if TYPE_CHECKING:
     from ...monitor.trace import TraceRecord
 
 PROFILES = ("rsocket-1.0", "reactivesocket-draft")
+# The capabilities file (bindings.md section 2): its tokens besides the profiles, and its schema, package data
+# beside this module.
+INTERACTIONS = ("request-response", "fire-and-forget", "request-stream", "request-channel", "metadata-push")
+PUBLISHERS = ("tck/range", "tck/infinite", "tck/error", "tck/large", "tck/fnf", "tck/fnf-count", "tck/echo",
+              "tck/subscribe")
+FEATURES = ("fragmentation", "lease", "resume", "requester", "keepalive")
+CAPABILITIES_SCHEMA = Path(__file__).with_name("capabilities.schema.json")
 
 
 class RSocketBinding:
@@ -30,12 +38,10 @@ class RSocketBinding:
 
     def capabilities_format(self) -> Any:
         from ...binding import CapabilitiesFormat
-        from ...capabilities import RSOCKET_FEATURES, RSOCKET_INTERACTIONS, RSOCKET_PROFILES, RSOCKET_PUBLISHERS
 
-        return CapabilitiesFormat("rsocket_capabilities", "rsocket-capabilities.schema.json",
+        return CapabilitiesFormat("rsocket_capabilities", CAPABILITIES_SCHEMA,
                                   {"publishers": "", "features": "", "interactions": "", "profiles": "codec:"},
-                                  RSOCKET_INTERACTIONS + RSOCKET_PUBLISHERS + RSOCKET_FEATURES
-                                  + tuple(f"codec:{p}" for p in RSOCKET_PROFILES))
+                                  INTERACTIONS + PUBLISHERS + FEATURES + tuple(f"codec:{p}" for p in PROFILES))
 
     def client_tests(self) -> Any:
         from .client_tests import CLIENT_TESTS
