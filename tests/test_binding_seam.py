@@ -13,6 +13,7 @@ lives in ``reference_peer/rsio/``, beside ``rsocket/`` and ``ditto/``.
 from __future__ import annotations
 
 import ast
+import json
 import re
 import subprocess
 import sys
@@ -423,7 +424,8 @@ def test_a_binding_without_a_hook_is_a_one_line_error() -> None:
 _BINDING_WORD = re.compile(r"(?<![\w-])(?:rsio|rsocket|ditto|rs-io)(?![\w-])|\bRSocket\b|\bDitto\b", re.IGNORECASE)
 # Neutral packages held to it word by word (string literals outside docstrings, and templates), and what each
 # may still name: the implementations FINDINGS.md judges are data keyed by the implementation, not the binding.
-WORDLESS = {"rsio_tck.wireshark": set(), "rsio_tck.findings": {"rsio_tck.findings.upstream"}}
+WORDLESS = {"rsio_tck.wireshark": set(), "rsio_tck.findings": {"rsio_tck.findings.upstream"},
+            "rsio_tck.capabilities": set()}
 
 
 def _code_strings(path: Path) -> list[tuple[int, str]]:
@@ -457,6 +459,48 @@ def test_neutral_tshark_and_bug_report_code_names_no_binding() -> None:
     assert [module for package in WORDLESS for module in modules_under(package)]  # the walk finds the modules
     words = binding_words()
     assert words == [], "neutral code names a binding:\n" + "\n".join(words)
+
+
+def _json_strings(value: object) -> list[str]:
+    """Every key and string value of a JSON document, at any depth."""
+    if isinstance(value, dict):
+        return [text for key, item in value.items() for text in [key, *_json_strings(item)]]
+    if isinstance(value, list):
+        return [text for item in value for text in _json_strings(item)]
+    return [value] if isinstance(value, str) else []
+
+
+def test_neutral_json_schemas_name_no_binding() -> None:
+    # The scenario file schema (the loader fills in its ``binding`` enum from the registry) and any schema left in
+    # the kit's own schemas/ folder: each binding's capabilities schema lives in its package.
+    kit = module_path("rsio_tck")
+    assert kit is not None
+    files = [kit.parent / "scenarios" / "schema.json", *sorted((kit.parent / "schemas").glob("*.json"))]
+    assert files[0].is_file()
+    found = [f"{path.name}: {text!r}" for path in files
+             for text in _json_strings(json.loads(path.read_text(encoding="utf-8"))) if _BINDING_WORD.search(text)]
+    assert found == [], "neutral JSON names a binding:\n" + "\n".join(found)
+
+
+def capabilities_vocabulary() -> set[str]:
+    """Every binding's capabilities words: its version key and its tokens, with and without their prefix."""
+    words: set[str] = set()
+    for name in BINDING_NAMES:
+        declared = get_binding(name).capabilities_format()
+        words |= {declared.version_key, *declared.everything, *(t.partition(":")[2] for t in declared.everything)}
+    return words - {""}
+
+
+def test_the_capabilities_reader_holds_no_binding_vocabulary(tmp_path: Path) -> None:
+    vocabulary = capabilities_vocabulary()
+    assert {"rsio_capabilities", "ditto_capabilities", "tck/range", "msgpack", "codec:rsocket-1.0"} <= vocabulary
+    path = module_path("rsio_tck.capabilities")
+    assert path is not None
+    held = [f"{line}: {text!r}" for line, text in _code_strings(path) if text in vocabulary]
+    assert held == [], "rsio_tck.capabilities holds a binding's capabilities words:\n" + "\n".join(held)
+    old = tmp_path / "old.py"  # the check catches tokens and a default key, as the module once held them
+    old.write_text('CODECS = ("msgpack", "varint")\ndef schema(version_key="rsio_capabilities"): ...\n')
+    assert sorted(line for line, text in _code_strings(old) if text in vocabulary) == [1, 1, 2]
 
 
 def test_the_word_check_catches_a_binding_reader(tmp_path: Path) -> None:

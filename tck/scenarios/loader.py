@@ -2,7 +2,7 @@
 
 Errors name the file, the line and the field, as a user fixing a scenario needs.
 
-Each scenario names the binding it is written for (``binding:``; default ``rsio``), or
+Each scenario names the binding it is written for (``binding:``; default ``DEFAULT_BINDING``), or
 ``contract``: written once in the contract's terms, it runs on every binding whose scenario
 adapter has the ``features`` its ``needs:`` lists.  ``load_paths(paths, binding)`` keeps the
 scenarios that apply to one binding and checks that every rule they cite, as that binding
@@ -56,7 +56,8 @@ class Scenario:
 
 
 def schema() -> dict[str, Any]:
-    """The scenario file schema; a scenario's ``binding`` is one of the registry's (``binding_names``) or contract."""
+    """The scenario file schema; a scenario's ``binding`` is one of the registry's (``binding_names``) or contract,
+    and defaults to ``DEFAULT_BINDING`` (the file names no binding: both are filled in here)."""
     return _schema(binding_names())
 
 

@@ -71,6 +71,27 @@ def test_the_kit_knows_the_binding_only_from_the_environment() -> None:
     assert done.stdout.startswith(f"{NAME} ndjson")
 
 
+LOAD_SCENARIO = ("import sys\nfrom pathlib import Path\nfrom rsio_tck.binding import get_binding\n"
+                 "from rsio_tck.scenarios.loader import ScenarioError, load_file\n"
+                 f"get_binding({NAME!r})\n"  # its rules join the catalogue, as a run's loading them does
+                 "try:\n    (scenario,) = load_file(Path(sys.argv[1]))\n    print('binding', scenario.binding)\n"
+                 "except ScenarioError as error:\n    print('refused', error)\n")
+
+
+def test_a_scenario_file_naming_the_binding_validates_and_one_naming_no_binding_does_not(tmp_path: Path) -> None:
+    # The scenario schema lists no binding: the loader fills in the registry's, so this one's too.
+    said = {}
+    for binding in (NAME, "nosuch"):
+        path = tmp_path / f"{binding}.yaml"
+        path.write_text(f"- id: NDJ-901\n  title: a scenario of its own\n  rules: [NDJ-SUB-1]\n  level: MUST\n"
+                        f"  binding: {binding}\n  steps:\n    - send: {{cancel: {{subscriber: 1}}}}\n")
+        done = kit("-c", LOAD_SCENARIO, str(path), timeout=60)
+        assert done.returncode == 0, done.stderr
+        said[binding] = done.stdout.strip()
+    assert said[NAME] == f"binding {NAME}"
+    assert said["nosuch"].startswith("refused") and "binding" in said["nosuch"] and NAME in said["nosuch"]
+
+
 def test_its_own_spec_states_its_own_catalogue() -> None:
     """The kit's catalogue check, on the binding's own SPEC.md: one ``### ID (LEVEL, binds)`` heading per
     rule, under its area's ``## `` heading, stating the rule's title; no heading for a rule it lacks."""
