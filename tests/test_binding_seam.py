@@ -156,6 +156,16 @@ def test_each_binding_declares_its_peer_and_the_peer_shell_finds_it(name: str) -
 
 
 @pytest.mark.parametrize("name", BINDING_NAMES)
+def test_each_peer_capabilities_file_is_valid_and_of_its_binding(name: str) -> None:
+    # rsio-peer --capabilities prints it, for rsio-tck run --capabilities: a file the kit refuses is no use.
+    from rsio_tck.capabilities import Capabilities
+    from rsio_tck.reference_peer.peer_binding import get_peer_binding
+
+    claims = Capabilities.load(get_peer_binding(name).capabilities, name)  # CapabilitiesError if invalid
+    assert claims.tokens and claims.tokens <= Capabilities.everything(name).tokens  # (RSocket's peer lacks resume)
+
+
+@pytest.mark.parametrize("name", BINDING_NAMES)
 def test_each_binding_declares_what_neutral_code_uses(name: str) -> None:
     """The declarations of ``Binding`` beyond the wire: capabilities, client tests, features, peer."""
     from rsio_tck.capabilities import Capabilities, formats
