@@ -360,6 +360,9 @@ class ScenarioAdapter(Protocol):
     binding: Binding
     profile: str
     features: frozenset[str]  # what contract scenarios may need (``needs:``), e.g. "initial-demand-zero"
+    # The words a scenario's ``send:``/``expect:`` entry may name on this binding: the contract's signals
+    # (``semantics.signals.CONTRACT_WORDS``) and the binding's own frames; the scenario schema's enum is their union.
+    frame_words: tuple[str, ...]
     opens_with_reply: bool  # the kit waits for the target's answer to ``opening()`` (RS-IO's serverHello)
     goodbye_kinds: frozenset[str]  # connection events that are the target's goodbye
     quiet_kinds: frozenset[str]  # events that are not signals (hellos, keepalives): silence ignores them

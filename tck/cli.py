@@ -118,7 +118,6 @@ def run(
 
             raise typer.Exit(run_listen(listen, client_command, wire[0], wire[1], client_test, report_dir,
                                         (client_timeout, client_silence), min_run, name, baseline))
-        gate.check_engine(wire[0])
         inputs = _run_inputs(target, wire, capabilities, name, strict, baseline, keyword, scenarios_paths, fault)
         if inputs.target is not None:
             gate.reach_target(inputs.target, wait_for_target)

@@ -200,28 +200,12 @@ def check_wire(binding: str, profile: str | None, codec: str | None = None) -> t
     return name, check_profile(name, profile, codec)
 
 
-def check_engine(binding: str, flag: str = "--binding") -> bool:
-    """Whether the scenario runner takes a binding (``RunConfig.binding``); a runner without one
-    runs RS-IO only, and another binding is a one-line error rather than an RS-IO run under its name."""
-    import dataclasses
-
-    from .scenarios import RunConfig
-
-    if "binding" in {f.name for f in dataclasses.fields(RunConfig)}:
-        return True
-    if binding != DEFAULT_BINDING:
-        raise GateError(f"{flag} {binding}: this kit's scenario engine runs only {DEFAULT_BINDING} scenarios yet")
-    return False
-
-
 def run_config(binding: str, profile: str, **fields: Any) -> Any:
     """The scenario runner's ``RunConfig`` for ``binding`` and ``profile`` (the profile is its
     ``codec`` field, RS-IO's name for it)."""
     from .scenarios import RunConfig
 
-    if check_engine(binding):
-        fields["binding"] = binding
-    return RunConfig(codec=profile, **fields)
+    return RunConfig(codec=profile, binding=binding, **fields)
 
 # -- end seam (H1) -------------------------------------------------------------------------------
 

@@ -113,11 +113,10 @@ def _wire(config: pytest.Config) -> tuple[str, str]:
 
 def _check_options(config: pytest.Config) -> None:
     """Refuse a bad binding, profile, codec, target URL, capabilities, baseline or scenario path before anything runs."""
-    from .gate import GateError, check_engine, check_target_url, load_capabilities, read_baseline
+    from .gate import GateError, check_target_url, load_capabilities, read_baseline
 
     try:
         binding, _ = _wire(config)
-        check_engine(binding, "--rsio-binding")
         target = _get(config, "rsio_target")
         if target:
             check_target_url(str(target), "--rsio-target")

@@ -130,7 +130,7 @@ def test_programs_are_valid_scenarios_and_findings_files_load(tmp_path: Path) ->
     assert summary["examples"] == outcome.examples and summary["codec"] == "varint"
     for finding in summary["findings"]:
         loaded = load_file(tmp_path / finding["scenario_file"])
-        assert loaded[0].rules[0] == finding["rule"] and loaded[0].codecs == ("varint",)
+        assert loaded[0].rules[0] == finding["rule"] and loaded[0].profiles == ("varint",)
 
 
 @settings(max_examples=40, database=None, deadline=None)

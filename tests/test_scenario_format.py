@@ -45,6 +45,11 @@ def test_valid_file(tmp_path: Path) -> None:
         (GOOD.replace("  title: a scenario\n", ""), ":1: [0]:"),
         (GOOD.replace("rules: [DEM-1]", "rules: [DEM-99]"), ":1: [0].rules: unknown rule ID(s) DEM-99"),
         (GOOD + "  colour: red\n", ":1: [0]:"),
+        (GOOD.replace("  level: MUST", "  level: MUST\n  codecs: [msgpak]"),
+         ":1: [0]: unknown codec(s) msgpak of binding rsio (it has msgpack, varint)"),
+        (GOOD.replace("  level: MUST", "  level: MUST\n  binding: contract\n  codecs: [msgpack]"),
+         ":1: [0]: a contract scenario runs over every profile of each binding; it names none"),
+        (GOOD.replace("    - send: {request", "    - send: {reqest"), ":6: [0].steps[0]:"),
     ],
 )
 def test_schema_errors_name_file_line_and_field(tmp_path: Path, text: str, where: str) -> None:
@@ -52,6 +57,27 @@ def test_schema_errors_name_file_line_and_field(tmp_path: Path, text: str, where
     with pytest.raises(ScenarioError) as caught:
         load_file(path)
     assert f"{path}{where}" in str(caught.value)
+
+
+def test_the_frame_words_are_the_registry_bindings_words() -> None:
+    """A send:/expect: entry names a word of some binding's adapter: the schema holds no binding's list."""
+    from rsio_tck.binding import binding_names
+
+    enum = schema()["$defs"]["frame"]["propertyNames"]["enum"]
+    words = set()
+    for name in binding_names():
+        chosen = get_binding(name)
+        words |= set(chosen.scenario_adapter(chosen.profiles[0], {}).frame_words)
+    assert set(enum) == words and len(enum) == len(words)
+    assert {"clientHello", "REQUEST_N", "searchSubscribe", "onNext"} <= words
+
+
+def test_a_scenario_runs_over_the_profiles_it_names_in_its_binding_word(tmp_path: Path) -> None:
+    (rsio,) = load_file(write(tmp_path, GOOD.replace("  level: MUST", "  level: MUST\n  codecs: [varint]")))
+    assert rsio.profiles == ("varint",)
+    other = GOOD.replace("  level: MUST", "  level: MUST\n  binding: rsocket\n  profiles: [rsocket-1.0]")
+    (rsocket,) = load_file(write(tmp_path, other.replace("rules: [DEM-1]", "rules: [RS-FLOW-2]")))
+    assert rsocket.profiles == ("rsocket-1.0",)
 
 
 def test_step_alternatives_exclude_each_other_so_any_of_is_one_of() -> None:

@@ -162,7 +162,7 @@ def as_scenario(program: dict[str, Any], ident: str = "FUZZ-001", title: str = "
     extra: dict[str, Any] = {key: tuple(value) if isinstance(value, list) else value
                              for key, value in program.items() if key in known and key in _PASSED_ON}
     return Scenario(id=ident, title=title, rules=tuple(rules), level=program["level"], steps=tuple(program["steps"]),
-                    codecs=tuple(program.get("codecs", ())), handshake=program["handshake"], goodbye=program["goodbye"],
+                    profiles=tuple(program.get("codecs", ())), handshake=program["handshake"], goodbye=program["goodbye"],
                     kit_violations=tuple(program.get("kit_violations", ())), **extra)
 
 

@@ -38,7 +38,6 @@ class Scenario:
     steps: tuple[dict[str, Any], ...]
     role: str = "subscriber"
     requires: tuple[str, ...] = ()
-    codecs: tuple[str, ...] = ("msgpack", "varint")
     handshake: str = "auto"
     goodbye: str = "auto"
     kit_violations: tuple[str, ...] = ()
@@ -48,7 +47,9 @@ class Scenario:
     tags: tuple[str, ...] = field(default=())
     binding: str = DEFAULT_BINDING  # the binding it is written for, or "contract"
     needs: tuple[str, ...] = ()  # adapter features a contract scenario needs (scenarios/README.md)
-    profiles: tuple[str, ...] = ()  # wire profiles it runs over, for bindings other than RS-IO (empty: all)
+    # The wire profiles it runs over, as the file names them in the binding's word (RS-IO's ``codecs:``,
+    # the others' ``profiles:``); empty: all of them.
+    profiles: tuple[str, ...] = ()
 
     @property
     def area(self) -> str:
@@ -67,6 +68,12 @@ def _schema(bindings: tuple[str, ...]) -> dict[str, Any]:
     loaded: dict[str, Any] = json.loads(text)
     binding = loaded["$defs"]["scenario"]["properties"]["binding"]
     binding["enum"], binding["default"] = [*bindings, CONTRACT], DEFAULT_BINDING
+    # A frame entry names a contract signal or one of a binding's frames: the union of every binding's words.
+    words: dict[str, None] = {}
+    for name in bindings:
+        chosen = get_binding(name)
+        words.update(dict.fromkeys(chosen.scenario_adapter(chosen.profiles[0], {}).frame_words))
+    loaded["$defs"]["frame"]["propertyNames"] = {"enum": list(words)}
     return loaded
 
 
@@ -139,6 +146,8 @@ def load_file(path: Path) -> list[Scenario]:
         unknown = [r for r in item["rules"] + item.get("kit_violations", []) if r not in RULES]
         if unknown:
             raise ScenarioError(f"{path}:{line}: [{index}].rules: unknown rule ID(s) {', '.join(unknown)}")
+        profiles = tuple(item.get("profiles", item.get("codecs", ())))
+        _check_profiles(profiles, item.get("binding", DEFAULT_BINDING), f"{path}:{line}: [{index}]")
         scenarios.append(
             Scenario(
                 id=item["id"],
@@ -148,7 +157,6 @@ def load_file(path: Path) -> list[Scenario]:
                 steps=tuple(item["steps"]),
                 role=item.get("role", "subscriber"),
                 requires=tuple(item.get("requires", ())),
-                codecs=tuple(item.get("codecs", ("msgpack", "varint"))),
                 handshake=item.get("handshake", "auto"),
                 goodbye=item.get("goodbye", "auto"),
                 kit_violations=tuple(item.get("kit_violations", ())),
@@ -157,10 +165,23 @@ def load_file(path: Path) -> list[Scenario]:
                 line=line,
                 binding=item.get("binding", DEFAULT_BINDING),
                 needs=tuple(item.get("needs", ())),
-                profiles=tuple(item.get("profiles", ())),
+                profiles=profiles,
             )
         )
     return scenarios
+
+
+def _check_profiles(profiles: tuple[str, ...], binding: str, where: str) -> None:
+    """A scenario's ``codecs:``/``profiles:`` name profiles of its binding (a contract scenario's, of none)."""
+    if not profiles:
+        return
+    if binding == CONTRACT:
+        raise ScenarioError(f"{where}: a contract scenario runs over every profile of each binding; it names none")
+    chosen = get_binding(binding)
+    unknown = [p for p in profiles if p not in chosen.profiles]
+    if unknown:
+        raise ScenarioError(f"{where}: unknown {chosen.profile_word}(s) {', '.join(unknown)} of binding {binding} "
+                            f"(it has {', '.join(chosen.profiles)})")
 
 
 def default_directory() -> Path:

@@ -55,7 +55,8 @@ _KIT_OBLIGATIONS = {"ERR-1", "BYE-2", "BYE-3", "HS-5", "EXT-3", "ID-2"}
 class RunConfig:
     target: str
     codec: str | None = None  # the binding's wire profile (RS-IO: the codec); None: the binding's default
-    capabilities: Capabilities = field(default_factory=Capabilities.everything)
+    # What the target claims (its capabilities file); None: no file, so every capability is claimed.
+    capabilities: Capabilities | None = None
     strict: bool = False
     signal_timeout: float = 2.0  # seconds of silence before "nothing within" (arriving bytes restart it)
     silence_window: float = 0.05
@@ -71,11 +72,8 @@ class RunConfig:
     probe_timeout: float | None = None
 
     def __post_init__(self) -> None:
-        profiles = get_binding(self.binding).profiles
-        # The default binding's default profile, which callers that knew one binding pass, means the default
-        # of whichever binding runs.
-        if self.codec is None or self.codec not in profiles and self.codec == get_binding(DEFAULT_BINDING).profiles[0]:
-            self.codec = profiles[0]
+        if self.codec is None:
+            self.codec = get_binding(self.binding).profiles[0]
 
     @property
     def profile(self) -> str:
@@ -100,13 +98,12 @@ def skip_reason(scenario: Scenario, config: RunConfig) -> str | None:
     if config.target.startswith(("ws://", "wss://")) and _answer_after_half_close(scenario.steps):
         return ("WebSocket has no half-close: after the kit's Close frame the target may send no more data "
                 "(RFC 6455 5.5.1), so an answer after the kit's close cannot be asked for")
-    # A binding whose profiles are codecs (RS-IO) reads a scenario's ``codecs:``, the others its ``profiles:``.
-    word = get_binding(config.binding).profile_word
-    profiles = scenario.codecs if word == "codec" else scenario.profiles
+    profiles = scenario.profiles
     if profiles and config.profile not in profiles:
+        word = get_binding(config.binding).profile_word
         return f"scenario runs only over {word} {', '.join(profiles)}, not {config.profile}"
-    if config.binding != DEFAULT_BINDING and config.capabilities == Capabilities.everything():
-        return None  # no capabilities file (RunConfig's default): everything is claimed, whatever the binding's tokens
+    if config.capabilities is None:
+        return None  # no capabilities file: everything is claimed
     missing = config.capabilities.missing(list(scenario.requires) + [f"codec:{config.profile}"])
     if missing:
         return f"target does not claim capability {', '.join(missing)}"

@@ -23,4 +23,8 @@ class Signal(Enum):
         return self in _FROM_SUBSCRIBER
 
 
+# The signals a scenario names in ``send:`` and ``expect:`` on every binding (a split element's parts are
+# a binding's own frames).
+CONTRACT_WORDS: tuple[str, ...] = tuple(s.value for s in Signal if s not in (Signal.PART, Signal.LAST_PART))
+
 _FROM_SUBSCRIBER = frozenset({Signal.SUBSCRIBE, Signal.REQUEST, Signal.CANCEL})

@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from rsio_tck.scenarios.events import CONN, SUBSCRIBES, Event
+from rsio_tck.semantics.signals import CONTRACT_WORDS
 
 from .wire import Message
 
@@ -33,6 +34,7 @@ class NdjsonScenarioAdapter:
     fast_type: type | None = None
     keepalive_every = 0.0
     features = FEATURES
+    frame_words = CONTRACT_WORDS
 
     def __init__(self, binding: Any, profile: str) -> None:
         self.binding = binding

@@ -45,6 +45,7 @@ from ...scenarios.bounds import MESSAGE_MAX_BYTES
 from ...scenarios.events import CONN, SUBSCRIBES, Event
 from ...scenarios.steps import StepSkipped
 from ...semantics.demand import saturating_add
+from ...semantics.signals import CONTRACT_WORDS
 from .codec import DittoLimits
 from .contract import item_value, thing_index, thing_rank
 from .framing import ControlMessage
@@ -120,6 +121,8 @@ class DittoScenarioAdapter:
     fast_type: type | None = None
     keepalive_every = 0.0
     features = FEATURES
+    frame_words = CONTRACT_WORDS + ("subscribeForPersistedEvents", "searchSubscribe", "json", "created", "next",
+                                    "complete", "failed", "errorResponse", "stray")
 
     def __init__(self, binding: Any, profile: str, limits: Any = None) -> None:
         self.binding = binding

@@ -76,6 +76,7 @@ class RsioScenarioAdapter:
     reply_awaited = True
     fast_type: type | None = OnNext
     features = FEATURES
+    frame_words = tuple(FRAME_BY_NAME)  # every RS-IO frame, the contract's signals among them
     keepalive_every = 0.0  # RS-IO has no keepalive
 
     def __init__(self, binding: Any, profile: str, limits: Limits | None = None) -> None:

@@ -46,6 +46,7 @@ from typing import Any
 from ...errors import ProtocolViolation, Side
 from ...scenarios.bounds import MESSAGE_MAX_BYTES, REASSEMBLY_MAX_BYTES
 from ...scenarios.events import CONN, SUBSCRIBES, Event
+from ...semantics.signals import CONTRACT_WORDS
 from .codec import RSocketLimits
 from .fragments import fragment
 from .frames import (
@@ -109,6 +110,10 @@ class RSocketScenarioAdapter:
     reply_awaited = False
     fast_type: type | None = Payload
     features = FEATURES
+    frame_words = CONTRACT_WORDS + (
+        "SETUP", "LEASE", "KEEPALIVE", "REQUEST_RESPONSE", "REQUEST_FNF", "REQUEST_STREAM", "REQUEST_CHANNEL",
+        "REQUEST_N", "CANCEL", "PAYLOAD", "ERROR", "METADATA_PUSH", "RESUME", "RESUME_OK", "EXT", "SETUP_ERROR",
+        "REQUEST_SUB")
 
     def __init__(self, binding: Any, profile: str, limits: RSocketLimits | None = None,
                  setup: dict[str, Any] | None = None) -> None:
