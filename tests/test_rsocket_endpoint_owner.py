@@ -15,15 +15,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rsio_tck.bindings.rsocket.endpoint import Endpoint, default_setup
-from rsio_tck.bindings.rsocket.endpoint_state import StreamRecord
 from rsio_tck.bindings.rsocket.frames import Cancel, Payload, RequestChannel, RequestN, RequestStream
+from rsio_tck.bindings.rsocket.interactions import StreamView
 from rsio_tck.errors import Side
 from rsio_tck.protocol.events import Ignored
 from rsio_tck.semantics.demand import UNBOUNDED, saturating_add
 
 
-def test_the_endpoints_stream_record_has_no_credit() -> None:
-    names = {f.name for f in dataclasses.fields(StreamRecord)}
+def test_the_endpoints_stream_view_has_no_credit() -> None:
+    names = {f.name for f in dataclasses.fields(StreamView)}
     assert not names & {"credit", "demand"}, names
 
 
@@ -33,8 +33,8 @@ def test_the_endpoint_keeps_no_credit_of_its_own() -> None:
     client.send(RequestStream(stream_id=client.new_stream_id(), initial_request_n=3))
     server.receive_data(client.data_to_send())
     assert server.credit(1) == 3
-    for record in server.streams.values():
-        assert not any("credit" in name for name in dir(record))
+    view = server.stream(1)
+    assert view is not None and not any("credit" in name for name in dir(view))
     assert not any("credit" in name for name in vars(server))
 
 

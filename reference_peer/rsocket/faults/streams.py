@@ -78,8 +78,10 @@ def _beyond_emit(p: Policy, base: Base, s: Session, flow: Flow, data: bytes, com
 
 def _remember_credit(parent: Callable[..., None]) -> Callable[..., None]:
     def receive_cancel(self: Endpoint, frame: Any, events: list[Any]) -> None:
-        # The judge has taken the CANCEL (it ends the direction, not its demand): the credit left is as it was.
-        self.__dict__.setdefault("credit_at_cancel", {})[frame.stream_id] = self.credit(frame.stream_id)
+        # The judge has taken the CANCEL: it ends the direction (``credit`` is 0 now), not its demand, which is
+        # the credit that was left.
+        left = self._judge.streams.outstanding(frame.stream_id, self.role)
+        self.__dict__.setdefault("credit_at_cancel", {})[frame.stream_id] = left
         parent(self, frame, events)
     return receive_cancel
 

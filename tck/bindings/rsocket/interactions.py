@@ -20,6 +20,7 @@ RSocket finding never cites an RS-IO rule.  Findings go to the connection model'
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
@@ -125,6 +126,18 @@ class RStream:
         return self.out.state in LIVE or (self.inbound is not None and self.inbound.state in LIVE)
 
 
+@dataclass(frozen=True, slots=True)
+class StreamView:
+    """One open stream as one side sees it, read from the judge's ``RStream`` when asked (``Interactions.view``);
+    never kept: the stream's lifecycle has one owner, the judge."""
+
+    stream_id: int
+    kind: Kind
+    local_requester: bool  # the side that asked requested the stream
+    sending: bool  # that side may still send PAYLOADs on it
+    receiving: bool  # its peer may still send PAYLOADs on it
+
+
 class Contract(Protocol):
     """The test-publisher contract judge (``contract.py``), told about watched streams' frames."""
 
@@ -143,6 +156,44 @@ class Interactions:
         self.streams: dict[int, RStream] = {}
         self.contract: Contract | None = None
         self._pending_reject: set[int] = set()  # requests that broke the lease, until they are whole
+
+    # -- what the streams are now (the RSocket endpoint reads its streams here) ---------
+
+    def _published(self, sid: int, side: Side) -> StreamRecord | None:
+        """The direction ``side`` publishes on (sends PAYLOADs on) of stream ``sid``, if it has one."""
+        st = self.streams.get(sid)
+        if st is None:
+            return None
+        return st.out if st.requester is not side else st.inbound
+
+    def sends(self, sid: int, side: Side) -> bool:
+        """Whether ``side`` may still send PAYLOADs on stream ``sid``: the direction it publishes on is live."""
+        rec = self._published(sid, side)
+        return rec is not None and rec.state in LIVE
+
+    def receives(self, sid: int, side: Side) -> bool:
+        """Whether ``side``'s peer may still send PAYLOADs on stream ``sid``."""
+        return self.sends(sid, side.peer)
+
+    def outstanding(self, sid: int, side: Side) -> int:
+        """The demand ``side``'s peer granted on the direction ``side`` publishes on, live or ended (a CANCEL
+        ends a direction, not its demand); 0 with no such direction."""
+        rec = self._published(sid, side)
+        return 0 if rec is None else rec.demand.outstanding
+
+    def view(self, sid: int, side: Side) -> StreamView | None:
+        """Stream ``sid`` as ``side`` sees it, or None when neither side may send on it any more (or never could)."""
+        st = self.streams.get(sid)
+        if st is None:
+            return None
+        sending, receiving = self.sends(sid, side), self.sends(sid, side.peer)
+        if not sending and not receiving:
+            return None
+        return StreamView(sid, st.kind, st.requester is side, sending, receiving)
+
+    def open_stream_ids(self) -> list[int]:
+        """The streams on which either side may still send PAYLOADs."""
+        return [sid for sid, st in self.streams.items() if st.in_use()]
 
     # -- the table -------------------------------------------------------------------
 
