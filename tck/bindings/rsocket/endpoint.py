@@ -278,7 +278,7 @@ class Endpoint(EndpointStreams, EndpointTimers):
                 self._judged, (whole,) = judge.judge_each(remote, (frame,), self.now, self._judged, _unheeded)
                 handled += 1
                 self._receive_decoded(frame, whole, events)
-                if frame.stream_id != 0:
+                if self.state is ConnectionState.CLOSING and frame.stream_id != 0:
                     self._closed_if_idle(frame.stream_id)
                 if self.error is not None or self.state is ConnectionState.CLOSED:
                     stopped = True

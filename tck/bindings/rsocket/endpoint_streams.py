@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ...errors import Side
 from ...protocol.events import ConnectionState
-from .interactions import StreamView
+from .interactions import StreamView, live
 
 if TYPE_CHECKING:
     from .judge import RSocketJudge
@@ -53,7 +53,10 @@ class EndpointStreams:
     def credit(self, stream_id: int) -> int:
         """PAYLOADs with N this side may send on ``stream_id`` now: the demand the judge keeps for the
         direction this side sends on (the one count of the remote's cumulative credit)."""
-        return self._judge.streams.outstanding(stream_id, self.role) if self.sending(stream_id) else 0
+        if stream_id in self._refused:
+            return 0
+        direction = self._judge.streams.direction(stream_id, self.role)
+        return direction.demand.outstanding if direction is not None and live(direction) else 0
 
     def _closed_if_idle(self, stream_id: int) -> None:
         """CLOSING ends (CLOSED) once a frame on ``stream_id`` leaves it ended and no stream is left open."""

@@ -50,6 +50,13 @@ REQUEST_TYPES = (RequestStream, RequestChannel, RequestResponse, RequestFnf, Req
 OPTIONS = StreamOptions(on_subscribe_frame=False, reuse_ids=False, demand_ceiling=UNBOUNDED)
 
 LIVE = frozenset({StreamState.ACTIVE, StreamState.PART, StreamState.SUBSCRIBING, StreamState.RESUBSCRIBING})
+_ACTIVE = StreamState.ACTIVE
+
+
+def live(rec: StreamRecord | None) -> bool:
+    """A direction that may still carry PAYLOADs (ACTIVE first: the one state of nearly every live stream)."""
+    return rec is not None and (rec.state is _ACTIVE or rec.state in LIVE)
+
 
 # The contract table's rule IDs, as RSocket reports them (SPEC.md, decision RS-i).
 CONTRACT_RULES: dict[str, str] = {
@@ -159,7 +166,7 @@ class Interactions:
 
     # -- what the streams are now (the RSocket endpoint reads its streams here) ---------
 
-    def _published(self, sid: int, side: Side) -> StreamRecord | None:
+    def direction(self, sid: int, side: Side) -> StreamRecord | None:
         """The direction ``side`` publishes on (sends PAYLOADs on) of stream ``sid``, if it has one."""
         st = self.streams.get(sid)
         if st is None:
@@ -168,28 +175,22 @@ class Interactions:
 
     def sends(self, sid: int, side: Side) -> bool:
         """Whether ``side`` may still send PAYLOADs on stream ``sid``: the direction it publishes on is live."""
-        rec = self._published(sid, side)
-        return rec is not None and rec.state in LIVE
+        return live(self.direction(sid, side))
 
     def receives(self, sid: int, side: Side) -> bool:
         """Whether ``side``'s peer may still send PAYLOADs on stream ``sid``."""
-        return self.sends(sid, side.peer)
-
-    def outstanding(self, sid: int, side: Side) -> int:
-        """The demand ``side``'s peer granted on the direction ``side`` publishes on, live or ended (a CANCEL
-        ends a direction, not its demand); 0 with no such direction."""
-        rec = self._published(sid, side)
-        return 0 if rec is None else rec.demand.outstanding
+        return live(self.direction(sid, side.peer))
 
     def view(self, sid: int, side: Side) -> StreamView | None:
         """Stream ``sid`` as ``side`` sees it, or None when neither side may send on it any more (or never could)."""
         st = self.streams.get(sid)
         if st is None:
             return None
-        sending, receiving = self.sends(sid, side), self.sends(sid, side.peer)
-        if not sending and not receiving:
+        requested = st.requester is side
+        out, inbound = live(st.out), live(st.inbound)
+        if not out and not inbound:
             return None
-        return StreamView(sid, st.kind, st.requester is side, sending, receiving)
+        return StreamView(sid, st.kind, requested, inbound if requested else out, out if requested else inbound)
 
     def open_stream_ids(self) -> list[int]:
         """The streams on which either side may still send PAYLOADs."""
