@@ -42,7 +42,7 @@ SCOPE: dict[str, tuple[str, ...] | None] = {
     "rsio/inflows.py": None,
     "sources.py": None,
     "rsio/subscribe_back.py": None,
-    "rsio/connection.py": tuple(f"PeerSession.{name}" for name in (
+    "rsio/connection.py": tuple(f"RsioConnection.{name}" for name in (
         "_dispatch", "_on_client_hello", "_on_server_hello", "_handshake_done", "_on_closed", "handle_subscribe",
         "_on_request", "_on_cancel", "_on_ignored", "_HANDLERS", "open", "send", "emit_elements", "wake",
         "_produce_round", "end_flow", "stop_flow", "_teardown",

@@ -232,7 +232,7 @@ async def run(args: argparse.Namespace, config: Any) -> int:
             if args.port_file is not None and server.port:
                 write_port(args.port_file, server.port)
         await stop.wait()
-        log.info("shutting down: goodbye to %d connection(s)", len(peer.sessions))
+        log.info("shutting down: goodbye to %d connection(s)", len(peer.connections))
         await peer.shutdown()
     return 0
 

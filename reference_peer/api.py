@@ -52,7 +52,7 @@ class Subscriptions(Protocol):
     def cancel(self, sid: int) -> None: ...
 
 
-class PeerSession(Protocol):
+class BindingConnection(Protocol):
     """One connection as the binding's peer serves it (see ``peer_binding`` for the shape)."""
 
     config: Any
@@ -100,7 +100,7 @@ class Peer:
         most = int(getattr(self.config, "tiny_writes", 0) or 0)
         self._wrap: Wrap | None = tiny_writes(most, seeded=bool(getattr(self.config, "freedoms", True)),
                                               seed=int(getattr(self.config, "seed", 0))) if most else None
-        self.sessions: set[PeerSession] = set()
+        self.connections: set[BindingConnection] = set()
         self.servers: list[Server] = []
         self._numbers = itertools.count(1)
         self._watched: tuple[bytes, Callable[[], None]] | None = None
@@ -119,8 +119,8 @@ class Peer:
 
     # -- connections -----------------------------------------------------------------------
 
-    def _session(self, role: Side, label: str = "") -> Any:  # an asyncio.Protocol and a PeerSession
-        session = self.binding.session(role, self, next(self._numbers), label)
+    def _connection(self, role: Side, label: str = "") -> Any:  # an asyncio.Protocol and a BindingConnection
+        session = self.binding.connection(role, self, next(self._numbers), label)
         if self._watched is not None:
             _watch_bytes(session, *self._watched)
         return session
@@ -133,7 +133,7 @@ class Peer:
         self._watched = (marker, action)
 
     async def listen(self, url: str, *, ssl_context: ssl.SSLContext | None = None) -> Server:
-        server = await listen(url, lambda: self._session(Side.SERVER), ssl_context=ssl_context,
+        server = await listen(url, lambda: self._connection(Side.SERVER), ssl_context=ssl_context,
                               framing=self._framing if Target.parse(url).websocket else None, wrap=self._wrap)
         handle = Server(self, url, server)
         self.servers.append(handle)
@@ -149,14 +149,14 @@ class Peer:
     async def connect(self, url: str, *, ssl_context: ssl.SSLContext | None = None,
                       timeout: float = 10.0) -> PeerConnection:
         label = url if Target.parse(url).scheme == "exec" else ""
-        session: Any = await connect(url, lambda: self._session(Side.CLIENT, label), ssl_context=ssl_context,
+        session: Any = await connect(url, lambda: self._connection(Side.CLIENT, label), ssl_context=ssl_context,
                                      timeout=timeout, framing=self._framing if Target.parse(url).websocket else None,
                                      wrap=self._wrap)
         return PeerConnection(session)
 
     async def serve_stdio(self) -> str:
         """Serve one connection on stdin/stdout (the server role); returns why it ended."""
-        session = self._session(Side.SERVER, "stdio")
+        session = self._connection(Side.SERVER, "stdio")
         await connect_stdio(session)
         return await session.closed
 
@@ -164,27 +164,27 @@ class Peer:
         """Stop listening, say goodbye on every connection, wait (bounded) until all are closed."""
         for server in self.servers:
             server.close()
-        for session in list(self.sessions):
+        for session in list(self.connections):
             session.shutdown(reason)
-        pending = [session.closed for session in self.sessions if not session.closed.done()]
+        pending = [session.closed for session in self.connections if not session.closed.done()]
         wait = timeout if timeout is not None else self.config.goodbye_timeout + self.config.linger + 1.0
         if pending:
             await asyncio.wait(pending, timeout=wait)
-        for session in list(self.sessions):
+        for session in list(self.connections):
             session.abort("shutdown timed out")
         for server in self.servers:
             await server.wait_closed()
 
     # -- PeerContext (called by sessions) --------------------------------------------------
 
-    def session_started(self, session: PeerSession) -> None:
-        self.sessions.add(session)
+    def connection_started(self, session: BindingConnection) -> None:
+        self.connections.add(session)
 
-    def session_ended(self, session: PeerSession, reason: str) -> None:
-        self.sessions.discard(session)
+    def connection_ended(self, session: BindingConnection, reason: str) -> None:
+        self.connections.discard(session)
 
     def abort_all(self, reason: str) -> None:
-        for session in list(self.sessions):
+        for session in list(self.connections):
             session.abort(reason)
 
     def stop_serving(self, reason: str) -> None:
@@ -221,7 +221,7 @@ class Server:
 class PeerConnection:
     """A connection this peer opened (the client role)."""
 
-    def __init__(self, session: PeerSession) -> None:
+    def __init__(self, session: BindingConnection) -> None:
         self.session = session
 
     async def ready(self, timeout: float = 10.0) -> None:
@@ -264,7 +264,7 @@ class RemoteSubscription:
     once the elements that arrived before it are consumed.
     """
 
-    def __init__(self, session: PeerSession, name: str, buffer: int = 64) -> None:
+    def __init__(self, session: BindingConnection, name: str, buffer: int = 64) -> None:
         if buffer < 1:
             raise ValueError("buffer must be at least 1")
         self.name = name

@@ -31,9 +31,9 @@ RSocket's, ``rsio_tck.reference_peer.rsocket``, follows the same shape)::
     PEER.app_publisher(source, element_size: int) -> entry
         # an application publisher (async generator function or RS Publisher) for .add
 
-    PEER.session(role: Side, context, number: int, label: str) -> asyncio.Protocol
+    PEER.connection(role: Side, context, number: int, label: str) -> asyncio.Protocol
         # One connection, in either role.  ``context`` is the ``api.Peer`` (has .config,
-        # .publishers, .session_started(s), .session_ended(s, reason), .abort_all(reason),
+        # .publishers, .connection_started(s), .connection_ended(s, reason), .abort_all(reason),
         # .stop_serving(reason)).  The session has: .config; .closed (Future[str], why it
         # ended); .ready (Future[None], handshake done); .goodbye(reason) (orderly close:
         # RS-IO goodbye, RSocket ERROR[CONNECTION_CLOSE]); .shutdown(reason); .abort(reason);
@@ -100,7 +100,7 @@ class PeerBinding(Protocol):
 
     def app_publisher(self, source: Any, element_size: int) -> Any: ...
 
-    def session(self, role: Side, context: Any, number: int, label: str) -> Any: ...
+    def connection(self, role: Side, context: Any, number: int, label: str) -> Any: ...
 
     def show(self, element: bytes) -> str: ...
 
@@ -164,11 +164,11 @@ class StreamPeer:
     def app_publisher(self, source: Any, element_size: int) -> Any:
         raise ValueError(f"the {self.name} reference peer serves only the test publishers")
 
-    def session(self, role: Side, context: Any, number: int, label: str) -> Any:
+    def connection(self, role: Side, context: Any, number: int, label: str) -> Any:
         if role is not Side.SERVER:
             raise ValueError(f"the {self.name} reference peer's shell serves only the server role here "
                              f"(python -m {self.module.__name__} --connect for the client)")
-        return StreamSession(self.module.serve_connection, context, number, label)
+        return StreamConnection(self.module.serve_connection, context, number, label)
 
     def show(self, element: bytes) -> str:
         try:
@@ -191,7 +191,7 @@ class _TestPublishersOnly:
         return []
 
 
-class StreamSession(asyncio.StreamReaderProtocol):
+class StreamConnection(asyncio.StreamReaderProtocol):
     """One accepted connection served by ``serve(reader, writer, config, number) -> reason``."""
 
     def __init__(self, serve: Callable[..., Any], context: Any, number: int, label: str) -> None:
@@ -207,7 +207,7 @@ class StreamSession(asyncio.StreamReaderProtocol):
 
     def _connected(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Any:
         self.writer = writer
-        self.context.session_started(self)
+        self.context.connection_started(self)
         self.ready.set_result(None)
         return self._run(reader, writer)  # StreamReaderProtocol runs it as a task
 
@@ -216,7 +216,7 @@ class StreamSession(asyncio.StreamReaderProtocol):
             reason = str(await self.serve(reader, writer, self.config, self.number))
         except Exception as exc:  # a session that fails must still end: its reason is the failure
             reason = f"session failed: {type(exc).__name__}: {exc}"
-        self.context.session_ended(self, reason)
+        self.context.connection_ended(self, reason)
         if not self.closed.done():
             self.closed.set_result(reason)
 

@@ -21,7 +21,7 @@ A binding provides, per wire *profile* (RS-IO: ``msgpack``/``varint``; RSocket:
 
 - a codec: an incremental decoder (``feed``, ``eof``, ``salvaged``, ``held``: the bytes of a frame
   in progress; any chunking) and an encoder (``encode``);
-- a judge per connection (``SessionJudge``): it applies each decoded frame of either side
+- a judge per connection (``ConnectionJudge``): it applies each decoded frame of either side
   to the binding's model of the connection and reports every broken rule through a
   callback, mapping frames onto the contract's signals (one frame may carry several; the
   publisher may choose the subscription key);
@@ -119,7 +119,7 @@ class Encoder(Protocol):
     def encode(self, frame: Any) -> bytes: ...
 
 
-class SessionJudge(Protocol):
+class ConnectionJudge(Protocol):
     """The binding's model of one connection, judging both sides (monitor and endpoints)."""
 
     model: Any  # the binding's own model of the connection, for binding-aware callers
@@ -193,7 +193,7 @@ class Binding(Protocol):
 
     def encoder(self, profile: str, limits: Any = None) -> Encoder: ...
 
-    def judge(self, profile: str, limits: Any = None, *, contract: bool = True, keep: Keep | None = None) -> SessionJudge:
+    def judge(self, profile: str, limits: Any = None, *, contract: bool = True, keep: Keep | None = None) -> ConnectionJudge:
         """A fresh judge for one connection.  ``contract``: also judge the test publishers'
         contract; ``keep``: called with (index, sender, t, frame) for every frame judged."""
         ...
@@ -346,7 +346,7 @@ class ScenarioAdapter(Protocol):
     monitor too), when the binding's defaults are larger than a kit connection may hold (RSocket:
     64 MiB of reassembly per direction, capped at the session's ``REASSEMBLY_MAX_BYTES``).
     Optional: ``attach(judge, kit, target)``, called once with the connection's judge (the monitor's
-    ``SessionJudge``) and the sides of the kit and the target: the judge has judged each received frame
+    ``ConnectionJudge``) and the sides of the kit and the target: the judge has judged each received frame
     before ``received`` sees it, so an adapter reads what the judge keeps (RSocket: its reassembly)
     instead of keeping a copy.
     """

@@ -380,7 +380,7 @@ def test_a_stream_shaped_peer_module_serves_through_the_shell(monkeypatch: pytes
         reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", server.port), 5)
         writer.write(b"hello")
         answer = await asyncio.wait_for(reader.readexactly(5), 5)
-        sessions = list(peer.sessions)
+        sessions = list(peer.connections)
         await asyncio.wait_for(peer.shutdown(timeout=2.0), 5)
         writer.close()
         return answer, [s.closed.result() for s in sessions]

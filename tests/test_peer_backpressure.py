@@ -82,8 +82,8 @@ def test_production_pauses_at_the_write_buffer_bound() -> None:
         async with serving(write_high=64 * 1024, write_low=16 * 1024) as (peer, url):
             sock = await asyncio.to_thread(_stalled_client, url, ["tck/infinite", "tck/fixed?size=8&count=10000000000"])
             try:
-                await _until(lambda: peer.sessions and next(iter(peer.sessions)).paused, 5.0)
-                session = next(iter(peer.sessions))
+                await _until(lambda: peer.connections and next(iter(peer.connections)).paused, 5.0)
+                session = next(iter(peer.connections))
                 bound = session.config.write_high + session.config.frame_bytes()
                 for _ in range(20):  # stays paused and bounded while nobody reads
                     await asyncio.sleep(0.01)

@@ -22,7 +22,7 @@ from ditto_peer_client import MAX, Client, connected, running_peer
 
 from rsio_tck.bindings.ditto import ControlMessage, DittoLimits, StreamingCreated, Target
 from rsio_tck.reference_peer.ditto import PeerConfig
-from rsio_tck.reference_peer.ditto.connection import DittoSession
+from rsio_tck.reference_peer.ditto.connection import DittoConnection
 from rsio_tck.reference_peer.ditto.faults import build_policy
 from rsio_tck.reference_peer.ditto.freedoms import Freedoms
 
@@ -227,15 +227,15 @@ def test_subscription_ids_vary_with_the_seed_and_never_repeat() -> None:
     assert len(styles) >= 2
 
 
-def _session(seed: int) -> DittoSession:
-    return DittoSession(policy=build_policy(()), freedoms=Freedoms(True, seed, 1))
+def _session(seed: int) -> DittoConnection:
+    return DittoConnection(policy=build_policy(()), freedoms=Freedoms(True, seed, 1))
 
 
-def _lines(session: DittoSession) -> list[dict[str, Any]]:
+def _lines(session: DittoConnection) -> list[dict[str, Any]]:
     return [json.loads(line) for line in session.data_to_send().splitlines()]
 
 
-def _feed(session: DittoSession, *objects: dict[str, Any]) -> None:
+def _feed(session: DittoConnection, *objects: dict[str, Any]) -> None:
     session.receive_data(b"".join(json.dumps(o).encode() + b"\n" for o in objects))
 
 

@@ -20,7 +20,7 @@ import pytest
 
 from rsio_tck.embedded import EmbeddedPeer
 from rsio_tck.reference_peer.ditto import FAULTS
-from rsio_tck.reference_peer.ditto.connection import DittoSession
+from rsio_tck.reference_peer.ditto.connection import DittoConnection
 from rsio_tck.reference_peer.ditto.faults import build_policy
 from rsio_tck.reference_peer.ditto.freedoms import FORCEABLE, LATE_SECONDS, Freedoms
 from rsio_tck.scenarios import RunConfig, Verdict, load_directory, run_suite
@@ -30,11 +30,11 @@ STREAM = "tck/range/things/twin/streaming/"
 SEARCH = "_/_/things/twin/search/"
 
 
-def session(*forced: str, enabled: bool = True, seed: int = 0) -> DittoSession:
-    return DittoSession(policy=build_policy(()), freedoms=Freedoms(enabled, seed, 1, forced))
+def session(*forced: str, enabled: bool = True, seed: int = 0) -> DittoConnection:
+    return DittoConnection(policy=build_policy(()), freedoms=Freedoms(enabled, seed, 1, forced))
 
 
-def feed(s: DittoSession, *objects: dict[str, Any]) -> None:
+def feed(s: DittoConnection, *objects: dict[str, Any]) -> None:
     s.receive_data(b"".join(json.dumps(o).encode() + b"\n" for o in objects))
 
 
@@ -42,11 +42,11 @@ def lines(data: bytes) -> list[dict[str, Any]]:
     return [json.loads(line) for line in data.splitlines()]
 
 
-def out(s: DittoSession) -> list[dict[str, Any]]:
+def out(s: DittoConnection) -> list[dict[str, Any]]:
     return lines(s.data_to_send())
 
 
-def drain(s: DittoSession) -> list[dict[str, Any]]:
+def drain(s: DittoConnection) -> list[dict[str, Any]]:
     """Pump until the session has nothing more to do at once; everything it wrote (not what it holds back)."""
     got = out(s)
     for _ in range(1000):
@@ -57,7 +57,7 @@ def drain(s: DittoSession) -> list[dict[str, Any]]:
     raise AssertionError("the session never ran out of work")
 
 
-def search(s: DittoSession, filter_: str, options: str | None = None, cid: str | None = "q") -> str:
+def search(s: DittoConnection, filter_: str, options: str | None = None, cid: str | None = "q") -> str:
     value: dict[str, Any] = {"filter": filter_}
     if options is not None:
         value["options"] = options
@@ -68,7 +68,7 @@ def search(s: DittoSession, filter_: str, options: str | None = None, cid: str |
     return str(created[0]["value"]["subscriptionId"])
 
 
-def subscribe(s: DittoSession, value: dict[str, Any], cid: str | None = "c") -> dict[str, Any]:
+def subscribe(s: DittoConnection, value: dict[str, Any], cid: str | None = "c") -> dict[str, Any]:
     feed(s, {"topic": STREAM + "subscribeForPersistedEvents", "headers": {"correlation-id": cid} if cid else {},
              "path": "/", "value": value})
     created = out(s)
@@ -76,7 +76,7 @@ def subscribe(s: DittoSession, value: dict[str, Any], cid: str | None = "c") -> 
     return created[0]
 
 
-def request(s: DittoSession, sid: str, demand: int, *, search_: bool = True) -> None:
+def request(s: DittoConnection, sid: str, demand: int, *, search_: bool = True) -> None:
     feed(s, {"topic": (SEARCH if search_ else STREAM) + "request", "path": "/",
              "value": {"subscriptionId": sid, "demand": demand}})
 

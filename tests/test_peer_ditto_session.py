@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from rsio_tck.bindings.ditto import ControlMessage, decode_websocket_text
 from rsio_tck.bindings.ditto.codec import DittoLimits
-from rsio_tck.reference_peer.ditto.connection import DittoSession
+from rsio_tck.reference_peer.ditto.connection import DittoConnection
 from rsio_tck.reference_peer.ditto.faults import build_policy
 from rsio_tck.reference_peer.ditto.freedoms import Freedoms
 
@@ -35,7 +35,7 @@ LINES = st.one_of(MESSAGES, st.binary(max_size=40), st.sampled_from(
 @given(st.lists(LINES, max_size=30), st.integers(0, 7), st.lists(st.integers(1, 64), min_size=1, max_size=5))
 def test_any_input_is_answered_with_ditto_messages_and_never_raises(lines: list[bytes], seed: int,
                                                                      cuts: list[int]) -> None:
-    session = DittoSession(policy=build_policy(()), freedoms=Freedoms(True, seed, 1),
+    session = DittoConnection(policy=build_policy(()), freedoms=Freedoms(True, seed, 1),
                            limits=DittoLimits(max_message=4096), max_subscriptions=4)
     data = b"\n".join(lines) + b"\n"
     out = bytearray()
@@ -59,7 +59,7 @@ def test_any_input_is_answered_with_ditto_messages_and_never_raises(lines: list[
 
 def test_a_pretty_printed_message_from_a_websocket_hook_is_one_line() -> None:
     """The WebSocket framing hook hands a text message over as one line, its raw LFs turned into CRs."""
-    session = DittoSession(policy=build_policy(()), freedoms=Freedoms(False, 0, 1))
+    session = DittoConnection(policy=build_policy(()), freedoms=Freedoms(False, 0, 1))
     text = json.dumps({"topic": "_/_/things/twin/search/subscribe", "headers": {"correlation-id": "p"}, "path": "/",
                        "value": {"filter": "eq(attributes/tck,2)"}}, indent=2)
     session.receive_data(text.replace("\n", "\r").encode() + b"\n" + b"START-SEND-EVENTS\r\n")

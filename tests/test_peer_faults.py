@@ -288,7 +288,7 @@ async def reset_then_fresh_connection(r: Run) -> str:
     """Reset one connection mid-stream, then open another: is the new one served?"""
     p = await r.subscribe("tck/infinite", MAX)
     await p.collect(1, 3)
-    (session,) = r.peer.sessions
+    (session,) = r.peer.connections
     p.writer.transport.abort()  # no goodbye, no FIN: a reset
     r.probes.remove(p)  # what it read last may be cut mid-frame by the reset itself: not judged
     await asyncio.wait_for(asyncio.shield(session.closed), 3.0)

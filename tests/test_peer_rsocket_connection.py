@@ -29,7 +29,7 @@ from rsio_tck.bindings.rsocket.frames import (
 )
 from rsio_tck.errors import Side
 from rsio_tck.protocol.events import ConnectionClosed
-from rsio_tck.reference_peer.rsocket import PeerConfig, Session
+from rsio_tck.reference_peer.rsocket import PeerConfig, RSocketConnection
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -169,11 +169,11 @@ def test_a_client_that_does_not_read_stops_production() -> None:
     """tck/infinite with all the demand RSocket can give, to a client that reads nothing: production waits,
     and the client's CANCEL is still read and honoured."""
     async def main() -> tuple[int, int]:
-        sessions: list[Session] = []
+        sessions: list[RSocketConnection] = []
         config = PeerConfig(write_high=64 * 1024)
 
         async def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            session = Session(reader, writer, config)
+            session = RSocketConnection(reader, writer, config)
             sessions.append(session)
             with contextlib.suppress(asyncio.CancelledError):
                 await session.run()

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rsio_tck.bindings.rsio.handshake import HANDSHAKE, Move, PartyState, lookup
-from rsio_tck.bindings.rsio.model import SessionModel
+from rsio_tck.bindings.rsio.model import ConnectionModel
 from rsio_tck.bindings.rsio.split import ReassemblyLimitExceeded, SplitAssembler
 from rsio_tck.catalogue import GOODBYE_OBLIGATION, PROTOCOL_ERRORS, RULES
 from rsio_tck.errors import ProtocolViolation, Side
@@ -258,7 +258,7 @@ _ops = st.lists(
 
 
 def _run(ops: list[tuple[str, int]], fast: bool) -> list[tuple[str, str, int]]:
-    model = SessionModel()
+    model = ConnectionModel()
     model.hello(Side.CLIENT, client_kind=True, version=0)
     model.hello(Side.SERVER, client_kind=False, version=0)
     model.stream(Side.CLIENT, Signal.SUBSCRIBE, 1, SignalArgs(amount=2))
@@ -382,7 +382,7 @@ def test_monitor_inline_element_path_agrees_with_the_table(ops: list[tuple[str, 
     from rsio_tck.monitor import Monitor
 
     monitor = Monitor("msgpack")
-    model = SessionModel()
+    model = ConnectionModel()
     slow: list[tuple[int, str]] = []
     for index, (side, frame) in enumerate(_frames(ops)):
         monitor.judge(side, [frame])  # type: ignore[list-item]

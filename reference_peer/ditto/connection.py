@@ -89,7 +89,7 @@ class Subscription:
     marks: set[str] = field(default_factory=set)  # what a fault already did here
 
 
-class DittoSession:
+class DittoConnection:
     def __init__(self, *, policy: Policy, freedoms: Freedoms, limits: DittoLimits | None = None,
                  max_subscriptions: int = 256) -> None:
         self.policy = policy
@@ -355,4 +355,4 @@ def _correlation_id(line: bytes) -> Any:
         return None
 
 
-__all__ = ["MAX_DEMAND", "DittoSession", "Subscription", "encode_message"]
+__all__ = ["MAX_DEMAND", "DittoConnection", "Subscription", "encode_message"]

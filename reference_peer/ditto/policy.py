@@ -35,7 +35,7 @@ from rsio_tck.semantics.demand import UNBOUNDED, saturating_add
 from .publishers import End
 
 if TYPE_CHECKING:
-    from .connection import DittoSession, Subscription
+    from .connection import DittoConnection, Subscription
 
 MAX_DEMAND = UNBOUNDED
 RULE_3_9 = "Reactive Streams rule 3.9"
@@ -83,10 +83,10 @@ class Policy:
 
     # -- the wire ----------------------------------------------------------------------------
 
-    def encode(self, s: DittoSession, message: Decoded) -> bytes:
+    def encode(self, s: DittoConnection, message: Decoded) -> bytes:
         return encode_line(message)
 
-    def on_control(self, s: DittoSession, message: ControlMessage) -> None:
+    def on_control(self, s: DittoConnection, message: ControlMessage) -> None:
         """The WebSocket binding's control messages: START/STOP-SEND-* are acknowledged (no event
         ever follows: the peer has no twin to change), JWT-TOKEN is taken silently."""
         if message.name.startswith(("START-", "STOP-")) and not message.name.endswith(":ACK"):
@@ -94,10 +94,10 @@ class Policy:
 
     # -- subscriptions ----------------------------------------------------------------------
 
-    def subscription_id(self, s: DittoSession, sub: Subscription) -> str:
+    def subscription_id(self, s: DittoConnection, sub: Subscription) -> str:
         return s.fresh_id(sub)  # the freedoms' choice, never one still live (DITTO-SUB-2)
 
-    def created(self, s: DittoSession, sub: Subscription) -> None:
+    def created(self, s: DittoConnection, sub: Subscription) -> None:
         """``created`` answers every subscribe, with its correlation-id (DITTO-SUB-1)."""
         s.send(created(sub, self.subscribe_headers(sub)))
 
@@ -107,30 +107,30 @@ class Policy:
         cid = sub.correlation_id if sub.correlation_id is not None else sub.created_cid
         return {"correlation-id": cid} if cid is not None else {}
 
-    def event_headers(self, s: DittoSession, sub: Subscription) -> dict[str, Any]:
+    def event_headers(self, s: DittoConnection, sub: Subscription) -> dict[str, Any]:
         """An event's correlation-id: the latest request's (as Ditto does) or the subscribe's (a freedom)."""
         cid = sub.correlation_id if s.freedoms.subscribe_cid or sub.request_cid is None else sub.request_cid
         return {"correlation-id": cid} if cid is not None else {}
 
-    def on_request(self, s: DittoSession, sub: Subscription, demand: int) -> None:
+    def on_request(self, s: DittoConnection, sub: Subscription, demand: int) -> None:
         sub.requested = True
         if demand <= 0:
             self.on_bad_demand(s, sub, demand)
             return
         sub.demand = saturating_add(sub.demand, demand)  # cumulative, 2^63-1 is unbounded (DITTO-DEM-4)
 
-    def on_bad_demand(self, s: DittoSession, sub: Subscription, demand: int) -> None:
+    def on_bad_demand(self, s: DittoConnection, sub: Subscription, demand: int) -> None:
         """Demand <= 0: ``failed`` with the protocol error code (DITTO-DEM-2, rule 3.9)."""
         s.send(failed(sub, protocol_error(sub, demand), self.event_headers(s, sub)))
         s.forget(sub)
 
-    def sendable(self, s: DittoSession, sub: Subscription) -> int:
+    def sendable(self, s: DittoConnection, sub: Subscription) -> int:
         """``next`` events that may go out now: the demand (DITTO-DEM-1); after a cancel, the freedom's few."""
         if sub.cancelled:
             return min(sub.demand, sub.after_cancel)
         return sub.demand
 
-    def emit(self, s: DittoSession, sub: Subscription, item: Any) -> None:
+    def emit(self, s: DittoConnection, sub: Subscription, item: Any) -> None:
         delay = s.freedoms.late_delay(sub.cancelled, sub.demand == 1)
         if delay is not None:
             # Held back a moment (a freedom): the last item of a demand, or one in flight after the cancel.
@@ -142,16 +142,16 @@ class Policy:
         if sub.cancelled:
             sub.after_cancel -= 1
 
-    def complete_together(self, s: DittoSession, sub: Subscription) -> bool:
+    def complete_together(self, s: DittoConnection, sub: Subscription) -> bool:
         return s.freedoms.complete_together()
 
-    def finish(self, s: DittoSession, sub: Subscription, end: End) -> None:
+    def finish(self, s: DittoConnection, sub: Subscription, end: End) -> None:
         """``complete`` or ``failed``, only after the first request (the session sees to it: DITTO-SUB-4)."""
         headers = self.event_headers(s, sub)
         s.send(complete(sub, headers) if end.error is None else failed(sub, end.error, headers))
         s.forget(sub)
 
-    def on_cancel(self, s: DittoSession, sub: Subscription) -> None:
+    def on_cancel(self, s: DittoConnection, sub: Subscription) -> None:
         sub.cancelled = True
         sub.after_cancel = s.freedoms.in_flight_after_cancel(min(sub.demand, sub.source.available()))
         if sub.after_cancel <= 0:

@@ -1,4 +1,4 @@
-"""The asyncio shell of one Ditto connection: bytes between the transport and the sans-IO ``DittoSession``.
+"""The asyncio shell of one Ditto connection: bytes between the transport and the sans-IO ``DittoConnection``.
 
 Two coroutines share the session on one event loop: the reader (bytes to
 ``receive_data``, answers flushed) and the producer (waits until the session
@@ -19,7 +19,7 @@ import logging
 from typing import Any
 
 from .config import PeerConfig
-from .connection import DittoSession
+from .connection import DittoConnection
 from .faults import build_policy
 from .freedoms import Freedoms
 
@@ -32,7 +32,7 @@ class Connection:
                  number: int = 0) -> None:
         self.reader, self.writer, self.config, self.number = reader, writer, config, number
         self.freedoms = Freedoms(config.freedoms, config.seed, number, config.forced_freedoms, ids=config.ids)
-        self.session = DittoSession(policy=build_policy(config.faults), freedoms=self.freedoms, limits=config.limits,
+        self.session = DittoConnection(policy=build_policy(config.faults), freedoms=self.freedoms, limits=config.limits,
                                     max_subscriptions=config.max_subscriptions)
         self.wake = asyncio.Event()
         self.end_reason: str | None = None

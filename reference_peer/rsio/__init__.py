@@ -1,6 +1,6 @@
 """The reference peer's RS-IO binding: the ``PEER`` entry ``peer_binding`` finds for ``rsio``.
 
-Theory of operation.  ``connection.PeerSession`` is one connection: an asyncio Protocol
+Theory of operation.  ``connection.RsioConnection`` is one connection: an asyncio Protocol
 over the kit's sans-IO ``Connection``; its ``Policy`` (``policy``) makes every decision a
 fault may replace (``faults/``), its ``Freedoms`` choose among legal variants, and
 ``flows``/``inflows`` carry the publications and subscriptions, fed by ``publishers``
@@ -25,7 +25,7 @@ from rsio_tck.errors import Side
 from ..tiny_writes import checked as tiny_writes
 from .appflows import AppPublisher, Publisher, Subscriber, Subscription
 from .config import PeerConfig
-from .connection import PeerSession
+from .connection import RsioConnection
 from .faults import FAULTS, build_policy
 from .freedoms import DELIBERATE_WARNINGS, ID_CHOICES
 from .publishers import PublisherTable
@@ -69,8 +69,8 @@ class RsioPeer:
     def app_publisher(self, source: Any, element_size: int) -> AppPublisher:
         return AppPublisher(source, element_size)
 
-    def session(self, role: Side, context: Any, number: int, label: str) -> PeerSession:
-        return PeerSession(role, context, number, label)
+    def connection(self, role: Side, context: Any, number: int, label: str) -> RsioConnection:
+        return RsioConnection(role, context, number, label)
 
     def show(self, element: bytes) -> str:
         try:

@@ -24,7 +24,7 @@ from ..sources import COMPLETE, End, QueueSource
 from .publishers import Opened, Rejected
 
 if TYPE_CHECKING:
-    from .connection import PeerSession
+    from .connection import RsioConnection
     from .flows import Outflow
 
 
@@ -65,7 +65,7 @@ def to_element(value: Any, element_size: int) -> bytes:
 class Feeder:
     """Moves application elements into a flow's queue, never beyond remote demand."""
 
-    def __init__(self, s: PeerSession, flow: Outflow, queue: QueueSource) -> None:
+    def __init__(self, s: RsioConnection, flow: Outflow, queue: QueueSource) -> None:
         self.s, self.flow, self.queue = s, flow, queue
         self.window = s.config.app_window
         queue.on_taken = self.wanted
@@ -104,7 +104,7 @@ class Feeder:
 
 
 class AsyncFeeder(Feeder):
-    def __init__(self, s: PeerSession, flow: Outflow, queue: QueueSource, iterator: AsyncIterator[Any]) -> None:
+    def __init__(self, s: RsioConnection, flow: Outflow, queue: QueueSource, iterator: AsyncIterator[Any]) -> None:
         super().__init__(s, flow, queue)
         self.iterator = iterator
         self.wake = asyncio.Event()
@@ -149,7 +149,7 @@ class AsyncFeeder(Feeder):
 class PublisherFeeder(Feeder):
     """A Reactive Streams Publisher: requests follow what the session drains."""
 
-    def __init__(self, s: PeerSession, flow: Outflow, queue: QueueSource, publisher: Publisher) -> None:
+    def __init__(self, s: RsioConnection, flow: Outflow, queue: QueueSource, publisher: Publisher) -> None:
         super().__init__(s, flow, queue)
         self.subscription: Subscription | None = None
         self.requested = 0  # asked of the local publisher, not yet received

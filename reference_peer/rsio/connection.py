@@ -70,13 +70,13 @@ class PeerContext(Protocol):
     config: PeerConfig
     publishers: PublisherTable
 
-    def session_started(self, session: PeerSession) -> None: ...
-    def session_ended(self, session: PeerSession, reason: str) -> None: ...
+    def connection_started(self, session: RsioConnection) -> None: ...
+    def connection_ended(self, session: RsioConnection, reason: str) -> None: ...
     def abort_all(self, reason: str) -> None: ...
     def stop_serving(self, reason: str) -> None: ...
 
 
-class PeerSession(asyncio.Protocol):
+class RsioConnection(asyncio.Protocol):
     def __init__(self, role: Side, context: PeerContext, number: int, label: str = "") -> None:
         self.role = role
         self.context = context
@@ -123,7 +123,7 @@ class PeerSession(asyncio.Protocol):
         if not self.label:
             peer = transport.get_extra_info("peername")
             self.label = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer or "pipe")
-        self.context.session_started(self)
+        self.context.connection_started(self)
         self._guard(self.policy.on_connection_made, self)
         if self.role is Side.SERVER and not self._finishing:
             self._later(self.config.handshake_timeout, self._handshake_expired)
@@ -163,7 +163,7 @@ class PeerSession(asyncio.Protocol):
             self.ready.exception()  # retrieved: nobody may be waiting
         log.info("connection #%d %s %s ended after %.2f s: %s", self.number, self.role.value, self.label,
                  time.monotonic() - self.started, reason)
-        self.context.session_ended(self, reason)
+        self.context.connection_ended(self, reason)
 
     def pause_writing(self) -> None:
         self.paused = True  # production stops; reading goes on (cancel, request must get through)
@@ -292,7 +292,7 @@ class PeerSession(asyncio.Protocol):
         if isinstance(ignored.frame, (Request, Cancel)) and self.open:
             self.policy.on_stale_signal(self, ignored.frame)
 
-    _HANDLERS: dict[type, Callable[[PeerSession, Any], None]] = {
+    _HANDLERS: dict[type, Callable[[RsioConnection, Any], None]] = {
         ClientHello: _on_client_hello,
         ServerHello: _on_server_hello,
         Goodbye: lambda s, goodbye: s.policy.on_goodbye(s, goodbye.reason),

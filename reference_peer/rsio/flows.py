@@ -24,7 +24,7 @@ from ..sources import LargeSource, Source
 from .config import UNBOUNDED
 
 if TYPE_CHECKING:
-    from .connection import PeerSession
+    from .connection import RsioConnection
 
 VARIABLE_BATCH = 2048  # elements of a variable-size stream per step
 PARTS_PER_STEP = 4  # parts of a large split element per step
@@ -71,7 +71,7 @@ class Outflow:
         return f"Outflow({self.sid}, {self.name!r}, demand={self.demand}, done={self.done})"
 
 
-def step(s: PeerSession, flow: Outflow) -> bool:
+def step(s: RsioConnection, flow: Outflow) -> bool:
     """Send one bounded batch of ``flow``; False when it has nothing to do until something changes."""
     if flow.done:
         return False
@@ -109,7 +109,7 @@ def step(s: PeerSession, flow: Outflow) -> bool:
 # -- the default framing -------------------------------------------------------------
 
 
-def emit_variable(s: PeerSession, flow: Outflow, elements: list[bytes]) -> None:
+def emit_variable(s: RsioConnection, flow: Outflow, elements: list[bytes]) -> None:
     """Whole elements as onNext (the hot path), some split unsolicited; long ones split in parts."""
     threshold = s.config.split_threshold
     if elements and max(map(len, elements)) > threshold:
@@ -126,7 +126,7 @@ def _reader(element: bytes) -> Callable[[int, int], bytes]:
     return lambda offset, length: element[offset : offset + length]
 
 
-def emit_small(s: PeerSession, flow: Outflow, elements: list[bytes]) -> None:
+def emit_small(s: RsioConnection, flow: Outflow, elements: list[bytes]) -> None:
     if not elements:
         return
     index = s.freedoms.split_index(elements)
@@ -149,7 +149,7 @@ def emit_small(s: PeerSession, flow: Outflow, elements: list[bytes]) -> None:
         s.emit_elements(flow.sid, elements[index + 1 :])
 
 
-def emit_fixed(s: PeerSession, flow: Outflow, data: bytes) -> None:
+def emit_fixed(s: RsioConnection, flow: Outflow, data: bytes) -> None:
     """Fixed-size elements: packed maximally, or onNext and onNextPacked mixed (a freedom)."""
     size = flow.element_size
     count = len(data) // size
@@ -165,7 +165,7 @@ def emit_fixed(s: PeerSession, flow: Outflow, data: bytes) -> None:
                else OnNext(subscriber=flow.sid, element=chunk))
 
 
-def begin_large(s: PeerSession, flow: Outflow, source: LargeSource) -> None:
+def begin_large(s: RsioConnection, flow: Outflow, source: LargeSource) -> None:
     """The next tck/large element: split when part= asks (every element, even a short one,
     which goes as one onNextLastPart: rsio-v0 §8, Decision m) or when it is long, else whole."""
     index = source.begin()
@@ -178,14 +178,14 @@ def begin_large(s: PeerSession, flow: Outflow, source: LargeSource) -> None:
     begin_split(s, flow, size, lambda off, n: source.read(index, off, n), limit)
 
 
-def begin_split(s: PeerSession, flow: Outflow, length: int, read: Callable[[int, int], bytes], limit: int) -> None:
+def begin_split(s: RsioConnection, flow: Outflow, length: int, read: Callable[[int, int], bytes], limit: int) -> None:
     """Start sending one element (its unit of demand already taken) as parts of at most ``limit``."""
     max_part = max(1, min(limit, s.config.frame_bytes()))
     flow.split = SplitProgress(element=s.freedoms.element_id(), length=length, read=read, max_part=max_part)
     send_parts(s, flow)
 
 
-def send_parts(s: PeerSession, flow: Outflow) -> None:
+def send_parts(s: RsioConnection, flow: Outflow) -> None:
     progress = flow.split
     assert progress is not None
     for _ in range(PARTS_PER_STEP):

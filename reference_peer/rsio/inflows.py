@@ -28,7 +28,7 @@ from rsio_tck.semantics import StreamState
 from .freedoms import ID_SPACE
 
 if TYPE_CHECKING:
-    from .connection import PeerSession
+    from .connection import RsioConnection
 
 _FREE_STATES = (StreamState.IDLE, StreamState.DONE, StreamState.CANCELLED)
 
@@ -43,7 +43,7 @@ class Inflow(Protocol):
 
 
 class Subscriptions:
-    def __init__(self, session: PeerSession) -> None:
+    def __init__(self, session: RsioConnection) -> None:
         self.session = session
         self.by_sid: dict[int, Inflow] = {}
         self._next_sid = 1

@@ -20,10 +20,10 @@ from rsio_tck.testpubs import Malformed, SubscribeBack, parse
 from ..sources import Source, source_for
 
 if TYPE_CHECKING:
-    from .connection import PeerSession
+    from .connection import RsioConnection
     from .flows import Outflow
 
-Starter = Callable[["PeerSession", "Outflow"], None]
+Starter = Callable[["RsioConnection", "Outflow"], None]
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from rsio_tck.testpubs import report
 from ..sources import COMPLETE, End, QueueSource
 
 if TYPE_CHECKING:
-    from .connection import PeerSession
+    from .connection import RsioConnection
     from .flows import Outflow
     from .policy import Policy
 
@@ -36,7 +36,7 @@ class SubscribeBack:
     def __init__(self, spec: Spec) -> None:
         self.spec = spec
         self.queue = QueueSource()
-        self.session: PeerSession | None = None
+        self.session: RsioConnection | None = None
         self.outer: Outflow | None = None
         self.inner: int | None = None  # this peer's subscriber Id for the inner subscription
         self.received = 0  # inner elements received
@@ -47,7 +47,7 @@ class SubscribeBack:
 
     # -- the outer stream ---------------------------------------------------------------
 
-    def start(self, s: PeerSession, outer: Outflow) -> None:
+    def start(self, s: RsioConnection, outer: Outflow) -> None:
         self.session, self.outer = s, outer
         self.queue.on_taken = self._reports_taken
         self.queue.on_stop = self._outer_stopped

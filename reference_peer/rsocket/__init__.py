@@ -60,7 +60,7 @@ from rsio_tck.bindings.rsocket import PROFILE_NAMES
 
 from ..tiny_writes import checked as checked_tiny_writes
 from .config import PeerConfig
-from .connection import Session, serve_connection
+from .connection import RSocketConnection, serve_connection
 from .faults import FAULTS, Fault
 from .freedoms import Freedoms
 
@@ -121,5 +121,5 @@ def list_faults() -> str:
     return "\n".join(f"{name:<{width}}  {fault.rule:<14} {fault.description}" for name, fault in FAULTS.items())
 
 
-__all__ = ["CAPABILITIES", "DELIBERATE_WARNINGS", "FAULTS", "PROFILE_NAMES", "Fault", "PeerConfig", "Session", "add_arguments", "hostile_material", "list_faults", "make_config",
+__all__ = ["CAPABILITIES", "DELIBERATE_WARNINGS", "FAULTS", "PROFILE_NAMES", "Fault", "PeerConfig", "RSocketConnection", "add_arguments", "hostile_material", "list_faults", "make_config",
            "serve_connection"]

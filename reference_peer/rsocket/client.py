@@ -24,7 +24,7 @@ from rsio_tck.transport import Target, open_target
 
 from ..sources import COMPLETE, QueueSource
 from .config import PeerConfig
-from .connection import Session
+from .connection import RSocketConnection
 from .flows import Consumer, Flow
 
 INTERACTIONS = ("stream", "response", "fnf", "channel")
@@ -40,7 +40,7 @@ class Outcome:
 class Collector(Consumer):
     """Collects one stream's elements, asking ``batch`` more each time as many have arrived."""
 
-    def __init__(self, s: Session, batch: int) -> None:
+    def __init__(self, s: RSocketConnection, batch: int) -> None:
         self.session = s
         self.batch = batch
         self.sid = 0
@@ -62,7 +62,7 @@ class Collector(Consumer):
             self.done.set_result(self.outcome)
 
 
-async def run_interaction(s: Session, interaction: str, name: str, n: int, echo: list[bytes] | None = None,
+async def run_interaction(s: RSocketConnection, interaction: str, name: str, n: int, echo: list[bytes] | None = None,
                           timeout: float = 30.0) -> Outcome:
     """Send one request named ``name`` and wait (bounded) for its outcome."""
     sid = s.endpoint.new_stream_id()
@@ -98,7 +98,7 @@ async def run_interaction(s: Session, interaction: str, name: str, n: int, echo:
     return await asyncio.wait_for(collector.done, timeout)
 
 
-async def connect(url: str, config: PeerConfig, timeout: float = 10.0) -> tuple[Session, asyncio.Task[str]]:
+async def connect(url: str, config: PeerConfig, timeout: float = 10.0) -> tuple[RSocketConnection, asyncio.Task[str]]:
     """A client session on ``url`` (tcp:// or ws://, wss://), SETUP sent, running in a task."""
     target = Target.parse(url)
     reader: Any
@@ -109,7 +109,7 @@ async def connect(url: str, config: PeerConfig, timeout: float = 10.0) -> tuple[
         raise ValueError(f"{url}: the RSocket peer connects over tcp://, ws:// or wss:// only")
     else:
         reader, writer = await asyncio.wait_for(asyncio.open_connection(target.host, target.port), timeout)
-    session = Session(reader, writer, config, Side.CLIENT)
+    session = RSocketConnection(reader, writer, config, Side.CLIENT)
     return session, asyncio.ensure_future(session.run())
 
 

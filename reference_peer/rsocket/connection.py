@@ -51,7 +51,7 @@ READ_SIZE = 64 * 1024
 FRAGMENT_ROOM = 28  # bytes of a fragment that are not payload, at most (endpoint.FRAGMENT_OVERHEAD)
 
 
-class Session:
+class RSocketConnection:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, config: PeerConfig,
                  role: Side = Side.SERVER, number: int = 0) -> None:
         self.reader, self.writer = reader, writer
@@ -391,10 +391,10 @@ class Session:
 async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, config: PeerConfig,
                            number: int = 0) -> str:
     """Serve one accepted connection as the RSocket server until it ends; the reason it ended."""
-    session = Session(reader, writer, config, Side.SERVER, number)
+    session = RSocketConnection(reader, writer, config, Side.SERVER, number)
     reason = await session.run()
     log.info("rsocket connection #%d ended: %s", number, reason)
     return reason
 
 
-__all__ = ["Session", "serve_connection"]
+__all__ = ["RSocketConnection", "serve_connection"]

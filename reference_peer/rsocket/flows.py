@@ -27,7 +27,7 @@ from rsio_tck.testpubs import SubscribeBack as SubscribeSpec
 from ..sources import COMPLETE, End, QueueSource, Source
 
 if TYPE_CHECKING:
-    from .connection import Session
+    from .connection import RSocketConnection
 
 BATCH = 256  # elements of one stream per step
 WINDOW = 16  # inbound payloads a channel echo grants ahead
@@ -49,7 +49,7 @@ class Flow:
         self.marks: set[str] = set()  # what a fault already did to this flow
 
 
-def step(s: Session, flow: Flow) -> bool:
+def step(s: RSocketConnection, flow: Flow) -> bool:
     """Send one bounded batch of ``flow``; whether it may have more to send right away."""
     policy, source = s.policy, flow.source
     if flow.done:
@@ -86,7 +86,7 @@ class Consumer:
 class Echo(Consumer):
     """tck/echo: the channel's inbound payloads go back out as the outbound stream's elements."""
 
-    def __init__(self, s: Session, flow: Flow) -> None:
+    def __init__(self, s: RSocketConnection, flow: Flow) -> None:
         self.session = s
         self.flow = flow
         self.queue: QueueSource = flow.source  # type: ignore[assignment]
@@ -121,7 +121,7 @@ class Echo(Consumer):
 class SubscribeBack(Consumer):
     """tck/subscribe?to=NAME&request=S: request-stream NAME of the kit; its elements become the outer stream's."""
 
-    def __init__(self, s: Session, spec: SubscribeSpec, outer: Flow) -> None:
+    def __init__(self, s: RSocketConnection, spec: SubscribeSpec, outer: Flow) -> None:
         self.session = s
         self.spec = spec
         self.outer = outer

@@ -32,7 +32,7 @@ from ..sources import End
 from . import publishers
 
 if TYPE_CHECKING:
-    from .connection import Session
+    from .connection import RSocketConnection
     from .flows import Echo, Flow, SubscribeBack
 
 RULE_3_9 = "Reactive Streams rule 3.9"
@@ -45,16 +45,16 @@ class Policy:
 
     # -- the connection --------------------------------------------------------------------
 
-    def make_endpoint(self, s: Session, **options: Any) -> Endpoint:
+    def make_endpoint(self, s: RSocketConnection, **options: Any) -> Endpoint:
         return Endpoint(s.role, s.config.profile, s.config.limits, **options)
 
-    def on_connection_made(self, s: Session) -> None:
+    def on_connection_made(self, s: RSocketConnection) -> None:
         pass  # a server waits for the client's SETUP; a client's SETUP is already queued
 
-    def after_setup(self, s: Session, setup: Setup) -> None:
+    def after_setup(self, s: RSocketConnection, setup: Setup) -> None:
         pass  # the endpoint accepted it (and granted a LEASE if asked)
 
-    def when_leased(self, s: Session, request: Callable[[], None]) -> None:
+    def when_leased(self, s: RSocketConnection, request: Callable[[], None]) -> None:
         """Send a request now if the lease allows one, else when a LEASE does (Lease Semantics)."""
         if s.endpoint.may_request():
             request()
@@ -63,59 +63,59 @@ class Policy:
 
     # -- serving -------------------------------------------------------------------------
 
-    def reject(self, s: Session, sid: int, reason: str) -> None:
+    def reject(self, s: RSocketConnection, sid: int, reason: str) -> None:
         """An unknown or malformed name: ERROR[APPLICATION_ERROR] on that stream; the connection stays."""
         s.send(Error(stream_id=sid, error_code=APPLICATION_ERROR, data=reason.encode()))
 
-    def on_bad_request_n(self, s: Session, flow: Flow, n: int) -> None:
+    def on_bad_request_n(self, s: RSocketConnection, flow: Flow, n: int) -> None:
         """Request N = 0 (bindings.md §2): ERROR[INVALID] on the stream, as rule 3.9 asks."""
         s.send(stream_error(s.config.profile, flow.sid, INVALID, f"request N {n} violates {RULE_3_9}"))
         s.stop_flow(flow)
 
-    def sendable(self, s: Session, flow: Flow) -> int:
+    def sendable(self, s: RSocketConnection, flow: Flow) -> int:
         return s.endpoint.credit(flow.sid)
 
-    def emit(self, s: Session, flow: Flow, data: bytes, complete: bool) -> None:
+    def emit(self, s: RSocketConnection, flow: Flow, data: bytes, complete: bool) -> None:
         """One element; with ``complete`` it ends the stream too (PAYLOAD N|C)."""
         s.send(Payload(stream_id=flow.sid, next=True, complete=complete, data=data), fragment_size=s.fragment_size(flow))
         flow.sent += 1
         if complete:
             s.forget_flow(flow)
 
-    def complete_together(self, s: Session, flow: Flow) -> bool:
+    def complete_together(self, s: RSocketConnection, flow: Flow) -> bool:
         """Whether the stream's last element carries its completion (N|C) or a PAYLOAD C follows: a freedom."""
         return s.freedoms.complete_together()
 
-    def finish(self, s: Session, flow: Flow, end: End) -> None:
+    def finish(self, s: RSocketConnection, flow: Flow, end: End) -> None:
         if end.error is None:
             s.send(Payload(stream_id=flow.sid, complete=True))
         else:
             s.send(Error(stream_id=flow.sid, error_code=APPLICATION_ERROR, data=end.error.encode()))
         s.forget_flow(flow)
 
-    def on_cancel(self, s: Session, flow: Flow) -> None:
+    def on_cancel(self, s: RSocketConnection, flow: Flow) -> None:
         s.stop_flow(flow)
 
-    def on_fnf(self, s: Session, frame: RequestFnf) -> None:
+    def on_fnf(self, s: RSocketConnection, frame: RequestFnf) -> None:
         publishers.count_fnf(frame.data, s.config.fnf_counts)  # nothing goes back (RS-FNF-1)
 
-    def on_metadata_push(self, s: Session, frame: MetadataPush) -> None:
+    def on_metadata_push(self, s: RSocketConnection, frame: MetadataPush) -> None:
         pass  # bindings.md §2: metadata push is ignored; the connection stays up (RS-TCK-8)
 
-    def open_channel(self, s: Session, echo: Echo) -> None:
+    def open_channel(self, s: RSocketConnection, echo: Echo) -> None:
         echo.grant()  # the first REQUEST_N of the channel (RS-CHANNEL-3)
 
     # -- requesting (tck/subscribe, channel echo, the client role) --------------------------
 
-    def open_inner(self, s: Session, back: SubscribeBack) -> None:
+    def open_inner(self, s: RSocketConnection, back: SubscribeBack) -> None:
         sid = s.new_stream_id()
         back.inner = sid
         s.inbound[sid] = back
         s.send(RequestStream(stream_id=sid, initial_request_n=back.initial_n(), data=back.spec.to.encode()))
 
-    def request_n(self, s: Session, sid: int, n: int) -> None:
+    def request_n(self, s: RSocketConnection, sid: int, n: int) -> None:
         s.send(RequestN(stream_id=sid, request_n=n))
 
-    def cancel_inner(self, s: Session, back: SubscribeBack) -> None:
+    def cancel_inner(self, s: RSocketConnection, back: SubscribeBack) -> None:
         if back.inner is not None:
             s.send(Cancel(stream_id=back.inner))

@@ -27,7 +27,7 @@ from rsio_tck.bindings.rsocket.frames import Cancel, MetadataPush, RequestStream
 from . import make_config
 from .client import Collector, Outcome, connect, run_interaction
 from .config import PeerConfig
-from .connection import Session
+from .connection import RSocketConnection
 
 TIMEOUT = 10.0  # seconds for one interaction
 KEEPALIVE_IDLE = 2.5  # seconds idle in the keepalive case, past its SETUP's max lifetime (2 s; interval 200 ms)
@@ -55,7 +55,7 @@ def _lines(outcome: Outcome, large: bool = False) -> list[str]:
 class Taker(Collector):
     """Takes the first ``take`` elements of a stream, then cancels it; later elements are dropped."""
 
-    def __init__(self, s: Session, take: int) -> None:
+    def __init__(self, s: RSocketConnection, take: int) -> None:
         super().__init__(s, batch=take)
         self.take = take
 
@@ -70,7 +70,7 @@ class Taker(Collector):
             self.done.set_result(self.outcome)
 
 
-async def _cancel_infinite(s: Session) -> list[str]:
+async def _cancel_infinite(s: RSocketConnection) -> list[str]:
     sid = s.endpoint.new_stream_id()
     taker = Taker(s, 5)
     taker.sid = sid
@@ -86,7 +86,7 @@ async def _cancel_infinite(s: Session) -> list[str]:
     return [f"next {_text(e)}" for e in outcome.elements]
 
 
-async def _fnf_count(s: Session, want: str) -> list[str]:
+async def _fnf_count(s: RSocketConnection, want: str) -> list[str]:
     """tck/fnf-count?key=interop until it answers ``want``, at most 10 times, 0.2 s apart: a responder may
     count fire-and-forgets asynchronously, and nothing acknowledges them (interop/testcases.json)."""
     lines = _lines(await run_interaction(s, "response", "tck/fnf-count?key=interop", 1, timeout=TIMEOUT))
@@ -98,7 +98,7 @@ async def _fnf_count(s: Session, want: str) -> list[str]:
     return lines
 
 
-async def _perform(s: Session, name: str) -> list[str]:
+async def _perform(s: RSocketConnection, name: str) -> list[str]:
     if name == "stream-range":
         return _lines(await run_interaction(s, "stream", "tck/range?count=10", 3, timeout=TIMEOUT))
     if name == "request-response":

@@ -3,7 +3,7 @@
 Theory of operation: the monitor watches one connection from one vantage point.
 It is given the bytes each side sent, in the order observed, and decodes each
 direction with its own incremental decoder from the binding it is given; every
-frame goes to that binding's ``SessionJudge`` (one per connection), which maps it
+frame goes to that binding's ``ConnectionJudge`` (one per connection), which maps it
 onto the contract and the binding's own rules.  Whatever the model raises becomes a
 ``Finding`` and judging goes on: the monitor never stops at the first
 violation.  A direction whose bytes cannot be decoded is dead from there on
@@ -148,7 +148,7 @@ class Monitor:
 
     @property
     def model(self) -> Any:
-        """The binding's model of the connection (RS-IO: ``SessionModel``), for binding-aware callers."""
+        """The binding's model of the connection (RS-IO: ``ConnectionModel``), for binding-aware callers."""
         return self.session.model
 
     @property

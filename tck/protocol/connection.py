@@ -4,7 +4,7 @@ Theory of operation (after wsproto's ``WSConnection``): ``Connection`` is a thin
 shell.  It asks the binding (``rsio_tck.binding.get_binding``) for an *endpoint*
 (``binding.endpoint(role, profile, limits, **options)``) and delegates to it; all
 protocol knowledge (the handshake, the close, the stream table, reassembly, what
-to ignore) lives in the binding's endpoint, judged by the same ``SessionJudge``
+to ignore) lives in the binding's endpoint, judged by the same ``ConnectionJudge``
 model the monitor uses.  The I/O layer hands received bytes to ``receive_data``
 and gets events back (the binding's frames, and the events of ``events.py``); it
 calls ``send`` with frames and writes whatever ``data_to_send`` returns.  No

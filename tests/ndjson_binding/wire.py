@@ -134,7 +134,7 @@ class Stream:
 
 
 class NdjsonJudge:
-    """Both sides of one connection, judged line by line (``rsio_tck.binding.SessionJudge``)."""
+    """Both sides of one connection, judged line by line (``rsio_tck.binding.ConnectionJudge``)."""
 
     held = 0  # lines are whole when the decoder gives them: nothing is kept here
 

@@ -14,7 +14,7 @@ from ..publishers import End
 from .declare import Base, fault, once
 
 if TYPE_CHECKING:
-    from ..connection import DittoSession, Subscription
+    from ..connection import DittoConnection, Subscription
 
 # -- subscriptions (DITTO-SUB) ------------------------------------------------------------------------
 
@@ -22,7 +22,7 @@ no_created = fault("created-missing", "DITTO-SUB-1", "never answers a subscribe 
 
 
 @no_created.on("created")
-def _no_created(p: Policy, base: Base, s: DittoSession, sub: Subscription) -> None:
+def _no_created(p: Policy, base: Base, s: DittoConnection, sub: Subscription) -> None:
     pass
 
 
@@ -39,7 +39,7 @@ twice = fault("created-twice", "DITTO-SUB-1", "answers every subscribe with two 
 
 
 @twice.on("created")
-def _twice(p: Policy, base: Base, s: DittoSession, sub: Subscription) -> None:
+def _twice(p: Policy, base: Base, s: DittoConnection, sub: Subscription) -> None:
     base(s, sub)
     base(s, sub)
 
@@ -49,7 +49,7 @@ reused = fault("created-id-reused", "DITTO-SUB-2",
 
 
 @reused.on("subscription_id")
-def _reused(p: Policy, base: Base, s: DittoSession, sub: Subscription) -> str:
+def _reused(p: Policy, base: Base, s: DittoConnection, sub: Subscription) -> str:
     live = [other.sid for other in s.subscriptions.values() if not other.done]
     return live[0] if live else str(base(s, sub))
 
@@ -59,7 +59,7 @@ unannounced = fault("event-unannounced-id", "DITTO-SUB-3",
 
 
 @unannounced.on("on_request")
-def _unannounced(p: Policy, base: Base, s: DittoSession, sub: Subscription, demand: int) -> None:
+def _unannounced(p: Policy, base: Base, s: DittoConnection, sub: Subscription, demand: int) -> None:
     if once(sub, "ghost"):
         ghost = dataclasses.replace(sub, sid=f"{sub.sid}-ghost", marks=set())
         s.send(complete(ghost, p.event_headers(s, sub)))
@@ -71,7 +71,7 @@ early = fault("terminal-before-request", "DITTO-SUB-4",
 
 
 @early.on("created")
-def _early(p: Policy, base: Base, s: DittoSession, sub: Subscription) -> None:
+def _early(p: Policy, base: Base, s: DittoConnection, sub: Subscription) -> None:
     base(s, sub)
     end = sub.source.end() if sub.source.available() == 0 else None
     p.finish(s, sub, end or publishers.COMPLETE)
@@ -81,7 +81,7 @@ after_end = fault("next-after-complete", "DITTO-SUB-5", "sends one more next aft
 
 
 @after_end.on("finish")
-def _after_end(p: Policy, base: Base, s: DittoSession, sub: Subscription, end: End) -> None:
+def _after_end(p: Policy, base: Base, s: DittoConnection, sub: Subscription, end: End) -> None:
     base(s, sub, end)
     if end.error is None:
         extra = publishers.Pages(1, 1) if sub.profile == "search" else publishers.Revisions(sub.target.entity_name, 0, 1)
@@ -98,14 +98,14 @@ def _elsewhere(sub: Subscription) -> Subscription:
 
 
 @other_entity.on("emit")
-def _other_entity(p: Policy, base: Base, s: DittoSession, sub: Subscription, item: Any) -> None:
+def _other_entity(p: Policy, base: Base, s: DittoConnection, sub: Subscription, item: Any) -> None:
     s.send(next_event(_elsewhere(sub), item, p.event_headers(s, sub)))
     sub.demand -= 1
     sub.sent += 1
 
 
 @other_entity.on("finish")
-def _other_entity_end(p: Policy, base: Base, s: DittoSession, sub: Subscription, end: End) -> None:
+def _other_entity_end(p: Policy, base: Base, s: DittoConnection, sub: Subscription, end: End) -> None:
     elsewhere, headers = _elsewhere(sub), p.event_headers(s, sub)
     s.send(complete(elsewhere, headers) if end.error is None else failed(elsewhere, end.error, headers))
     s.forget(sub)
@@ -117,7 +117,7 @@ beyond = fault("next-beyond-demand", "DITTO-DEM-1", "sends one next more than th
 
 
 @beyond.on("sendable")
-def _beyond(p: Policy, base: Base, s: DittoSession, sub: Subscription) -> int:
+def _beyond(p: Policy, base: Base, s: DittoConnection, sub: Subscription) -> int:
     credit: int = base(s, sub)
     if credit == 0 and sub.requested and not sub.cancelled and sub.sent and once(sub, "beyond"):
         sub.demand += 1  # the one next beyond the demand the subscriber gave
@@ -129,7 +129,7 @@ ignored = fault("demand-zero-ignored", "DITTO-DEM-2", "ignores a request with de
 
 
 @ignored.on("on_bad_demand")
-def _ignored(p: Policy, base: Base, s: DittoSession, sub: Subscription, demand: int) -> None:
+def _ignored(p: Policy, base: Base, s: DittoConnection, sub: Subscription, demand: int) -> None:
     pass
 
 
@@ -138,7 +138,7 @@ wrong_code = fault("demand-zero-wrong-error", "DITTO-DEM-2",
 
 
 @wrong_code.on("on_bad_demand")
-def _wrong_code(p: Policy, base: Base, s: DittoSession, sub: Subscription, demand: int) -> None:
+def _wrong_code(p: Policy, base: Base, s: DittoConnection, sub: Subscription, demand: int) -> None:
     error = ErrorInfo(status=500, error="tck:internal.error", message=f"demand {demand}")
     s.send(failed(sub, error, p.event_headers(s, sub)))
     s.forget(sub)
@@ -149,7 +149,7 @@ overflow = fault("demand-overflow-wraps", "DITTO-DEM-4",
 
 
 @overflow.on("on_request")
-def _overflow(p: Policy, base: Base, s: DittoSession, sub: Subscription, demand: int) -> None:
+def _overflow(p: Policy, base: Base, s: DittoConnection, sub: Subscription, demand: int) -> None:
     if demand <= 0:
         base(s, sub, demand)
         return
@@ -165,7 +165,7 @@ deaf = fault("cancel-ignored", "DITTO-CAN-1",
 
 
 @deaf.on("on_cancel")
-def _deaf(p: Policy, base: Base, s: DittoSession, sub: Subscription) -> None:
+def _deaf(p: Policy, base: Base, s: DittoConnection, sub: Subscription) -> None:
     if sub.demand < MAX_DEMAND:
         sub.demand += 1
     sub.marks.add("cancel-ignored")
@@ -181,12 +181,12 @@ def _with_status_200(error: ErrorInfo) -> ErrorInfo:
 
 
 @ok_status.on("finish")
-def _ok_status(p: Policy, base: Base, s: DittoSession, sub: Subscription, end: End) -> None:
+def _ok_status(p: Policy, base: Base, s: DittoConnection, sub: Subscription, end: End) -> None:
     base(s, sub, End(_with_status_200(end.error)) if end.error is not None else end)
 
 
 @ok_status.on("on_bad_demand")
-def _ok_status_demand(p: Policy, base: Base, s: DittoSession, sub: Subscription, demand: int) -> None:
+def _ok_status_demand(p: Policy, base: Base, s: DittoConnection, sub: Subscription, demand: int) -> None:
     s.send(failed(sub, _with_status_200(protocol_error(sub, demand)), p.event_headers(s, sub)))
     s.forget(sub)
 
@@ -198,7 +198,7 @@ oversize = fault("search-page-oversize", "DITTO-SEARCH-6", "search: each page ho
 
 
 @oversize.on("created")
-def _oversize(p: Policy, base: Base, s: DittoSession, sub: Subscription) -> None:
+def _oversize(p: Policy, base: Base, s: DittoConnection, sub: Subscription) -> None:
     if isinstance(sub.source, publishers.Pages):
         sub.source.size += 1
         sub.source.page_size = publishers.full_pages  # every page full, so each shows the extra thing
@@ -210,7 +210,7 @@ empty = fault("search-page-empty", "DITTO-SEARCH-6", "search: the first page is 
 
 
 @empty.on("emit")
-def _empty(p: Policy, base: Base, s: DittoSession, sub: Subscription, item: Any) -> None:
+def _empty(p: Policy, base: Base, s: DittoConnection, sub: Subscription, item: Any) -> None:
     if sub.profile == "search" and once(sub, "empty"):
         pages = sub.source
         if isinstance(pages, publishers.Pages):
@@ -226,7 +226,7 @@ skip = fault("range-skips-revision", "DITTO-TCK-1", "tck/range: the second revis
 
 
 @skip.on("emit")
-def _skip(p: Policy, base: Base, s: DittoSession, sub: Subscription, item: Any) -> None:
+def _skip(p: Policy, base: Base, s: DittoConnection, sub: Subscription, item: Any) -> None:
     if sub.target.entity_name == "range" and sub.profile == "streaming" and sub.sent >= 1:
         item = dict(item, revision=item["revision"] + 1, value=item["value"] + 1)
     base(s, sub, item)
@@ -236,7 +236,7 @@ finite = fault("infinite-completes", "DITTO-TCK-2", "tck/infinite: completes aft
 
 
 @finite.on("created")
-def _finite(p: Policy, base: Base, s: DittoSession, sub: Subscription) -> None:
+def _finite(p: Policy, base: Base, s: DittoConnection, sub: Subscription) -> None:
     if sub.profile == "streaming" and sub.target.entity_name == "infinite" and isinstance(sub.source, publishers.Revisions):
         sub.source.left = 5
     base(s, sub)
@@ -246,7 +246,7 @@ no_error = fault("error-completes", "DITTO-TCK-3", "tck/error: completes instead
 
 
 @no_error.on("finish")
-def _no_error(p: Policy, base: Base, s: DittoSession, sub: Subscription, end: End) -> None:
+def _no_error(p: Policy, base: Base, s: DittoConnection, sub: Subscription, end: End) -> None:
     if sub.target.entity_name == "error" and sub.profile == "streaming":
         end = publishers.COMPLETE
     base(s, sub, end)
@@ -258,7 +258,7 @@ duplicate = fault("search-thing-twice", "DITTO-TCK-4",
 
 
 @duplicate.on("emit")
-def _duplicate(p: Policy, base: Base, s: DittoSession, sub: Subscription, item: Any) -> None:
+def _duplicate(p: Policy, base: Base, s: DittoConnection, sub: Subscription, item: Any) -> None:
     if sub.profile == "search" and item:
         previous = p.state.get(f"last:{sub.sid}")
         if previous is not None and once(sub, "duplicated"):
@@ -275,7 +275,7 @@ numeric = fault("search-numeric-order", "DITTO-TCK-4",
 
 
 @numeric.on("created")
-def _numeric(p: Policy, base: Base, s: DittoSession, sub: Subscription) -> None:
+def _numeric(p: Policy, base: Base, s: DittoConnection, sub: Subscription) -> None:
     if isinstance(sub.source, publishers.Pages):
         sub.source.order = iter(range(sub.source.total))
     base(s, sub)
@@ -289,7 +289,7 @@ not_rql = fault("search-invalid-query-completes", "DITTO-SEARCH-7",
 
 
 @not_rql.on("created")
-def _not_rql(p: Policy, base: Base, s: DittoSession, sub: Subscription) -> None:
+def _not_rql(p: Policy, base: Base, s: DittoConnection, sub: Subscription) -> None:
     source = sub.source
     if isinstance(source, publishers.Failing) and source.final.error is not None \
             and source.final.error.error == publishers.BAD_RQL:
@@ -303,7 +303,7 @@ refused = fault("search-empty-refused", "DITTO-SEARCH-7",
 
 
 @refused.on("created")
-def _refused(p: Policy, base: Base, s: DittoSession, sub: Subscription) -> None:
+def _refused(p: Policy, base: Base, s: DittoConnection, sub: Subscription) -> None:
     if isinstance(sub.source, publishers.Pages) and sub.source.total == 0:
         sub.source = publishers.Failing(publishers.failure(400, publishers.BAD_QUERY, "no such things"))
     base(s, sub)
@@ -315,7 +315,7 @@ search_deaf = fault("search-cancel-ignored", "DITTO-CAN-1",
 
 
 @search_deaf.on("on_cancel")
-def _search_deaf(p: Policy, base: Base, s: DittoSession, sub: Subscription) -> None:
+def _search_deaf(p: Policy, base: Base, s: DittoConnection, sub: Subscription) -> None:
     if sub.profile == "search" and sub.demand > 0:
         sub.demand = MAX_DEMAND  # goes on as if the cancel never came, and as if all pages were asked for
         return
@@ -329,7 +329,7 @@ unnamed = fault("created-needs-correlation-id", "DITTO-SUB-1",
 
 
 @unnamed.on("created")
-def _unnamed(p: Policy, base: Base, s: DittoSession, sub: Subscription) -> None:
+def _unnamed(p: Policy, base: Base, s: DittoConnection, sub: Subscription) -> None:
     if sub.correlation_id is not None:
         base(s, sub)
 
@@ -340,7 +340,7 @@ open_range = fault("range-empty-refused", "DITTO-TCK-1",
 
 
 @open_range.on("created")
-def _open_range(p: Policy, base: Base, s: DittoSession, sub: Subscription) -> None:
+def _open_range(p: Policy, base: Base, s: DittoConnection, sub: Subscription) -> None:
     source = sub.source
     if sub.profile == "streaming" and sub.target.entity_name == "range" and isinstance(source, publishers.Revisions) \
             and source.left == 0:

@@ -20,7 +20,7 @@ from ..policy import Policy
 from .declare import Base, fault, first_on_connection
 
 if TYPE_CHECKING:
-    from ..connection import DittoSession
+    from ..connection import DittoConnection
 
 Mutate = Callable[[dict[str, Any]], Any]  # the new JSON object, or bytes to send as they are (no newline added)
 
@@ -31,7 +31,7 @@ def wire(name: str, rule: str, description: str, mutate: Mutate, *, action: str 
     declared = fault(name, rule, description, profiles=(profile,) if profile else ())
 
     @declared.on("encode")
-    def _encode(p: Policy, base: Base, s: DittoSession, message: Decoded) -> bytes:
+    def _encode(p: Policy, base: Base, s: DittoConnection, message: Decoded) -> bytes:
         topic = message.topic
         if isinstance(message, Envelope) or topic.action != action or profile not in (None, topic.criterion) \
                 or not first_on_connection(p, name):
@@ -118,7 +118,7 @@ long_line = fault("line-over-limit", "DITTO-LINE-1",
 
 
 @long_line.on("created")
-def _long_line(p: Policy, base: Base, s: DittoSession, sub: Any) -> None:
+def _long_line(p: Policy, base: Base, s: DittoConnection, sub: Any) -> None:
     base(s, sub)
     if first_on_connection(p, "long-line"):
         s.send_raw(b'{"topic":"' + b"x" * (DEFAULT_MAX_MESSAGE - 10) + b'"}\n')
@@ -129,7 +129,7 @@ cut = fault("line-cut-at-close", "DITTO-LINE-2",
 
 
 @cut.on("encode")
-def _cut(p: Policy, base: Base, s: DittoSession, message: Decoded) -> bytes:
+def _cut(p: Policy, base: Base, s: DittoConnection, message: Decoded) -> bytes:
     data: bytes = base(s, message)
     if message.topic.action in ("complete", "failed") and first_on_connection(p, "cut"):
         s.closing = "line-cut-at-close: the line is cut short on purpose"

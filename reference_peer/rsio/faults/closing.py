@@ -19,7 +19,7 @@ from ..publishers import Rejected
 from .declare import Base, _text, _uint, fault
 
 if TYPE_CHECKING:
-    from ..connection import PeerSession
+    from ..connection import RsioConnection
     from ..flows import Outflow
 
 
@@ -30,7 +30,7 @@ after_goodbye = fault("bye-frame-after-goodbye", "BYE-1", "sends a frame after i
 
 
 @after_goodbye.on("on_goodbye")
-def _after_goodbye(p: Policy, base: Base, s: PeerSession, reason: str) -> None:
+def _after_goodbye(p: Policy, base: Base, s: RsioConnection, reason: str) -> None:
     s.send_unchecked(Cancel(subscriber=0))
     base(s, reason)
 
@@ -39,7 +39,7 @@ no_ack = fault("bye-no-ack", "BYE-2", "closes without acknowledging the peer's g
 
 
 @no_ack.on("on_goodbye")
-def _no_ack(p: Policy, base: Base, s: PeerSession, reason: str) -> None:
+def _no_ack(p: Policy, base: Base, s: RsioConnection, reason: str) -> None:
     if s.initiated_goodbye:
         return base(s, reason)
     s.abort("fault bye-no-ack: closed without acknowledging goodbye")
@@ -49,7 +49,7 @@ no_wait = fault("bye-close-before-ack", "BYE-3", "on shutdown, closes right afte
 
 
 @no_wait.on("shutdown")
-def _no_wait(p: Policy, base: Base, s: PeerSession, reason: str) -> None:
+def _no_wait(p: Policy, base: Base, s: RsioConnection, reason: str) -> None:
     base(s, reason)
     s.close_transport("fault bye-close-before-ack: closed without waiting")
 
@@ -58,7 +58,7 @@ second_goodbye = fault("bye-second-goodbye", "BYE-4", "answers a goodbye with tw
 
 
 @second_goodbye.on("on_goodbye")
-def _second_goodbye(p: Policy, base: Base, s: PeerSession, reason: str) -> None:
+def _second_goodbye(p: Policy, base: Base, s: RsioConnection, reason: str) -> None:
     if not s.initiated_goodbye:
         s.send_unchecked(Goodbye(reason="goodbye, again"))
     base(s, reason)
@@ -69,7 +69,7 @@ outlive = fault("bye-streams-outlive-goodbye", "BYE-5",
 
 
 @outlive.on("on_goodbye")
-def _outlive(p: Policy, base: Base, s: PeerSession, reason: str) -> None:
+def _outlive(p: Policy, base: Base, s: RsioConnection, reason: str) -> None:
     if s.initiated_goodbye or not s.outflows:
         return base(s, reason)
     # Hold back the acknowledgement the connection queued and carry on as if the goodbye
@@ -81,7 +81,7 @@ def _outlive(p: Policy, base: Base, s: PeerSession, reason: str) -> None:
 
 
 @outlive.on("finish")
-def _outlive_finish(p: Policy, base: Base, s: PeerSession, flow: Outflow, end: End) -> None:
+def _outlive_finish(p: Policy, base: Base, s: RsioConnection, flow: Outflow, end: End) -> None:
     base(s, flow, end)
     held = p.state.get("held_ack")
     if held is not None and not s.outflows:
@@ -98,7 +98,7 @@ close_silently = fault("err-close-without-goodbye", "ERR-1", "on a protocol erro
 
 
 @close_silently.on("on_protocol_error")
-def _close_silently(p: Policy, base: Base, s: PeerSession, violation: Any) -> None:
+def _close_silently(p: Policy, base: Base, s: RsioConnection, violation: Any) -> None:
     s.abort(f"fault err-close-without-goodbye after: {violation}")
 
 
@@ -106,7 +106,7 @@ empty_reason = fault("err-empty-reason", "ERR-2", "answers a protocol error with
 
 
 @empty_reason.on("on_protocol_error")
-def _empty_reason(p: Policy, base: Base, s: PeerSession, violation: Any) -> None:
+def _empty_reason(p: Policy, base: Base, s: RsioConnection, violation: Any) -> None:
     s.discard_output()
     s.send_unchecked(Goodbye(reason=""))
     base(s, violation)
@@ -116,7 +116,7 @@ closes_all = fault("err-malformed-closes-all", "ERR-3", "a protocol error on one
 
 
 @closes_all.on("on_protocol_error")
-def _closes_all(p: Policy, base: Base, s: PeerSession, violation: Any) -> None:
+def _closes_all(p: Policy, base: Base, s: RsioConnection, violation: Any) -> None:
     base(s, violation)
     s.context.abort_all(f"fault err-malformed-closes-all after: {violation}")
 
@@ -125,7 +125,7 @@ field_type = fault("err-wrong-field-type", "ERR-4", "sends onSubscribe with elem
 
 
 @field_type.on("send_on_subscribe")
-def _field_type(p: Policy, base: Base, s: PeerSession, flow: Outflow) -> None:
+def _field_type(p: Policy, base: Base, s: RsioConnection, flow: Outflow) -> None:
     size = b"\x80" * 10 + b"\x00" if s.config.codec == "varint" else _text(s, b"0")
     s.send_raw(b"\x07" + _uint(s, flow.sid) + size)
 
@@ -134,7 +134,7 @@ bad_utf8 = fault("err-invalid-utf8", "ERR-5", "rejects a subscribe with an onErr
 
 
 @bad_utf8.on("reject")
-def _bad_utf8(p: Policy, base: Base, s: PeerSession, sid: int, rejected: Rejected) -> None:
+def _bad_utf8(p: Policy, base: Base, s: RsioConnection, sid: int, rejected: Rejected) -> None:
     s.send(OnSubscribe(subscriber=sid, element_size=rejected.element_size))
     s.send_raw(b"\x0a" + _uint(s, sid) + _text(s, b"\xff\xfe"))
 
@@ -143,7 +143,7 @@ truncated = fault("err-truncated-frame", "ERR-6", "ends a stream with half an on
 
 
 @truncated.on("finish")
-def _truncated(p: Policy, base: Base, s: PeerSession, flow: Outflow, end: End) -> None:
+def _truncated(p: Policy, base: Base, s: RsioConnection, flow: Outflow, end: End) -> None:
     s.send_raw(b"\x09")
     s.close_transport("fault err-truncated-frame")
 
@@ -152,7 +152,7 @@ garbage = fault("err-garbage", "ERR-7", "sends a reserved type code (0x3f) after
 
 
 @garbage.on("after_handshake")
-def _garbage(p: Policy, base: Base, s: PeerSession) -> None:
+def _garbage(p: Policy, base: Base, s: RsioConnection) -> None:
     s.send_raw(b"\x3f")
 
 
@@ -160,7 +160,7 @@ oversize = fault("err-oversize-length", "ERR-8", "sends an onNext announcing a 1
 
 
 @oversize.on("emit_variable")
-def _oversize(p: Policy, base: Base, s: PeerSession, flow: Outflow, elements: list[bytes]) -> None:
+def _oversize(p: Policy, base: Base, s: RsioConnection, flow: Outflow, elements: list[bytes]) -> None:
     length = b"\xc6\x40\x00\x00\x00" if s.config.codec == "msgpack" else _uint(s, 1 << 30)
     s.send_raw(b"\x08" + _uint(s, flow.sid) + length + b"\x00" * 16)
     s.stop_flow(flow)
@@ -170,7 +170,7 @@ bad_id = fault("err-id-out-of-range", "ERR-9", "sends onSubscribe for Id -1 (msg
 
 
 @bad_id.on("send_on_subscribe")
-def _bad_id(p: Policy, base: Base, s: PeerSession, flow: Outflow) -> None:
+def _bad_id(p: Policy, base: Base, s: RsioConnection, flow: Outflow) -> None:
     sid = msgpack.packb(-1) if s.config.codec == "msgpack" else _uint(s, 2**63)
     s.send_raw(b"\x07" + sid + _uint(s, flow.element_size))
 
@@ -181,5 +181,5 @@ downs_peer = fault("err-lost-connection-downs-peer", "ERR-11",
 
 
 @downs_peer.on("on_transport_lost")
-def _downs_peer(p: Policy, base: Base, s: PeerSession, reason: str) -> None:
+def _downs_peer(p: Policy, base: Base, s: RsioConnection, reason: str) -> None:
     s.context.stop_serving(f"fault err-lost-connection-downs-peer after: {reason}")

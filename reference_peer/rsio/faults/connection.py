@@ -15,7 +15,7 @@ from ..policy import VERSION, Policy
 from .declare import Base, fault
 
 if TYPE_CHECKING:
-    from ..connection import PeerSession
+    from ..connection import RsioConnection
 
 
 
@@ -27,7 +27,7 @@ stream_before_hello = fault("hs-stream-before-hello", "HS-2",
 
 
 @stream_before_hello.on("on_connection_made")
-def _stream_before_hello(p: Policy, base: Base, s: PeerSession) -> None:
+def _stream_before_hello(p: Policy, base: Base, s: RsioConnection) -> None:
     if s.role is Side.CLIENT:
         return base(s)
     p.send_server_hello(s, None)
@@ -38,7 +38,7 @@ second_hello = fault("hs-second-hello", "HS-3", "answers clientHello with two se
 
 
 @second_hello.on("send_server_hello")
-def _second_hello(p: Policy, base: Base, s: PeerSession, version: int | None) -> None:
+def _second_hello(p: Policy, base: Base, s: RsioConnection, version: int | None) -> None:
     base(s, version)
     s.send_unchecked(ServerHello(version=VERSION))
 
@@ -47,7 +47,7 @@ wrong_kind = fault("hs-client-hello", "HS-4", "the server sends clientHello inst
 
 
 @wrong_kind.on("send_server_hello")
-def _wrong_kind(p: Policy, base: Base, s: PeerSession, version: int | None) -> None:
+def _wrong_kind(p: Policy, base: Base, s: RsioConnection, version: int | None) -> None:
     s.hello_sent = True
     s.send_unchecked(ClientHello(version=VERSION))
 
@@ -56,7 +56,7 @@ no_hello = fault("hs-no-hello", "HS-1", "never sends serverHello, but answers st
 
 
 @no_hello.on("send_server_hello")
-def _no_hello(p: Policy, base: Base, s: PeerSession, version: int | None) -> None:
+def _no_hello(p: Policy, base: Base, s: RsioConnection, version: int | None) -> None:
     s.hello_sent = True
 
 
@@ -64,7 +64,7 @@ bad_version = fault("hs-bad-version-no-goodbye", "HS-5", "closes without goodbye
 
 
 @bad_version.on("on_unsupported_version")
-def _bad_version(p: Policy, base: Base, s: PeerSession) -> None:
+def _bad_version(p: Policy, base: Base, s: RsioConnection) -> None:
     s.abort("fault hs-bad-version-no-goodbye: closed without goodbye")
 
 
@@ -72,7 +72,7 @@ wrong_version = fault("hs-wrong-version", "HS-6", "answers clientHello version 0
 
 
 @wrong_version.on("send_server_hello")
-def _wrong_version(p: Policy, base: Base, s: PeerSession, version: int | None) -> None:
+def _wrong_version(p: Policy, base: Base, s: RsioConnection, version: int | None) -> None:
     s.hello_sent = True
     s.send_unchecked(ServerHello(version=1))
 
@@ -82,7 +82,7 @@ drop_optimistic = fault("hs-drop-optimistic", "HS-7",
 
 
 @drop_optimistic.on("events_of_read")
-def _drop_optimistic(p: Policy, base: Base, s: PeerSession, events: list[object]) -> list[object]:
+def _drop_optimistic(p: Policy, base: Base, s: RsioConnection, events: list[object]) -> list[object]:
     # The classic bug: read the hello, answer it, and throw the rest of the buffer away.
     taken: list[object] = base(s, events)
     for i, event in enumerate(taken):
@@ -97,7 +97,7 @@ reject_extension = fault("ext-reject-unknown", "EXT-1", "says goodbye to a hello
 
 
 @reject_extension.on("on_client_hello")
-def _reject_extension(p: Policy, base: Base, s: PeerSession, hello: ClientHello) -> None:
+def _reject_extension(p: Policy, base: Base, s: RsioConnection, hello: ClientHello) -> None:
     if hello.extensions:
         s.goodbye(f"unknown extensions {list(hello.extensions)}")
         return
@@ -108,5 +108,5 @@ extension_type = fault("ext-undeclared-type", "EXT-2", "sends a message of the e
 
 
 @extension_type.on("after_handshake")
-def _extension_type(p: Policy, base: Base, s: PeerSession) -> None:
+def _extension_type(p: Policy, base: Base, s: RsioConnection) -> None:
     s.send_raw(b"\x40\x00")

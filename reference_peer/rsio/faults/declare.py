@@ -20,7 +20,7 @@ from ...fault_model import Fault, FaultTable, first_time
 from ..policy import Policy
 
 if TYPE_CHECKING:
-    from ..connection import PeerSession
+    from ..connection import RsioConnection
     from ..flows import Outflow
 
 Base = Callable[..., Any]
@@ -36,7 +36,7 @@ def _once(flow: Outflow, mark: str) -> bool:
     return first_time(flow.marks, mark)
 
 
-def _uint(s: PeerSession, value: int) -> bytes:
+def _uint(s: RsioConnection, value: int) -> bytes:
     if s.config.codec == "varint":
         from rsio_tck.bindings.rsio.wire.varint_codec import uvarint
 
@@ -44,7 +44,7 @@ def _uint(s: PeerSession, value: int) -> bytes:
     return msgpack.packb(value)
 
 
-def _text(s: PeerSession, payload: bytes) -> bytes:
+def _text(s: RsioConnection, payload: bytes) -> bytes:
     """A string field whose bytes are ``payload`` (valid UTF-8 or not)."""
     if s.config.codec == "varint":
         return _uint(s, len(payload)) + payload

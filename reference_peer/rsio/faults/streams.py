@@ -27,7 +27,7 @@ from ..publishers import Rejected
 from .declare import Base, _element, _once, fault
 
 if TYPE_CHECKING:
-    from ..connection import PeerSession
+    from ..connection import RsioConnection
     from ..flows import Outflow
 
 
@@ -38,7 +38,7 @@ next_first = fault("str-next-before-subscribe", "STR-1", "sends an onNext before
 
 
 @next_first.on("send_on_subscribe")
-def _next_first(p: Policy, base: Base, s: PeerSession, flow: Outflow) -> None:
+def _next_first(p: Policy, base: Base, s: RsioConnection, flow: Outflow) -> None:
     s.send_unchecked(OnNext(subscriber=flow.sid, element=_element(flow)))
     base(s, flow)
 
@@ -47,7 +47,7 @@ unknown_goodbye = fault("str-unknown-goodbye", "STR-2", "answers a subscribe to 
 
 
 @unknown_goodbye.on("reject")
-def _unknown_goodbye(p: Policy, base: Base, s: PeerSession, sid: int, rejected: Rejected) -> None:
+def _unknown_goodbye(p: Policy, base: Base, s: RsioConnection, sid: int, rejected: Rejected) -> None:
     if rejected.unknown:
         s.goodbye(rejected.reason)
         return
@@ -58,7 +58,7 @@ after_complete = fault("str-next-after-complete", "STR-3", "sends one more onNex
 
 
 @after_complete.on("finish")
-def _after_complete(p: Policy, base: Base, s: PeerSession, flow: Outflow, end: End) -> None:
+def _after_complete(p: Policy, base: Base, s: RsioConnection, flow: Outflow, end: End) -> None:
     base(s, flow, end)
     if end.error is None:
         s.send_unchecked(OnNext(subscriber=flow.sid, element=msgpack.packb(0)))
@@ -68,7 +68,7 @@ unsubscribed = fault("str-signal-unsubscribed", "STR-4", "after completing a str
 
 
 @unsubscribed.on("finish")
-def _unsubscribed(p: Policy, base: Base, s: PeerSession, flow: Outflow, end: End) -> None:
+def _unsubscribed(p: Policy, base: Base, s: RsioConnection, flow: Outflow, end: End) -> None:
     base(s, flow, end)
     s.send_unchecked(OnComplete(subscriber=ID_MAX - 7))
 
@@ -77,7 +77,7 @@ ignore_cancel = fault("str-ignore-cancel", "STR-6", "ignores cancel: keeps sendi
 
 
 @ignore_cancel.on("on_cancel")
-def _ignore_cancel(p: Policy, base: Base, s: PeerSession, flow: Outflow) -> None:
+def _ignore_cancel(p: Policy, base: Base, s: RsioConnection, flow: Outflow) -> None:
     pass
 
 
@@ -86,7 +86,7 @@ own_space = fault("str-cancel-in-own-space", "STR-9",
 
 
 @own_space.on("on_cancel")
-def _own_space(p: Policy, base: Base, s: PeerSession, flow: Outflow) -> None:
+def _own_space(p: Policy, base: Base, s: RsioConnection, flow: Outflow) -> None:
     base(s, flow)
     s.subscriptions.cancel(flow.sid)  # the wrong space: this peer's own subscription, if any
 
@@ -98,7 +98,7 @@ answer_stale = fault("str-answer-stale", "STR-7",
 
 
 @answer_stale.on("on_stale_signal")
-def _answer_stale(p: Policy, base: Base, s: PeerSession, frame: Request | Cancel) -> None:
+def _answer_stale(p: Policy, base: Base, s: RsioConnection, frame: Request | Cancel) -> None:
     s.send_unchecked(OnError(subscriber=frame.subscriber, error=f"no subscription {frame.subscriber} here"))
 
 
@@ -106,7 +106,7 @@ beyond_demand = fault("dem-beyond-demand", "DEM-1", "sends one element beyond th
 
 
 @beyond_demand.on("sendable")
-def _beyond_demand(p: Policy, base: Base, s: PeerSession, flow: Outflow) -> int:
+def _beyond_demand(p: Policy, base: Base, s: RsioConnection, flow: Outflow) -> int:
     demand: int = base(s, flow)
     if demand == 0 and flow.requested and _once(flow, "beyond"):
         return 1
@@ -117,7 +117,7 @@ overflow_error = fault("dem-overflow-error", "DEM-2", "treats a total demand bey
 
 
 @overflow_error.on("add_demand")
-def _overflow_error(p: Policy, base: Base, s: PeerSession, flow: Outflow, n: int) -> None:
+def _overflow_error(p: Policy, base: Base, s: RsioConnection, flow: Outflow, n: int) -> None:
     if n > UNBOUNDED or (flow.demand < UNBOUNDED and saturating_add(flow.demand, n) < flow.demand + n):
         s.end_flow(flow, End(error=f"demand overflow: {flow.demand} + {n}"))
         return
@@ -128,7 +128,7 @@ ignore_zero = fault("dem-ignore-zero-request", "DEM-3", "ignores request(0) inst
 
 
 @ignore_zero.on("on_bad_request")
-def _ignore_zero(p: Policy, base: Base, s: PeerSession, flow: Outflow, n: int) -> None:
+def _ignore_zero(p: Policy, base: Base, s: RsioConnection, flow: Outflow, n: int) -> None:
     if n != 0:
         base(s, flow, n)
 
@@ -137,7 +137,7 @@ error_text = fault("dem-error-without-rule", "DEM-3", "answers request(n <= 0) w
 
 
 @error_text.on("on_bad_request")
-def _error_text(p: Policy, base: Base, s: PeerSession, flow: Outflow, n: int) -> None:
+def _error_text(p: Policy, base: Base, s: RsioConnection, flow: Outflow, n: int) -> None:
     s.end_flow(flow, End(error=f"bad request {n}"))
 
 
@@ -145,7 +145,7 @@ negative_initial = fault("dem-accept-negative-initial", "DEM-4", "accepts a nega
 
 
 @negative_initial.on("on_negative_initial_demand")
-def _negative_initial(p: Policy, base: Base, s: PeerSession, flow: Outflow, initial: int) -> None:
+def _negative_initial(p: Policy, base: Base, s: RsioConnection, flow: Outflow, initial: int) -> None:
     flow.demand = 0
 
 
@@ -153,7 +153,7 @@ ignore_initial = fault("dem-ignore-initial-demand", "DEM-5", "ignores initialDem
 
 
 @ignore_initial.on("initial_demand")
-def _ignore_initial(p: Policy, base: Base, s: PeerSession, flow: Outflow, initial: int) -> int:
+def _ignore_initial(p: Policy, base: Base, s: RsioConnection, flow: Outflow, initial: int) -> int:
     return 0
 
 
@@ -164,7 +164,7 @@ duplicate = fault("id-duplicate-accepted", "ID-2", "accepts a subscribe for an a
 
 
 @duplicate.on("on_duplicate_subscribe")
-def _duplicate(p: Policy, base: Base, s: PeerSession, frame: Subscribe) -> None:
+def _duplicate(p: Policy, base: Base, s: RsioConnection, frame: Subscribe) -> None:
     s.stop_flow(s.outflows[frame.subscriber])
     s.handle_subscribe(frame)
 
@@ -173,19 +173,19 @@ keeps_demand = fault("id-reuse-keeps-demand", "ID-3", "a subscribe reusing an Id
 
 
 @keeps_demand.on("finish")
-def _keeps_demand_finish(p: Policy, base: Base, s: PeerSession, flow: Outflow, end: End) -> None:
+def _keeps_demand_finish(p: Policy, base: Base, s: RsioConnection, flow: Outflow, end: End) -> None:
     p.state.setdefault("leftover", {})[flow.sid] = flow.demand
     base(s, flow, end)
 
 
 @keeps_demand.on("on_cancel")
-def _keeps_demand_cancel(p: Policy, base: Base, s: PeerSession, flow: Outflow) -> None:
+def _keeps_demand_cancel(p: Policy, base: Base, s: RsioConnection, flow: Outflow) -> None:
     p.state.setdefault("leftover", {})[flow.sid] = flow.demand
     base(s, flow)
 
 
 @keeps_demand.on("initial_demand")
-def _keeps_demand(p: Policy, base: Base, s: PeerSession, flow: Outflow, initial: int) -> int:
+def _keeps_demand(p: Policy, base: Base, s: RsioConnection, flow: Outflow, initial: int) -> int:
     leftover: int = p.state.setdefault("leftover", {}).pop(flow.sid, 0)
     return saturating_add(int(base(s, flow, initial)), leftover)  # connection caps an initial demand at UNBOUNDED
 
@@ -196,7 +196,7 @@ wrong_size = fault("pack-wrong-size", "PACK-1", "sends a fixed-size onNext of el
 
 
 @wrong_size.on("emit_fixed")
-def _wrong_size(p: Policy, base: Base, s: PeerSession, flow: Outflow, data: bytes) -> None:
+def _wrong_size(p: Policy, base: Base, s: RsioConnection, flow: Outflow, data: bytes) -> None:
     size = flow.element_size
     if _once(flow, "wrong-size"):
         s.send_unchecked(OnNext(subscriber=flow.sid, element=data[:size] + b"\x00"))
@@ -209,7 +209,7 @@ packed_variable = fault("pack-on-variable", "PACK-2", "sends onNextPacked on a v
 
 
 @packed_variable.on("emit_variable")
-def _packed_variable(p: Policy, base: Base, s: PeerSession, flow: Outflow, elements: list[bytes]) -> None:
+def _packed_variable(p: Policy, base: Base, s: RsioConnection, flow: Outflow, elements: list[bytes]) -> None:
     s.send_unchecked(OnNextPacked(subscriber=flow.sid, count=len(elements), data=b"".join(elements)))
 
 
@@ -217,7 +217,7 @@ packed_beyond = fault("pack-beyond-demand", "PACK-3", "an onNextPacked carries o
 
 
 @packed_beyond.on("emit_fixed")
-def _packed_beyond(p: Policy, base: Base, s: PeerSession, flow: Outflow, data: bytes) -> None:
+def _packed_beyond(p: Policy, base: Base, s: RsioConnection, flow: Outflow, data: bytes) -> None:
     if flow.demand == 0 and flow.source.available() and _once(flow, "packed-beyond"):
         data += flow.source.take_packed(1)
         flow.take_demand(1)
@@ -228,7 +228,7 @@ split_fixed = fault("pack-split-fixed", "PACK-5", "splits an element of a fixed-
 
 
 @split_fixed.on("emit_fixed")
-def _split_fixed(p: Policy, base: Base, s: PeerSession, flow: Outflow, data: bytes) -> None:
+def _split_fixed(p: Policy, base: Base, s: RsioConnection, flow: Outflow, data: bytes) -> None:
     size = flow.element_size
     if _once(flow, "split-fixed"):
         s.send_unchecked(OnNextPart(subscriber=flow.sid, element=0, data=data[: size // 2]))
@@ -244,7 +244,7 @@ interleave = fault("split-interleave", "SPLIT-2", "sends a whole element between
 
 
 @interleave.on("emit_variable")
-def _interleave(p: Policy, base: Base, s: PeerSession, flow: Outflow, elements: list[bytes]) -> None:
+def _interleave(p: Policy, base: Base, s: RsioConnection, flow: Outflow, elements: list[bytes]) -> None:
     if len(elements) >= 2 and _once(flow, "interleave"):
         first, second = elements[0], elements[1]
         s.send_unchecked(OnNextPart(subscriber=flow.sid, element=1, data=first[: len(first) // 2]))
@@ -259,7 +259,7 @@ part_without_demand = fault("split-without-demand", "SPLIT-3", "starts a split e
 
 
 @part_without_demand.on("sendable")
-def _part_without_demand(p: Policy, base: Base, s: PeerSession, flow: Outflow) -> int:
+def _part_without_demand(p: Policy, base: Base, s: RsioConnection, flow: Outflow) -> int:
     demand: int = base(s, flow)
     if demand <= 0 and isinstance(flow.source, LargeSource) and flow.sent and _once(flow, "no-demand"):
         return 1

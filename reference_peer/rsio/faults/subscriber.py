@@ -18,7 +18,7 @@ from .declare import Base, fault
 if TYPE_CHECKING:
     from rsio_tck.protocol import ReassemblyLimit
 
-    from ..connection import PeerSession
+    from ..connection import RsioConnection
     from ..subscribe_back import SubscribeBack
 
 from collections.abc import Callable
@@ -29,7 +29,7 @@ reuse_active = fault("sub-reuse-active-id", "ID-1", "subscribes back twice with 
 
 
 @reuse_active.on("inner_subscribe")
-def _reuse_active(p: Policy, base: Base, s: PeerSession, back: SubscribeBack) -> None:
+def _reuse_active(p: Policy, base: Base, s: RsioConnection, back: SubscribeBack) -> None:
     base(s, back)
     if back.inner is not None:
         s.send_unchecked(Subscribe(publisher=back.spec.to, subscriber=back.inner, initial_demand=1))
@@ -39,7 +39,7 @@ request_zero = fault("sub-request-zero", "DEM-6", "subscribing back, requests 0"
 
 
 @request_zero.on("inner_subscribe")
-def _request_zero(p: Policy, base: Base, s: PeerSession, back: SubscribeBack) -> None:
+def _request_zero(p: Policy, base: Base, s: RsioConnection, back: SubscribeBack) -> None:
     base(s, back)
     if back.inner is not None:
         s.send_unchecked(Request(subscriber=back.inner, demand=0))
@@ -49,7 +49,7 @@ wrong_strategy = fault("sub-wrong-strategy", "DEM-7", "subscribing back, asks on
 
 
 @wrong_strategy.on("inner_initial_demand")
-def _wrong_strategy(p: Policy, base: Base, s: PeerSession, strategy: Any) -> int:
+def _wrong_strategy(p: Policy, base: Base, s: RsioConnection, strategy: Any) -> int:
     demand: int = base(s, strategy)
     return demand + 1 if strategy.kind in ("one", "batch") else demand
 
@@ -58,7 +58,7 @@ after_cancel = fault("sub-report-after-cancel", "STR-8", "request=cancel:N never
 
 
 @after_cancel.on("on_inner_elements")
-def _after_cancel(p: Policy, base: Base, s: PeerSession, back: SubscribeBack, elements: list[bytes],
+def _after_cancel(p: Policy, base: Base, s: RsioConnection, back: SubscribeBack, elements: list[bytes],
                   packed: bool) -> None:
     if back.spec.request.kind != "cancel":
         return base(s, back, elements, packed)
@@ -70,7 +70,7 @@ no_join = fault("sub-no-join", "SPLIT-1", "reports each element it receives as t
 
 
 @no_join.on("on_inner_elements")
-def _no_join(p: Policy, base: Base, s: PeerSession, back: SubscribeBack, elements: list[bytes], packed: bool) -> None:
+def _no_join(p: Policy, base: Base, s: RsioConnection, back: SubscribeBack, elements: list[bytes], packed: bool) -> None:
     pieces = [piece for e in elements for piece in ((e[: len(e) // 2], e[len(e) // 2 :]) if len(e) >= 2 else (e,))]
     base(s, back, pieces, packed)
 
@@ -79,7 +79,7 @@ packed_as_one = fault("sub-packed-as-one", "PACK-4", "reports an onNextPacked fr
 
 
 @packed_as_one.on("on_inner_elements")
-def _packed_as_one(p: Policy, base: Base, s: PeerSession, back: SubscribeBack, elements: list[bytes],
+def _packed_as_one(p: Policy, base: Base, s: RsioConnection, back: SubscribeBack, elements: list[bytes],
                    packed: bool) -> None:
     base(s, back, [b"".join(elements)] if packed else elements, packed)
 
@@ -88,7 +88,7 @@ skip_complete = fault("sub-skip-complete-report", "TCK-6", "does not report the 
 
 
 @skip_complete.on("on_inner_end")
-def _skip_complete(p: Policy, base: Base, s: PeerSession, back: SubscribeBack, error: str | None) -> None:
+def _skip_complete(p: Policy, base: Base, s: RsioConnection, back: SubscribeBack, error: str | None) -> None:
     if error is not None:
         return base(s, back, error)
     back.inner_ended()
@@ -155,7 +155,7 @@ one_buffer = fault("sub-join-per-connection", "SPLIT-4",
 
 
 @one_buffer.on("on_connection_made")
-def _one_buffer(p: Policy, base: Base, s: PeerSession) -> None:
+def _one_buffer(p: Policy, base: Base, s: RsioConnection) -> None:
     s.conn.assembler = _OneBuffer(s.conn.assembler)
     base(s)
 
@@ -166,7 +166,7 @@ oversize_goodbye = fault("sub-oversize-ends-connection", "SPLIT-5",
 
 
 @oversize_goodbye.on("on_reassembly_limit")
-def _oversize_goodbye(p: Policy, base: Base, s: PeerSession, event: ReassemblyLimit) -> None:
+def _oversize_goodbye(p: Policy, base: Base, s: RsioConnection, event: ReassemblyLimit) -> None:
     base(s, event)
     s.goodbye(f"split element of {event.size} bytes is over the reassembly limit {event.limit}")
 
@@ -176,13 +176,13 @@ deliver_cut = fault("sub-deliver-cut-element", "SPLIT-6",
 
 
 @deliver_cut.on("on_connection_made")
-def _keep_cut(p: Policy, base: Base, s: PeerSession) -> None:
+def _keep_cut(p: Policy, base: Base, s: RsioConnection) -> None:
     p.state["cut"] = s.conn.assembler = _KeepsCutElements(s.conn.assembler)
     base(s)
 
 
 @deliver_cut.on("on_inner_end")
-def _deliver_cut(p: Policy, base: Base, s: PeerSession, back: SubscribeBack, error: str | None) -> None:
+def _deliver_cut(p: Policy, base: Base, s: RsioConnection, back: SubscribeBack, error: str | None) -> None:
     assembler = p.state.get("cut")
     if error is not None and back.inner is not None and isinstance(assembler, _KeepsCutElements):
         partial = assembler.cut.pop(back.inner, None)
@@ -197,7 +197,7 @@ def _deliver_cut(p: Policy, base: Base, s: PeerSession, back: SubscribeBack, err
 def _replace_source(prefix: str, make: Callable[[Any], Any]) -> Callable[..., Any]:
     """A ``resolve`` hook that swaps the source of the test publisher ``prefix`` for a wrong one."""
 
-    def hook(p: Policy, base: Base, s: PeerSession, name: str) -> Opened | Rejected:
+    def hook(p: Policy, base: Base, s: RsioConnection, name: str) -> Opened | Rejected:
         opened = base(s, name)
         if isinstance(opened, Opened) and name.partition("?")[0] == prefix:
             return Opened(make(opened.source), opened.start)
@@ -240,7 +240,7 @@ unknown_completes = fault("tck-unknown-completes", "TCK-7", "a tck/ name it does
 
 
 @unknown_completes.on("resolve")
-def _unknown_completes(p: Policy, base: Base, s: PeerSession, name: str) -> Opened | Rejected:
+def _unknown_completes(p: Policy, base: Base, s: RsioConnection, name: str) -> Opened | Rejected:
     opened = base(s, name)
     if isinstance(opened, Rejected) and name.startswith("tck/"):
         return Opened(RangeSource(0, 0))
@@ -278,6 +278,6 @@ no_limit = fault("sub-no-reassembly-limit", "SPLIT-5",
 
 
 @no_limit.on("on_connection_made")
-def _no_limit(p: Policy, base: Base, s: PeerSession) -> None:
+def _no_limit(p: Policy, base: Base, s: RsioConnection) -> None:
     s.conn.assembler = _Unbounded(s.conn.assembler)
     base(s)

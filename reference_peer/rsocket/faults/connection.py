@@ -29,7 +29,7 @@ from ..policy import Policy
 from .declare import Base, endpoint_override, fault, first_on_connection
 
 if TYPE_CHECKING:
-    from ..connection import Session
+    from ..connection import RSocketConnection
     from ..flows import Flow
 
 
@@ -67,7 +67,7 @@ speaks_first = fault("setup-server-speaks-first", "RS-SETUP-10", "sends a KEEPAL
 
 
 @speaks_first.on("on_connection_made")
-def _speaks_first(p: Policy, base: Base, s: Session) -> None:
+def _speaks_first(p: Policy, base: Base, s: RSocketConnection) -> None:
     base(s)
     s.send_raw(s.endpoint.encode(Keepalive(respond=not s.endpoint.draft, data=b"early")))
 
@@ -125,7 +125,7 @@ never_granted = endpoint_override("lease-never-granted", "RS-LEASE-3",
 
 
 @never_granted.on("after_setup")
-def _never_granted(p: Policy, base: Base, s: Session, setup: Setup) -> None:
+def _never_granted(p: Policy, base: Base, s: RSocketConnection, setup: Setup) -> None:
     base(s, setup)
     s.send_unchecked(MetadataPush(metadata=b"accepted"))
 
@@ -133,7 +133,7 @@ unasked_lease = fault("lease-unasked", "RS-LEASE-2", "sends a LEASE on a connect
 
 
 @unasked_lease.on("after_setup")
-def _unasked_lease(p: Policy, base: Base, s: Session, setup: Setup) -> None:
+def _unasked_lease(p: Policy, base: Base, s: RSocketConnection, setup: Setup) -> None:
     base(s, setup)
     if not setup.lease:
         s.send_unchecked(Lease(ttl=60_000, number_of_requests=100))
@@ -166,7 +166,7 @@ lease_ignored = fault("lease-ignored-as-requester", "RS-LEASE-4",
 
 
 @lease_ignored.on("when_leased")
-def _lease_ignored(p: Policy, base: Base, s: Session, request: Callable[[], None]) -> None:
+def _lease_ignored(p: Policy, base: Base, s: RSocketConnection, request: Callable[[], None]) -> None:
     request()  # sends are unchecked while a fault is on
 
 
@@ -177,7 +177,7 @@ connection_code = fault("error-connection-code-on-stream", "RS-ERROR-1",
 
 
 @connection_code.on("reject")
-def _connection_code(p: Policy, base: Base, s: Session, sid: int, reason: str) -> None:
+def _connection_code(p: Policy, base: Base, s: RSocketConnection, sid: int, reason: str) -> None:
     s.send_unchecked(Error(stream_id=sid, error_code=CONNECTION_ERROR, data=reason.encode()))
 
 
@@ -186,7 +186,7 @@ stream_code = fault("error-stream-code-on-zero", "RS-ERROR-2",
 
 
 @stream_code.on("reject")
-def _stream_code(p: Policy, base: Base, s: Session, sid: int, reason: str) -> None:
+def _stream_code(p: Policy, base: Base, s: RSocketConnection, sid: int, reason: str) -> None:
     s.send_unchecked(Error(stream_id=0, error_code=APPLICATION_ERROR, data=reason.encode()))
 
 
@@ -194,7 +194,7 @@ reserved_code = fault("error-reserved-code", "RS-ERROR-3", "rejects an unknown n
 
 
 @reserved_code.on("reject")
-def _reserved_code(p: Policy, base: Base, s: Session, sid: int, reason: str) -> None:
+def _reserved_code(p: Policy, base: Base, s: RSocketConnection, sid: int, reason: str) -> None:
     s.send_unchecked(Error(stream_id=sid, error_code=0, data=reason.encode()))
 
 
@@ -213,7 +213,7 @@ null_terminated = fault("error-null-terminated", "RS-ERROR-7", "ends the text of
 
 
 @null_terminated.on("finish")
-def _null_terminated(p: Policy, base: Base, s: Session, flow: Flow, end: End) -> None:
+def _null_terminated(p: Policy, base: Base, s: RSocketConnection, flow: Flow, end: End) -> None:
     if end.error is None:
         base(s, flow, end)
         return
@@ -227,7 +227,7 @@ push_stream = fault("push-on-stream", "RS-PUSH-1", "sends a METADATA_PUSH on str
 
 
 @push_stream.on("after_setup")
-def _push_stream(p: Policy, base: Base, s: Session, setup: Setup) -> None:
+def _push_stream(p: Policy, base: Base, s: RSocketConnection, setup: Setup) -> None:
     base(s, setup)
     s.send_unchecked(MetadataPush(stream_id=1, metadata=b"push"))
 
@@ -236,7 +236,7 @@ server_setup = fault("setup-from-server", "RS-SETUP-3", "sends a SETUP of its ow
 
 
 @server_setup.on("after_setup")
-def _server_setup(p: Policy, base: Base, s: Session, setup: Setup) -> None:
+def _server_setup(p: Policy, base: Base, s: RSocketConnection, setup: Setup) -> None:
     base(s, setup)
     s.send_unchecked(Setup(keepalive_interval=setup.keepalive_interval, max_lifetime=setup.max_lifetime,
                            major_version=setup.major_version, minor_version=setup.minor_version,
@@ -247,7 +247,7 @@ late_setup_error = fault("error-setup-code-after-accept", "RS-ERROR-4",
                          "after its first response, sends ERROR[REJECTED_SETUP] on stream 0 and closes")
 
 
-def _reject_late(p: Policy, s: Session) -> None:
+def _reject_late(p: Policy, s: RSocketConnection) -> None:
     if first_on_connection(p, "late-setup-error"):
         s.send_unchecked(Error(stream_id=0, error_code=REJECTED_SETUP, data=b"changed my mind"))
         s.close("fault error-setup-code-after-accept")
@@ -256,14 +256,14 @@ def _reject_late(p: Policy, s: Session) -> None:
 # The first response ends either with its last element (PAYLOAD N|C) or with a PAYLOAD C of its own, a
 # seeded freedom per connection: the fault follows both, or whether it shows at all would depend on the seed.
 @late_setup_error.on("emit")
-def _late_setup_error(p: Policy, base: Base, s: Session, flow: Flow, data: bytes, complete: bool) -> None:
+def _late_setup_error(p: Policy, base: Base, s: RSocketConnection, flow: Flow, data: bytes, complete: bool) -> None:
     base(s, flow, data, complete)
     if complete:
         _reject_late(p, s)
 
 
 @late_setup_error.on("finish")
-def _late_setup_error_after_complete(p: Policy, base: Base, s: Session, flow: Flow, end: End) -> None:
+def _late_setup_error_after_complete(p: Policy, base: Base, s: RSocketConnection, flow: Flow, end: End) -> None:
     base(s, flow, end)
     if end.error is None:
         _reject_late(p, s)
@@ -314,7 +314,7 @@ push_closes = fault("tck-push-closes", "RS-TCK-8", "answers a METADATA_PUSH with
 
 
 @push_closes.on("on_metadata_push")
-def _push_closes(p: Policy, base: Base, s: Session, frame: MetadataPush) -> None:
+def _push_closes(p: Policy, base: Base, s: RSocketConnection, frame: MetadataPush) -> None:
     s.send_unchecked(Error(stream_id=0, error_code=CONNECTION_ERROR, data=b"no metadata push here"))
     s.close("fault tck-push-closes")
 
@@ -347,7 +347,7 @@ resume_ok = fault("resume-ok-unasked", "RS-RESUME-3", "sends RESUME_OK after acc
 
 
 @resume_ok.on("after_setup")
-def _resume_ok(p: Policy, base: Base, s: Session, setup: Setup) -> None:
+def _resume_ok(p: Policy, base: Base, s: RSocketConnection, setup: Setup) -> None:
     base(s, setup)
     s.send_unchecked(ResumeOk(last_received_client_position=0))
 
@@ -376,7 +376,7 @@ def _client_setup(name: str, rule: str, description: str,
     declared = fault(name, rule, description)
 
     @declared.on("make_endpoint")
-    def _make(p: Policy, base: Base, s: Session, **options: Any) -> Endpoint:
+    def _make(p: Policy, base: Base, s: RSocketConnection, **options: Any) -> Endpoint:
         setup = options.get("setup")
         if s.role is not Side.CLIENT or not isinstance(setup, Setup):
             return base(s, **options)  # type: ignore[no-any-return]

@@ -20,7 +20,7 @@ from ...fault_model import Fault, FaultTable, first_on_connection, first_time
 from ..policy import Policy
 
 if TYPE_CHECKING:
-    from ..connection import Session
+    from ..connection import RSocketConnection
     from ..flows import Flow
 
 Base = Callable[..., Any]
@@ -43,7 +43,7 @@ def endpoint_override(name: str, rule: str, description: str, method: str,
     declared = fault(name, rule, description)
 
     @declared.on("make_endpoint")
-    def _make(p: Policy, base: Base, s: Session, **options: Any) -> Endpoint:
+    def _make(p: Policy, base: Base, s: RSocketConnection, **options: Any) -> Endpoint:
         endpoint: Endpoint = base(s, **options)
         parent = type(endpoint)
         endpoint.__class__ = type(f"{parent.__name__}_{method}", (parent,), {method: make(getattr(parent, method))})

@@ -18,15 +18,15 @@ from ..policy import Policy
 from .declare import Base, endpoint_override, fault
 
 if TYPE_CHECKING:
-    from ..connection import Session
+    from ..connection import RSocketConnection
     from ..flows import Echo, Flow, SubscribeBack
 
 
 # -- stream ids (RS-STREAMID), as requester through tck/subscribe ---------------------------------------
 
 
-def _open_inner_on(sid_of: Callable[[Policy, Session, SubscribeBack], int], twice: bool = False) -> Callable[..., None]:
-    def open_inner(p: Policy, base: Base, s: Session, back: SubscribeBack) -> None:
+def _open_inner_on(sid_of: Callable[[Policy, RSocketConnection, SubscribeBack], int], twice: bool = False) -> Callable[..., None]:
+    def open_inner(p: Policy, base: Base, s: RSocketConnection, back: SubscribeBack) -> None:
         sid = sid_of(p, s, back)
         back.inner = sid
         s.inbound[sid] = back
@@ -52,7 +52,7 @@ zero_n = fault("flow-request-zero", "RS-FLOW-1", "tck/subscribe: opens its reque
 
 
 @zero_n.on("open_inner")
-def _zero_n(p: Policy, base: Base, s: Session, back: SubscribeBack) -> None:
+def _zero_n(p: Policy, base: Base, s: RSocketConnection, back: SubscribeBack) -> None:
     sid = back.inner = s.endpoint.new_stream_id()
     s.inbound[sid] = back
     s.send_unchecked(RequestStream(stream_id=sid, initial_request_n=0, data=back.spec.to.encode()))
@@ -62,7 +62,7 @@ beyond = fault("flow-beyond-demand", "RS-FLOW-2", "sends one element more than t
 
 
 @beyond.on("sendable")
-def _beyond(p: Policy, base: Base, s: Session, flow: Flow) -> int:
+def _beyond(p: Policy, base: Base, s: RSocketConnection, flow: Flow) -> int:
     credit: int = base(s, flow)
     if credit == 0 and flow.kind == "stream" and flow.sent and "beyond" not in flow.marks:
         return 1
@@ -70,7 +70,7 @@ def _beyond(p: Policy, base: Base, s: Session, flow: Flow) -> int:
 
 
 @beyond.on("emit")
-def _beyond_emit(p: Policy, base: Base, s: Session, flow: Flow, data: bytes, complete: bool) -> None:
+def _beyond_emit(p: Policy, base: Base, s: RSocketConnection, flow: Flow, data: bytes, complete: bool) -> None:
     if s.endpoint.credit(flow.sid) == 0:
         flow.marks.add("beyond")  # this is the element beyond the demand
     base(s, flow, data, complete)
@@ -93,7 +93,7 @@ ignore_cancel = endpoint_override("flow-ignore-cancel", "RS-FLOW-2",
 
 
 @ignore_cancel.on("on_cancel")
-def _ignore_cancel(p: Policy, base: Base, s: Session, flow: Flow) -> None:
+def _ignore_cancel(p: Policy, base: Base, s: RSocketConnection, flow: Flow) -> None:
     left = s.endpoint.__dict__.get("credit_at_cancel", {}).get(flow.sid, 0)
     count = min(min(left, 16) + 1, flow.source.available())
     for data in flow.source.take(count):
@@ -107,7 +107,7 @@ no_flags = fault("stream-payload-no-flags", "RS-STREAM-1", "ends a stream with a
 
 
 @no_flags.on("finish")
-def _no_flags(p: Policy, base: Base, s: Session, flow: Flow, end: End) -> None:
+def _no_flags(p: Policy, base: Base, s: RSocketConnection, flow: Flow, end: End) -> None:
     if end.error is None:
         s.send_unchecked(Payload(stream_id=flow.sid))
     base(s, flow, end)
@@ -117,7 +117,7 @@ unrequested = fault("stream-unrequested", "RS-STREAM-2", "after completing a str
 
 
 @unrequested.on("finish")
-def _unrequested(p: Policy, base: Base, s: Session, flow: Flow, end: End) -> None:
+def _unrequested(p: Policy, base: Base, s: RSocketConnection, flow: Flow, end: End) -> None:
     base(s, flow, end)
     s.send_unchecked(Payload(stream_id=flow.sid + 2000, next=True, complete=True, data=b"0"))
 
@@ -126,13 +126,13 @@ after_complete = fault("stream-next-after-complete", "RS-STREAM-3", "sends one m
 
 
 @after_complete.on("finish")
-def _after_complete(p: Policy, base: Base, s: Session, flow: Flow, end: End) -> None:
+def _after_complete(p: Policy, base: Base, s: RSocketConnection, flow: Flow, end: End) -> None:
     base(s, flow, end)
     s.send_unchecked(Payload(stream_id=flow.sid, next=True, data=b"0"))
 
 
 @after_complete.on("emit")
-def _after_complete_nc(p: Policy, base: Base, s: Session, flow: Flow, data: bytes, complete: bool) -> None:
+def _after_complete_nc(p: Policy, base: Base, s: RSocketConnection, flow: Flow, data: bytes, complete: bool) -> None:
     base(s, flow, data, complete)
     if complete and flow.kind == "stream":
         s.send_unchecked(Payload(stream_id=flow.sid, next=True, data=b"0"))
@@ -142,7 +142,7 @@ two_responses = fault("rr-two-responses", "RS-RR-1", "answers a request-response
 
 
 @two_responses.on("emit")
-def _two_responses(p: Policy, base: Base, s: Session, flow: Flow, data: bytes, complete: bool) -> None:
+def _two_responses(p: Policy, base: Base, s: RSocketConnection, flow: Flow, data: bytes, complete: bool) -> None:
     base(s, flow, data, complete)
     if flow.kind == "response":
         s.send_unchecked(Payload(stream_id=flow.sid, next=True, complete=True, data=data))
@@ -152,7 +152,7 @@ fnf_answered = fault("fnf-answered", "RS-FNF-1", "answers a fire-and-forget with
 
 
 @fnf_answered.on("on_fnf")
-def _fnf_answered(p: Policy, base: Base, s: Session, frame: RequestFnf) -> None:
+def _fnf_answered(p: Policy, base: Base, s: RSocketConnection, frame: RequestFnf) -> None:
     base(s, frame)
     s.send_unchecked(Payload(stream_id=frame.stream_id, next=True, complete=True, data=b"ok"))
 
@@ -161,7 +161,7 @@ no_grant = fault("channel-no-request-n", "RS-CHANNEL-3", "completes a tck/echo c
 
 
 @no_grant.on("open_channel")
-def _no_grant(p: Policy, base: Base, s: Session, echo: Echo) -> None:
+def _no_grant(p: Policy, base: Base, s: RSocketConnection, echo: Echo) -> None:
     s.inbound.pop(echo.flow.sid, None)
     s.end_flow(echo.flow, End())
 
@@ -172,13 +172,13 @@ def _no_grant(p: Policy, base: Base, s: Session, echo: Echo) -> None:
 
 
 def _publisher_emit(name: str, rule: str, description: str, path: str,
-                    change: Callable[[Session, Flow, bytes, bool], tuple[bytes, bool] | None]) -> None:
+                    change: Callable[[RSocketConnection, Flow, bytes, bool], tuple[bytes, bool] | None]) -> None:
     """A fault that changes the streamed elements of one test publisher (request-response is left alone):
     ``change`` gives (data, complete), or None to drop the element."""
     declared = fault(name, rule, description)
 
     @declared.on("emit")
-    def _emit(p: Policy, base: Base, s: Session, flow: Flow, data: bytes, complete: bool) -> None:
+    def _emit(p: Policy, base: Base, s: RSocketConnection, flow: Flow, data: bytes, complete: bool) -> None:
         if flow.name.partition("?")[0] != path or flow.kind == "response":
             base(s, flow, data, complete)
             return
@@ -193,7 +193,7 @@ _publisher_emit("tck-range-wrong-element", "RS-TCK-1", "tck/range: its first ele
                 lambda s, flow, data, complete: (str(int(data) + 1).encode() if flow.sent == 0 else data, complete))
 
 
-def _infinite_ends(s: Session, flow: Flow, data: bytes, complete: bool) -> tuple[bytes, bool]:
+def _infinite_ends(s: RSocketConnection, flow: Flow, data: bytes, complete: bool) -> tuple[bytes, bool]:
     return data, complete or flow.sent == 1  # the second element completes the stream
 
 
@@ -209,7 +209,7 @@ wrong_message = fault("tck-error-wrong-message", "RS-TCK-3", "tck/error: its ERR
 
 
 @wrong_message.on("finish")
-def _wrong_message(p: Policy, base: Base, s: Session, flow: Flow, end: End) -> None:
+def _wrong_message(p: Policy, base: Base, s: RSocketConnection, flow: Flow, end: End) -> None:
     base(s, flow, End(error="not the message asked for") if end.error is not None else end)
 
 
@@ -217,7 +217,7 @@ unknown_completes = fault("tck-unknown-completes", "RS-TCK-5", "answers an unkno
 
 
 @unknown_completes.on("reject")
-def _unknown_completes(p: Policy, base: Base, s: Session, sid: int, reason: str) -> None:
+def _unknown_completes(p: Policy, base: Base, s: RSocketConnection, sid: int, reason: str) -> None:
     s.send_unchecked(Payload(stream_id=sid, complete=True))
 
 
@@ -226,17 +226,17 @@ second_element = fault("tck-response-second-element", "RS-TCK-6",
 
 
 @second_element.on("emit")
-def _second_element(p: Policy, base: Base, s: Session, flow: Flow, data: bytes, complete: bool) -> None:
+def _second_element(p: Policy, base: Base, s: RSocketConnection, flow: Flow, data: bytes, complete: bool) -> None:
     if flow.kind == "response" and flow.source.available():
         data = flow.source.take(1)[0]
     base(s, flow, data, complete)
 
 
 @no_flags.on("complete_together")
-def _no_flags_separately(p: Policy, base: Base, s: Session, flow: Flow) -> bool:
+def _no_flags_separately(p: Policy, base: Base, s: RSocketConnection, flow: Flow) -> bool:
     return False  # the stream ends with a PAYLOAD C of its own, where this fault acts
 
 
 @unrequested.on("complete_together")
-def _unrequested_separately(p: Policy, base: Base, s: Session, flow: Flow) -> bool:
+def _unrequested_separately(p: Policy, base: Base, s: RSocketConnection, flow: Flow) -> bool:
     return False  # the stream ends with a PAYLOAD C of its own, where this fault acts

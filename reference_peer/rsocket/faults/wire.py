@@ -17,27 +17,27 @@ from ..policy import Policy
 from .declare import Base, fault, first_on_connection, once_per_flow
 
 if TYPE_CHECKING:
-    from ..connection import Session
+    from ..connection import RSocketConnection
     from ..flows import Flow
 
 
-def _raw_after_setup(name: str, rule: str, description: str, raw: Callable[[Session], bytes]) -> None:
+def _raw_after_setup(name: str, rule: str, description: str, raw: Callable[[RSocketConnection], bytes]) -> None:
     declared = fault(name, rule, description)
 
     @declared.on("after_setup")
-    def _send(p: Policy, base: Base, s: Session, setup: Setup) -> None:
+    def _send(p: Policy, base: Base, s: RSocketConnection, setup: Setup) -> None:
         base(s, setup)
         s.send_raw(raw(s))
 
 
-def _frame(s: Session, body: bytes) -> bytes:
+def _frame(s: RSocketConnection, body: bytes) -> bytes:
     """``body`` (header and all) with the profile's length prefix."""
     if s.endpoint.draft:
         return (len(body) + 4).to_bytes(4, "big") + body
     return len(body).to_bytes(3, "big") + body
 
 
-def _header(s: Session, frame_type: int, flags: int, stream_id: int) -> bytes:
+def _header(s: RSocketConnection, frame_type: int, flags: int, stream_id: int) -> bytes:
     if s.endpoint.draft:
         return bytes((0, flags & 0xFF)) + frame_type.to_bytes(2, "big") + stream_id.to_bytes(8, "big")
     return stream_id.to_bytes(4, "big") + ((frame_type << 10) | flags).to_bytes(2, "big")
@@ -64,7 +64,7 @@ reserved_bit = fault("frame-reserved-bit", "RS-FRAME-3", "sends a stream's first
 
 
 @reserved_bit.on("emit")
-def _reserved_bit(p: Policy, base: Base, s: Session, flow: Flow, data: bytes, complete: bool) -> None:
+def _reserved_bit(p: Policy, base: Base, s: RSocketConnection, flow: Flow, data: bytes, complete: bool) -> None:
     if s.endpoint.draft or not first_on_connection(p, "reserved-bit"):
         base(s, flow, data, complete)
         return
@@ -81,7 +81,7 @@ cut_short = fault("frame-transport-ends-inside", "RS-FRAME-8",
 
 
 @cut_short.on("finish")
-def _cut_short(p: Policy, base: Base, s: Session, flow: Flow, end: End) -> None:
+def _cut_short(p: Policy, base: Base, s: RSocketConnection, flow: Flow, end: End) -> None:
     raw = s.endpoint.encode(Payload(stream_id=flow.sid, complete=True))
     s.send_raw(raw[: len(raw) - 3])
     s.forget_flow(flow)
@@ -92,7 +92,7 @@ broken_chain = fault("frag-interrupted", "RS-FRAG-1", "interrupts a fragmented e
 
 
 @broken_chain.on("emit")
-def _broken_chain(p: Policy, base: Base, s: Session, flow: Flow, data: bytes, complete: bool) -> None:
+def _broken_chain(p: Policy, base: Base, s: RSocketConnection, flow: Flow, data: bytes, complete: bool) -> None:
     size = max(1, len(data) // 2)
     if len(data) < 2 or not once_per_flow(flow, "broken-chain"):
         base(s, flow, data, complete)
@@ -111,7 +111,7 @@ metadata_late = fault("frag-metadata-after-data", "RS-FRAG-2",
 
 
 @metadata_late.on("emit")
-def _metadata_late(p: Policy, base: Base, s: Session, flow: Flow, data: bytes, complete: bool) -> None:
+def _metadata_late(p: Policy, base: Base, s: RSocketConnection, flow: Flow, data: bytes, complete: bool) -> None:
     if not once_per_flow(flow, "metadata-late"):
         base(s, flow, data, complete)
         return
@@ -126,7 +126,7 @@ def _metadata_late(p: Policy, base: Base, s: Session, flow: Flow, data: bytes, c
 
 
 @cut_short.on("complete_together")
-def _cut_short_separately(p: Policy, base: Base, s: Session, flow: Flow) -> bool:
+def _cut_short_separately(p: Policy, base: Base, s: RSocketConnection, flow: Flow) -> bool:
     return False  # the stream ends with a PAYLOAD C of its own, where this fault acts
 
 

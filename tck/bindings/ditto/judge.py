@@ -1,4 +1,4 @@
-"""Ditto's ``SessionJudge``: one connection's messages, both sides, judged message by message.
+"""Ditto's ``ConnectionJudge``: one connection's messages, both sides, judged message by message.
 
 Theory of operation (SPEC.md, Ditto decisions DITTO-a and DITTO-b).  A subscribe
 (``subscribeForPersistedEvents`` or ``search/subscribe``) opens a subscription in

@@ -5,7 +5,7 @@ bytes to ``receive_data`` and gets events back; it calls ``send`` with frames
 and writes whatever ``data_to_send`` returns.  No sockets, no clocks.  The
 binding-neutral ``rsio_tck.protocol.Connection`` is a thin shell over this.
 
-Every frame in either direction goes through the same ``SessionModel`` the
+Every frame in either direction goes through the same ``ConnectionModel`` the
 monitor uses, so the endpoint knows the protocol exactly as the judge does.
 What the peer sends wrong surfaces as a ``ProtocolError`` event, with a
 ``goodbye`` naming the rule already queued, and the endpoint stops accepting
@@ -28,7 +28,7 @@ from ...protocol.events import ConnectionClosed, ConnectionState, Event, Ignored
 from ...semantics.signals import Signal
 from ...semantics.streams import SignalArgs, StreamState, Verdict
 from .mapping import STREAM_SIGNALS, apply_frame
-from .model import SessionModel
+from .model import ConnectionModel
 from .split import ReassemblyLimitExceeded, SplitAssembler
 from .wire import DEFAULT_LIMITS, Frame, Limits, get_codec
 from .wire.frames import (
@@ -65,7 +65,7 @@ class RsioEndpoint:
         self.codec = chosen.name
         self._encoder = chosen.encoder(self.limits)
         self._decoder = chosen.decoder(self.limits)
-        self.model = SessionModel()
+        self.model = ConnectionModel()
         self.assembler = SplitAssembler(self.limits.max_reassembly)
         # Any MUST violation by the peer ends the connection, not only the
         # protocol errors rsio-v0 names: a reference implementation is strict.

@@ -1,7 +1,7 @@
-"""RS-IO's ``SessionJudge``: one connection's frames, both sides, judged against the model.
+"""RS-IO's ``ConnectionJudge``: one connection's frames, both sides, judged against the model.
 
 Theory of operation: every frame goes through ``mapping.apply_frame`` onto the
-``SessionModel`` (hello, goodbye, and the contract's stream table), and through the
+``ConnectionModel`` (hello, goodbye, and the contract's stream table), and through the
 contract judge of rsio-v0 section 8 when a test publisher is involved.  The entries
 of the stream table that only take demand are taken by the table's own fast path
 (``semantics.streams.deliver_fast``) for the frames that dominate traffic, and an ``ElementRun`` (a long stretch of plain element frames the decoder
@@ -22,14 +22,14 @@ from ...semantics.streams import StreamRecord, deliver_fast, takes_elements
 from .contract import ContractJudge
 from .handshake import PartyState
 from .mapping import apply_frame
-from .model import SessionModel
+from .model import ConnectionModel
 from .wire.frames import Frame, OnNext, OnNextPacked, Subscribe
 from .wire.runs import ElementRun, StridedRun, VariableRun
 
 
 class RsioJudge:
     def __init__(self, *, contract: bool = True, keep: Keep | None = None) -> None:
-        self.model = SessionModel()
+        self.model = ConnectionModel()
         # Judges the test-publisher contract (rsio-v0 section 8) where names say what to expect.
         self.contract = ContractJudge() if contract else None
         self.keep = keep

@@ -14,7 +14,7 @@ from typing import Any
 from ...errors import Side
 from ...semantics.signals import Signal
 from ...semantics.streams import SignalArgs, Transition
-from .model import SessionModel
+from .model import ConnectionModel
 from .wire.frames import (
     Cancel,
     ClientHello,
@@ -47,7 +47,7 @@ STREAM_SIGNALS: dict[type, tuple[Signal, Callable[[Any], SignalArgs]]] = {
 }
 
 
-def apply_frame(model: SessionModel, sender: Side, frame: Frame) -> Transition | None:
+def apply_frame(model: ConnectionModel, sender: Side, frame: Frame) -> Transition | None:
     """Judge one RS-IO frame sent by ``sender``; raises ProtocolViolation.
 
     Returns the stream transition a stream frame took (None for hellos and goodbyes).

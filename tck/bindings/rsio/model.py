@@ -1,6 +1,6 @@
 """The model of one connection: both parties, both Id spaces, every obligation.
 
-Theory of operation: the same ``SessionModel`` serves as the conscience of an
+Theory of operation: the same ``ConnectionModel`` serves as the conscience of an
 endpoint (a ``rsio_tck.protocol.Connection`` applies what it sends and what it
 receives) and as the judge of a monitor (which applies what both parties sent,
 in the order it observed them).  A binding calls ``hello``, ``goodbye``,
@@ -47,7 +47,7 @@ class Party:
 
 
 @dataclass(slots=True)
-class SessionModel:
+class ConnectionModel:
     supported_versions: frozenset[int] = SUPPORTED_VERSIONS
     parties: dict[Side, Party] = field(default_factory=lambda: {s: Party(s) for s in Side})
     # Subscriptions by subscribing side, then by that side's Id.

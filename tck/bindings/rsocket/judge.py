@@ -1,4 +1,4 @@
-"""RSocket's ``SessionJudge``: one connection's frames, both sides, judged frame by frame.
+"""RSocket's ``ConnectionJudge``: one connection's frames, both sides, judged frame by frame.
 
 Theory of operation: each side's frames go, in the order observed, through
 ``ConnectionModel.before`` (the connection's opening and closing: SETUP first,
@@ -229,7 +229,7 @@ class RSocketJudge:
             except ProtocolViolation:
                 return None
 
-    # -- the rest of the SessionJudge interface ------------------------------------------
+    # -- the rest of the ConnectionJudge interface ------------------------------------------
 
     @property
     def held(self) -> int:
