@@ -11,18 +11,20 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_rsocket_judge import SETUP
 
 from rsio_tck.binding import get_binding
+from rsio_tck.bindings.rsocket import judge as judge_module
 from rsio_tck.bindings.rsocket.frames import Cancel, Keepalive, Payload, RequestN, RequestStream
 from rsio_tck.bindings.rsocket.interactions import CONTRACT_RULES, contract_rule
 from rsio_tck.bindings.rsocket.judge import RSocketJudge
 from rsio_tck.bindings.rsocket.runs import PayloadRun
 from rsio_tck.catalogue import RULES
 from rsio_tck.errors import ProtocolViolation, Side
-from rsio_tck.semantics.streams import ACTIONS, TRANSITIONS
+from rsio_tck.semantics.streams import ACTIONS, TRANSITIONS, StreamState
 
 C, S = Side.CLIENT, Side.SERVER
 SIDS = (1, 3, 5)
@@ -104,6 +106,55 @@ def test_a_run_within_demand_is_taken_whole_and_one_beyond_is_judged_frame_by_fr
     assert [(rule, side) for rule, side, _ in found] == [("RS-FLOW-2", S), ("RS-FLOW-2", S)]
     assert [i for _, _, i in found] == [7, 8]  # each frame of the second run, numbered as on the wire
     assert streams[1][1:] == (0, 5) and frames_sent[S] == 7 and index == 9
+
+
+# -- a PAYLOAD crossing the requester's CANCEL --------------------------------------------------------------------
+# The fast paths take a responder's plain PAYLOAD(N) on an ACTIVE stream only; one that crosses the requester's
+# CANCEL (the stream CANCELLED) goes through ``Interactions.payload``.  Whatever path it takes, the judgement must
+# be that of the full path, frame by frame: with ``deliver_fast`` declining every frame, nothing takes a shortcut.
+
+
+def _judge_without_shortcuts(monkeypatch: pytest.MonkeyPatch, items: list[tuple[Side, Any]]) -> tuple[Any, ...]:
+    with monkeypatch.context() as patched:
+        patched.setattr(judge_module, "deliver_fast", lambda rec, count: False)
+        return _judge(items, whole_runs=False)
+
+
+def _crossing(single: bool) -> list[tuple[Side, Any]]:
+    """The server's elements after the client's CANCEL crossed them: within the demand left, then one beyond it,
+    then the completion, all in flight; as single frames or as runs."""
+    def elements(count: int) -> list[tuple[Side, Any]]:
+        if single:
+            return [(S, Payload(stream_id=1, next=True, data=b"e"))] * count
+        return [(S, PayloadRun(1, count, (b"e",) * count))]
+
+    return [(C, SETUP), (S, Keepalive(respond=False)),  # the server has spoken: its frames may take the fast path
+            (C, RequestStream(stream_id=1, initial_request_n=5)), *elements(2), (C, Cancel(stream_id=1)),
+            *elements(3), *elements(1), (S, Payload(stream_id=1, complete=True))]
+
+
+@pytest.mark.parametrize("single", [True, False], ids=["single frames", "runs"])
+def test_payloads_crossing_a_cancel_are_judged_as_frame_by_frame(monkeypatch: pytest.MonkeyPatch,
+                                                                 single: bool) -> None:
+    items = _crossing(single)
+    judged = _judge(items, whole_runs=True)
+    assert judged == _judge_without_shortcuts(monkeypatch, items)
+    found, streams, frames_sent, _, _ = judged
+    assert [(rule, side) for rule, side, _ in found] == [("RS-FLOW-2", S)]  # the one element beyond the demand
+    assert streams[1] == (StreamState.DONE, 0, 5)  # in flight after the CANCEL, the elements took the demand left
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(ops=st.lists(OPS, max_size=25), initial=st.lists(st.integers(min_value=0, max_value=10), min_size=3,
+                                                         max_size=3))
+def test_the_fast_paths_judge_as_the_full_path(monkeypatch: pytest.MonkeyPatch, ops: list[Op],
+                                               initial: list[int]) -> None:
+    """Every grouping and every crossing of the fast paths (runs whole, single PAYLOADs inlined) against the
+    full path, frame by frame, the server having spoken first so that its PAYLOADs may take them."""
+    items = _items(ops, initial)
+    items.insert(1, (S, Keepalive(respond=False)))
+    assert _judge(items, whole_runs=True) == _judge_without_shortcuts(monkeypatch, items)
 
 
 # -- the contract translation --------------------------------------------------------------------

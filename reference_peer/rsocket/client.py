@@ -51,8 +51,7 @@ class Collector(Consumer):
     def on_next(self, data: bytes) -> None:
         self.outcome.elements.append(data)
         self._since_request += 1
-        record = self.session.endpoint.streams.get(self.sid)
-        if self._since_request >= self.batch and record is not None and record.receiving and self.session.open:
+        if self._since_request >= self.batch and self.session.endpoint.receiving(self.sid) and self.session.open:
             self._since_request = 0
             self.session.send(RequestN(stream_id=self.sid, request_n=self.batch))
 

@@ -172,8 +172,7 @@ class SubscribeBack(Consumer):
         self.session.wake(self.outer)
 
     def _request(self, n: int) -> None:
-        record = self.session.endpoint.streams.get(self.inner or 0)
-        if record is None or not record.receiving:
+        if not self.session.endpoint.receiving(self.inner or 0):
             return  # the element that used the demand up also completed the stream
         if len(self.queue.items) > LOW_WATER:
             self.held += n

@@ -78,8 +78,11 @@ def _beyond_emit(p: Policy, base: Base, s: RSocketConnection, flow: Flow, data: 
 
 def _remember_credit(parent: Callable[..., None]) -> Callable[..., None]:
     def receive_cancel(self: Endpoint, frame: Any, events: list[Any]) -> None:
-        # The judge has taken the CANCEL (it ends the direction, not its demand): the credit left is as it was.
-        self.__dict__.setdefault("credit_at_cancel", {})[frame.stream_id] = self.credit(frame.stream_id)
+        # The judge has taken the CANCEL: it ends the direction (``credit`` is 0 now), not its demand, which is
+        # the credit that was left.
+        direction = self._judge.streams.direction(frame.stream_id, self.role)
+        left = 0 if direction is None else direction.demand.outstanding
+        self.__dict__.setdefault("credit_at_cancel", {})[frame.stream_id] = left
         parent(self, frame, events)
     return receive_cancel
 

@@ -33,11 +33,16 @@ What the endpoint does on its own, because the spec makes it automatic:
   with the reason; malformed input as ``ProtocolError`` with ERROR[CONNECTION_ERROR]
   on stream 0 queued, after which the endpoint accepts no more input.
 
-Streams are tracked only as far as routing needs: which side may still send
-PAYLOADs on each stream.  The credit the remote granted is not kept here: the
-judge keeps it (the demand of the direction this side sends on), and ``credit``
-reads it there.  Every frame either way also goes through the binding's own
-judge (the monitor's), so ``send(frame)`` holds this side to exactly the rules
+Streams are not tracked here: every frame either way goes through the binding's
+own judge (the monitor's), whose ``Interactions`` know which streams are open, who
+requested each and which side may still send PAYLOADs on it; ``stream``,
+``sending``, ``receiving`` and ``open_stream_ids`` read them there, and ``credit``
+the demand the remote granted.  The endpoint keeps only its own decisions: the
+remote's requests it refused (beyond the lease, on an id the remote may not
+open), which the judge still counts as opened.  The judge takes a batch of the
+remote's frames first and this side's answers to them after (as the monitor
+sees them cross); each frame is handled with its stream as the judge had it just
+before the frame.  So ``send(frame)`` holds this side to exactly the rules
 the kit judges: a ProtocolViolation naming the rule, and nothing queued.  The
 judge has seen the refused frame, as with RS-IO's ``Connection``: a refused send
 is a bug of the application, and the endpoint is not to be used further.
@@ -47,6 +52,7 @@ break rules on purpose.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -61,10 +67,10 @@ from .endpoint_state import (
     SETUP_CODES,
     EndpointState,
     SetupRejected,
-    StreamRecord,
     default_setup,
     stream_error,
 )
+from .endpoint_streams import EndpointStreams
 from .endpoint_timers import EndpointTimers
 from .fragments import fragment
 from .frames import (
@@ -85,14 +91,13 @@ from .frames import (
     Lease,
     MetadataPush,
     Payload,
-    RequestChannel,
     RequestFnf,
     RequestN,
-    RequestResponse,
     Resume,
     Setup,
     SetupError,
 )
+from .interactions import Kind, StreamView
 from .judge import RSocketJudge
 from .profiles import get_profile
 
@@ -101,7 +106,7 @@ def _unheeded(violation: ProtocolViolation, index: int | None, frame: Any) -> No
     """The remote's findings are the judge's to keep; the endpoint answers what it reads itself."""
 
 
-class Endpoint(EndpointTimers):
+class Endpoint(EndpointStreams, EndpointTimers):
     def __init__(self, role: Side, profile: str = "rsocket-1.0", limits: RSocketLimits | None = None, *,
                  setup: Setup | None | bool = True, mtu: int | None = None, length_prefix: bool = True,
                  lease_grant: tuple[int, int] = (60_000, 1000), enforce_lifetime: bool = False,
@@ -125,7 +130,12 @@ class Endpoint(EndpointTimers):
         self.error: ProtocolViolation | None = None
         self.setup: Setup | None = None  # the connection's SETUP, once sent (client) or accepted (server)
         self.accepted = False  # the server accepted the SETUP (a client infers it: Connection Establishment)
-        self.streams: dict[int, StreamRecord] = {}
+        # The remote's requests this side refused (its policy: the judge counts them as opened, with findings).
+        self._refused: set[int] = set()
+        # While a batch of the remote's frames is handled: this side's answers, sent once the judge has the batch,
+        # and the stream of the frame at hand as the judge had it before the frame.
+        self._held: list[Callable[[], None]] | None = None
+        self._before: StreamView | None = None
         # The highest id ``new_stream_id`` handed out (0: none): ids handed out and not yet sent are the
         # endpoint's to know; the ids sent are the judge's (``Party.last_stream_id``).
         self._handed_out = 0
@@ -160,6 +170,12 @@ class Endpoint(EndpointTimers):
         A fragmentable frame is cut into fragments of at most ``fragment_size``
         bytes of metadata + data (default: what the MTU leaves), never more than the MTU allows.
         """
+        if self._held is not None:  # an answer to the remote's batch: judged after the batch
+            self._held.append(lambda: Endpoint._send_now(self, frame, check, fragment_size))
+            return
+        self._send_now(frame, check, fragment_size)
+
+    def _send_now(self, frame: Frame | IgnoredFrame, check: bool, fragment_size: int | None) -> None:
         if isinstance(frame, IgnoredFrame):
             self._judge_frames(self.role, [frame])
             self._out.append(self._encoder.encode(frame))
@@ -186,6 +202,9 @@ class Endpoint(EndpointTimers):
         ``standing_for`` is the frame the bytes carry as far as the streams go (a fault's broken
         encoding of an element, say): the judge takes it as sent, unchecked, so the credit it keeps
         counts the element, as the remote does."""
+        if self._held is not None:
+            self._held.append(lambda: Endpoint.send_raw(self, data, standing_for=standing_for))
+            return
         if standing_for is not None:
             self._judge_frames(self.role, [standing_for])
             self._account_sent(standing_for)
@@ -199,16 +218,6 @@ class Endpoint(EndpointTimers):
         out = b"".join(self._out)
         self._out.clear()
         return out
-
-    def credit(self, stream_id: int) -> int:
-        """PAYLOADs with N this side may send on ``stream_id`` now: the demand the judge keeps for the
-        direction this side sends on (the one count of the remote's cumulative credit)."""
-        record = self.streams.get(stream_id)
-        if record is None or not record.sending:
-            return 0
-        st = self._judge.streams.streams.get(stream_id)
-        direction = None if st is None else st.out if st.requester is not self.role else st.inbound
-        return 0 if direction is None else direction.demand.outstanding
 
     def _judge_frames(self, sender: Side, frames: list[Any]) -> list[ProtocolViolation]:
         """Apply ``frames`` to the judge; the MUST rules they broke (not those found by time passing)."""
@@ -233,43 +242,12 @@ class Endpoint(EndpointTimers):
             self._close_state(frame.error_code)
             return
         if isinstance(frame, REQUESTS):
-            self._open_stream(frame, local_requester=True)
-            return
-        record = self.streams.get(sid)
-        if record is None or sid == 0:
-            return
-        if isinstance(frame, Payload):
-            if frame.complete:
-                record.sending = False
-        elif isinstance(frame, Cancel):
-            record.receiving = False
-        elif isinstance(frame, Error):
-            record.sending = record.receiving = False
-        self._forget_if_done(record)
-
-    def _open_stream(self, frame: Any, *, local_requester: bool) -> StreamRecord | None:
-        sid = frame.stream_id
-        if isinstance(frame, RequestFnf):
-            return None
-        channel = isinstance(frame, RequestChannel)
-        record = StreamRecord(stream_id=sid, kind=frame.wire_name, local_requester=local_requester,
-                              sending=channel or not local_requester, receiving=channel or local_requester)
-        if channel and frame.complete:
-            if local_requester:
-                record.sending = False
-            else:
-                record.receiving = False
-        self.streams[sid] = record
-        return record
-
-    def _forget_if_done(self, record: StreamRecord) -> None:
-        if record.done:
-            self.streams.pop(record.stream_id, None)
-            if self.state is ConnectionState.CLOSING and not self.streams:
-                self.state = ConnectionState.CLOSED
+            self._refused.discard(sid)  # this side's own stream now (after a wrap, say)
+        elif sid != 0:
+            self._closed_if_idle(sid)
 
     def _close_state(self, code: int) -> None:
-        if code == CONNECTION_CLOSE and self.streams:
+        if code == CONNECTION_CLOSE and self.open_stream_ids():
             self.state = ConnectionState.CLOSING
         else:
             self.state = ConnectionState.CLOSED
@@ -289,15 +267,30 @@ class Endpoint(EndpointTimers):
             frames = self._decoder.feed(data)
         except ProtocolViolation as violation:
             frames, wire_error = list(self._decoder.salvaged), violation.with_side(self.role.peer)
-        # The remote's frames keep the judge's model whole, and its reassembler joins their fragments.
-        self._judged, wholes = self._judge.judge_each(self.role.peer, frames, self.now, self._judged, _unheeded)
-        if wire_error is not None:
-            self._judge.wire_error(self.role.peer, wire_error)
-        for frame, whole in zip(frames, wholes, strict=True):
-            self._receive_decoded(frame, whole, events)
-            if self.error is not None or self.state is ConnectionState.CLOSED:
-                return events
-        if wire_error is not None:
+        # The judge takes the whole batch (its reassembler joins the fragments) before this side's answers to it,
+        # which are held meanwhile; each frame is handled with its stream as the judge had it before the frame.
+        judge, remote, handled, stopped = self._judge, self.role.peer, 0, False
+        held: list[Callable[[], None]] = []
+        self._held = held
+        try:
+            for frame in frames:
+                self._before = self.stream(frame.stream_id)
+                self._judged, (whole,) = judge.judge_each(remote, (frame,), self.now, self._judged, _unheeded)
+                handled += 1
+                self._receive_decoded(frame, whole, events)
+                if self.state is ConnectionState.CLOSING and frame.stream_id != 0:
+                    self._closed_if_idle(frame.stream_id)
+                if self.error is not None or self.state is ConnectionState.CLOSED:
+                    stopped = True
+                    break
+            self._judged, _ = judge.judge_each(remote, frames[handled:], self.now, self._judged, _unheeded)
+            if wire_error is not None:
+                judge.wire_error(remote, wire_error)
+        finally:
+            self._held, self._before = None, None
+            for answer in held:
+                answer()
+        if wire_error is not None and not stopped:
             self._fail(wire_error, events)
         return events
 
@@ -407,12 +400,9 @@ class Endpoint(EndpointTimers):
             self._close_state(frame.error_code)
             events.append(frame)
             return
-        record = self.streams.get(frame.stream_id)
-        if record is None:
+        if self._before is None:
             self._ignore(frame, f"ERROR on unknown stream {frame.stream_id}", events)
             return
-        record.sending = record.receiving = False
-        self._forget_if_done(record)
         events.append(frame)
 
     def _receive_setup_error(self, frame: SetupError, events: list[Event]) -> None:
@@ -424,14 +414,16 @@ class Endpoint(EndpointTimers):
 
     def _receive_request(self, frame: Any, events: list[Event]) -> None:
         sid = frame.stream_id
-        if sid in self.streams:
+        if self._before is not None:
             self._ignore(frame, f"{frame.wire_name} on stream {sid}, which is in use", events)
             return
         if sid == 0 or sid % 2 == (1 if self.role is Side.CLIENT else 0):
+            self._refused.add(sid)
             self._ignore(frame, f"{frame.wire_name} on stream {sid}, not an id the remote may open", events)
             return
         if self._grants:
             if self._beyond_lease(sid):
+                self._refused.add(sid)
                 answered = not isinstance(frame, RequestFnf) and not self.draft  # the draft ignores it (seed 001)
                 if answered:
                     self.send(Error(stream_id=sid, error_code=REJECTED, data=b"request beyond the lease"), check=False)
@@ -441,35 +433,28 @@ class Endpoint(EndpointTimers):
             left = self._judge.model.parties[self.role.peer].lease_left  # after this request (judged first)
             if left is not None and left <= self.lease_grant[1] // 2:
                 self._renew_at = self.now  # renewed at the next tick: a burst beyond the grant is still rejected
-        self._open_stream(frame, local_requester=False)
+        self._refused.discard(sid)
         events.append(frame)
 
     def _receive_request_n(self, frame: RequestN, events: list[Event]) -> None:
-        record = self.streams.get(frame.stream_id)
-        if record is None or not record.sending:
+        if self._before is None or not self._before.sending:
             self._ignore(frame, f"REQUEST_N on stream {frame.stream_id}, which does not send", events)
             return
         events.append(frame)  # request N = 0 is the application's to answer (bindings.md §2)
 
     def _receive_cancel(self, frame: Cancel, events: list[Event]) -> None:
-        record = self.streams.get(frame.stream_id)
-        if record is None or not record.sending:
+        if self._before is None or not self._before.sending:
             self._ignore(frame, f"CANCEL on stream {frame.stream_id}, which does not send", events)
             return
-        record.sending = False
-        self._forget_if_done(record)
         events.append(frame)
 
     def _receive_payload(self, frame: Payload, events: list[Event]) -> None:
-        record = self.streams.get(frame.stream_id)
-        if record is None or not record.receiving:
+        before = self._before
+        if before is None or not before.receiving:
             self._ignore(frame, f"PAYLOAD on stream {frame.stream_id}, which is not receiving", events)
             return
-        if frame.complete or record.kind == RequestResponse.wire_name:
-            if not frame.complete:  # Handling the Unexpected: a request-response PAYLOAD completes
-                frame = replace(frame, complete=True)
-            record.receiving = False
-            self._forget_if_done(record)
+        if before.kind is Kind.RESPONSE and not frame.complete:
+            frame = replace(frame, complete=True)  # Handling the Unexpected: a request-response PAYLOAD completes
         events.append(frame)
 
     def _receive_metadata_push(self, frame: MetadataPush, events: list[Event]) -> None:
@@ -491,4 +476,4 @@ class Endpoint(EndpointTimers):
     }
 
 
-__all__ = ["Endpoint", "EndpointState", "SetupRejected", "StreamRecord", "default_setup", "stream_error"]
+__all__ = ["Endpoint", "EndpointState", "SetupRejected", "StreamView", "default_setup", "stream_error"]

@@ -1,6 +1,6 @@
 """What the RSocket endpoint (``endpoint.py``) keeps and builds besides its own logic.
 
-Its per-stream records, the event of a refused SETUP, the kit's default SETUP
+The event of a refused SETUP, the kit's default SETUP
 (bindings.md §2), the stream ERROR each profile can express, and the rule IDs the endpoint
 cites itself.  No logic of the connection lives here: it is the endpoint's vocabulary.
 """
@@ -47,21 +47,6 @@ RULE = {
 # The endpoint's states are the protocol's (CLOSING: ERROR[CONNECTION_CLOSE] exchanged, waiting for the
 # streams to end); the name stays for the reference peer and the tests that import it.
 EndpointState = ConnectionState
-
-
-@dataclass(slots=True)
-class StreamRecord:
-    """One stream as this endpoint routes it (its credit is the judge's: ``Endpoint.credit``)."""
-
-    stream_id: int
-    kind: str  # the request's wire name
-    local_requester: bool
-    sending: bool  # this side may still send PAYLOADs
-    receiving: bool  # the remote may still send PAYLOADs
-
-    @property
-    def done(self) -> bool:
-        return not self.sending and not self.receiving
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

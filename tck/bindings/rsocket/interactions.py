@@ -20,6 +20,7 @@ RSocket finding never cites an RS-IO rule.  Findings go to the connection model'
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
@@ -49,6 +50,13 @@ REQUEST_TYPES = (RequestStream, RequestChannel, RequestResponse, RequestFnf, Req
 OPTIONS = StreamOptions(on_subscribe_frame=False, reuse_ids=False, demand_ceiling=UNBOUNDED)
 
 LIVE = frozenset({StreamState.ACTIVE, StreamState.PART, StreamState.SUBSCRIBING, StreamState.RESUBSCRIBING})
+_ACTIVE = StreamState.ACTIVE
+
+
+def live(rec: StreamRecord | None) -> bool:
+    """A direction that may still carry PAYLOADs (ACTIVE first: the one state of nearly every live stream)."""
+    return rec is not None and (rec.state is _ACTIVE or rec.state in LIVE)
+
 
 # The contract table's rule IDs, as RSocket reports them (SPEC.md, decision RS-i).
 CONTRACT_RULES: dict[str, str] = {
@@ -125,6 +133,18 @@ class RStream:
         return self.out.state in LIVE or (self.inbound is not None and self.inbound.state in LIVE)
 
 
+@dataclass(frozen=True, slots=True)
+class StreamView:
+    """One open stream as one side sees it, read from the judge's ``RStream`` when asked (``Interactions.view``);
+    never kept: the stream's lifecycle has one owner, the judge."""
+
+    stream_id: int
+    kind: Kind
+    local_requester: bool  # the side that asked requested the stream
+    sending: bool  # that side may still send PAYLOADs on it
+    receiving: bool  # its peer may still send PAYLOADs on it
+
+
 class Contract(Protocol):
     """The test-publisher contract judge (``contract.py``), told about watched streams' frames."""
 
@@ -143,6 +163,38 @@ class Interactions:
         self.streams: dict[int, RStream] = {}
         self.contract: Contract | None = None
         self._pending_reject: set[int] = set()  # requests that broke the lease, until they are whole
+
+    # -- what the streams are now (the RSocket endpoint reads its streams here) ---------
+
+    def direction(self, sid: int, side: Side) -> StreamRecord | None:
+        """The direction ``side`` publishes on (sends PAYLOADs on) of stream ``sid``, if it has one."""
+        st = self.streams.get(sid)
+        if st is None:
+            return None
+        return st.out if st.requester is not side else st.inbound
+
+    def sends(self, sid: int, side: Side) -> bool:
+        """Whether ``side`` may still send PAYLOADs on stream ``sid``: the direction it publishes on is live."""
+        return live(self.direction(sid, side))
+
+    def receives(self, sid: int, side: Side) -> bool:
+        """Whether ``side``'s peer may still send PAYLOADs on stream ``sid``."""
+        return live(self.direction(sid, side.peer))
+
+    def view(self, sid: int, side: Side) -> StreamView | None:
+        """Stream ``sid`` as ``side`` sees it, or None when neither side may send on it any more (or never could)."""
+        st = self.streams.get(sid)
+        if st is None:
+            return None
+        requested = st.requester is side
+        out, inbound = live(st.out), live(st.inbound)
+        if not out and not inbound:
+            return None
+        return StreamView(sid, st.kind, requested, inbound if requested else out, out if requested else inbound)
+
+    def open_stream_ids(self) -> list[int]:
+        """The streams on which either side may still send PAYLOADs."""
+        return [sid for sid, st in self.streams.items() if st.in_use()]
 
     # -- the table -------------------------------------------------------------------
 
