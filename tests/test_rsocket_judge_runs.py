@@ -109,9 +109,9 @@ def test_a_run_within_demand_is_taken_whole_and_one_beyond_is_judged_frame_by_fr
 
 
 # -- a PAYLOAD crossing the requester's CANCEL --------------------------------------------------------------------
-# The fast paths take a responder's plain PAYLOAD(N) on an ACTIVE stream only; one that crosses the requester's
-# CANCEL (the stream CANCELLED) goes through ``Interactions.payload``.  Whatever path it takes, the judgement must
-# be that of the full path, frame by frame: with ``deliver_fast`` declining every frame, nothing takes a shortcut.
+# The fast paths take a responder's plain PAYLOAD(N) wherever ``deliver_fast`` does: on an ACTIVE stream, and on
+# one whose requester's CANCEL it crossed (CANCELLED).  Whatever path it takes, the judgement must be that of the
+# full path, frame by frame: with ``deliver_fast`` declining every frame, nothing takes a shortcut.
 
 
 def _judge_without_shortcuts(monkeypatch: pytest.MonkeyPatch, items: list[tuple[Side, Any]]) -> tuple[Any, ...]:
@@ -142,6 +142,21 @@ def test_payloads_crossing_a_cancel_are_judged_as_frame_by_frame(monkeypatch: py
     found, streams, frames_sent, _, _ = judged
     assert [(rule, side) for rule, side, _ in found] == [("RS-FLOW-2", S)]  # the one element beyond the demand
     assert streams[1] == (StreamState.DONE, 0, 5)  # in flight after the CANCEL, the elements took the demand left
+
+
+@pytest.mark.parametrize("single", [True, False], ids=["single frame", "run"])
+def test_a_server_whose_first_answer_is_an_element_has_accepted_the_connection(monkeypatch: pytest.MonkeyPatch,
+                                                                               single: bool) -> None:
+    """A server's first frame other than KEEPALIVE accepts the connection, even an element the fast paths could
+    take; a setup error after it breaks RS-ERROR-4 on every path (the fast paths skipped that once)."""
+    from rsio_tck.bindings.rsocket.frames import INVALID_SETUP, Error
+
+    element: Any = Payload(stream_id=1, next=True, data=b"e") if single else PayloadRun(1, 2, (b"e", b"f"))
+    items = [(C, SETUP), (S, Keepalive(respond=False)), (C, RequestStream(stream_id=1, initial_request_n=5)),
+             (S, element), (S, Error(stream_id=0, error_code=INVALID_SETUP, data=b"late"))]
+    judged = _judge(items, whole_runs=True)
+    assert ("RS-ERROR-4", S) in [(rule, side) for rule, side, _ in judged[0]]
+    assert judged == _judge_without_shortcuts(monkeypatch, items)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,

@@ -11,13 +11,13 @@ first frame is judged for stream id order and lease before reassembly (RS-m).
 Every broken rule goes to ``found`` with the frame's index; nothing stops the
 judging.  Time (``t``, seconds) comes with the data: the judge holds no clock.
 
-Fast paths: a responder's plain PAYLOAD (N only, no F, no C) on a stream in the
-ACTIVE state, sent by a party with nothing pending, takes one unit of demand and
-nothing else, exactly as the table's (ACTIVE, onNext) entry would (the table's own fast
-path, ``semantics.streams.deliver_fast``, narrowed to ACTIVE: a PAYLOAD crossing the
-requester's CANCEL goes through ``Interactions.payload``, whose responder bookkeeping is
-RSocket's, beyond the table); a
-``PayloadRun`` (the decoder's run of such frames on one stream) is taken whole
+Fast paths: a responder's plain PAYLOAD (N only, no F, no C) on a plain stream,
+sent by a party with nothing pending (a server: once it has accepted the connection,
+which its first such frame decides in ``ConnectionModel.before``), takes one unit of
+demand and nothing else, exactly as the table's entry would: the table's own fast path,
+``semantics.streams.deliver_fast`` (ACTIVE, or CANCELLED with the PAYLOAD crossing the
+requester's CANCEL, where ``Interactions.payload`` of a plain stream takes the same unit);
+a ``PayloadRun`` (the decoder's run of such frames on one stream) is taken whole
 with one demand take when its stream's demand covers ``count``, and otherwise
 judged ``to_frames()`` one by one, so findings never depend on the grouping.
 ``tests/test_rsocket_judge_runs.py`` holds both fast paths to the frame-by-frame path.
@@ -33,7 +33,7 @@ from typing import Any
 
 from ...binding import Found, Keep
 from ...errors import ProtocolViolation, Side
-from ...semantics.streams import StreamState, deliver_fast
+from ...semantics.streams import deliver_fast
 from .codec import RSocketLimits
 from .contract import ContractJudge
 from .fragments import Reassembler
@@ -89,7 +89,6 @@ class RSocketJudge:
         plain = self._plain
         streams = self.streams.streams
         reassembler = self.reassembly[sender]
-        active = StreamState.ACTIVE
         for item in frames:
             kind = type(item)
             if kind is PayloadRun:
@@ -101,8 +100,7 @@ class RSocketJudge:
                     index = self.judge(sender, head.to_frames(), t, index, found)
                 if keep is None and plain[sender] and not reassembler.held:
                     st = streams.get(run.stream_id)
-                    if (st is not None and st.plain and st.requester is not sender and st.out.state is active
-                            and deliver_fast(st.out, run.count)):
+                    if st is not None and st.plain and st.requester is not sender and deliver_fast(st.out, run.count):
                         party.frames_sent += run.count
                         index += run.count
                         continue
@@ -114,8 +112,7 @@ class RSocketJudge:
             if kind is Payload and plain[sender] and item.next and not item.follows and not item.complete \
                     and not reassembler.held:
                 st = streams.get(item.stream_id)
-                if (st is not None and st.plain and st.requester is not sender and st.out.state is active
-                        and deliver_fast(st.out, 1)):
+                if st is not None and st.plain and st.requester is not sender and deliver_fast(st.out, 1):
                     party.frames_sent += 1
                     continue
             self._frame(sender, item, t)
@@ -147,8 +144,11 @@ class RSocketJudge:
         parties = self.model.parties
         opened = parties[Side.CLIENT].first_sent
         for side, party in parties.items():
+            # A server's frames decide whether it accepted the connection (``ConnectionModel.before``) until one
+            # has: a fast path, which skips ``before``, would leave a later setup error unjudged (RS-ERROR-4).
             self._plain[side] = (opened and party.first_sent and party.ended is None and party.owes is None
-                                 and not party.awaiting_resume_ok and not party.push_unanswered)
+                                 and not party.awaiting_resume_ok and not party.push_unanswered
+                                 and (party.accepted or side is Side.CLIENT))
 
     # -- one frame -------------------------------------------------------------------
 
