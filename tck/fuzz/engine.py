@@ -156,17 +156,17 @@ def judge(result: ScenarioResult, declared: tuple[str, ...] = (),
 
 def as_scenario(program: dict[str, Any], ident: str = "FUZZ-001", title: str = "fuzz program") -> Scenario:
     rules = sorted({step["rule"] for step in program["steps"] if "rule" in step}) or ["STR-1"]
-    # A binding's programs may carry more of the scenario format (binding, profiles, role ...): passed on
+    # A binding's programs may carry more of the scenario format (binding, role ...): passed on
     # where the loader's Scenario has the field.
     known = {f.name for f in dataclasses.fields(Scenario)}
     extra: dict[str, Any] = {key: tuple(value) if isinstance(value, list) else value
                              for key, value in program.items() if key in known and key in _PASSED_ON}
     return Scenario(id=ident, title=title, rules=tuple(rules), level=program["level"], steps=tuple(program["steps"]),
-                    profiles=tuple(program.get("codecs", ())), handshake=program["handshake"], goodbye=program["goodbye"],
+                    profiles=tuple(program.get("profiles", program.get("codecs", ()))), handshake=program["handshake"], goodbye=program["goodbye"],
                     kit_violations=tuple(program.get("kit_violations", ())), **extra)
 
 
-_PASSED_ON = ("binding", "profiles", "role", "requires", "needs")
+_PASSED_ON = ("binding", "role", "requires", "needs")  # profiles: written codecs (RS-IO) or profiles
 
 
 @overload
