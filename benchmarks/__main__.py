@@ -17,6 +17,8 @@ BENCHES = [
     ("kit peak RSS and wall time under a flooding target (issue 15)", "benchmarks.bench_flood"),
     ("kit wall time and peak RSS against hostile RS-IO, RSocket and Ditto targets (issue 27)", "benchmarks.bench_hostile"),
     ("the proxy's throughput on loopback, relaying and judging RSocket (issue 27: its budget)", "benchmarks.bench_proxy"),
+    ("the RSocket endpoint's receive path against its decoder alone (issue 28: the judge owns the streams)",
+     "benchmarks.bench_endpoint"),
 ]
 
 

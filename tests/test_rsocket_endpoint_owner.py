@@ -36,7 +36,7 @@ from rsio_tck.semantics.demand import UNBOUNDED, saturating_add
 
 
 def test_the_endpoints_stream_view_has_no_credit() -> None:
-    names = {f.name for f in dataclasses.fields(StreamView)}
+    names = set(StreamView._fields)
     assert not names & {"credit", "demand"}, names
 
 
