@@ -70,7 +70,7 @@ from .endpoint_state import (
     default_setup,
     stream_error,
 )
-from .endpoint_streams import EndpointStreams
+from .endpoint_streams import EndpointStreams, element_run_end
 from .endpoint_timers import EndpointTimers
 from .fragments import fragment
 from .frames import (
@@ -269,21 +269,27 @@ class Endpoint(EndpointStreams, EndpointTimers):
             frames, wire_error = list(self._decoder.salvaged), violation.with_side(self.role.peer)
         # The judge takes the whole batch (its reassembler joins the fragments) before this side's answers to it,
         # which are held meanwhile; each frame is handled with its stream as the judge had it before the frame.
-        judge, remote, handled, stopped = self._judge, self.role.peer, 0, False
+        # A run of plain elements on one receiving stream is judged at once: an element changes no stream's
+        # lifecycle, so each of them had the stream as the run's first had it (``element_run_end``).
+        judge, remote, judged, stopped = self._judge, self.role.peer, 0, False
         held: list[Callable[[], None]] = []
         self._held = held
         try:
-            for frame in frames:
-                self._before = self.stream(frame.stream_id)
-                self._judged, (whole,) = judge.judge_each(remote, (frame,), self.now, self._judged, _unheeded)
-                handled += 1
-                self._receive_decoded(frame, whole, events)
-                if self.state is ConnectionState.CLOSING and frame.stream_id != 0:
-                    self._closed_if_idle(frame.stream_id)
-                if self.error is not None or self.state is ConnectionState.CLOSED:
-                    stopped = True
-                    break
-            self._judged, _ = judge.judge_each(remote, frames[handled:], self.now, self._judged, _unheeded)
+            while judged < len(frames) and not stopped:
+                first = frames[judged]
+                self._before = before = self.stream(first.stream_id)
+                end = element_run_end(frames, judged, before)
+                batch = frames[judged:end]
+                self._judged, wholes = judge.judge_each(remote, batch, self.now, self._judged, _unheeded)
+                judged = end
+                for frame, whole in zip(batch, wholes, strict=True):
+                    self._receive_decoded(frame, whole, events)
+                    if self.state is ConnectionState.CLOSING and frame.stream_id != 0:
+                        self._closed_if_idle(frame.stream_id)
+                    if self.error is not None or self.state is ConnectionState.CLOSED:
+                        stopped = True
+                        break
+            self._judged, _ = judge.judge_each(remote, frames[judged:], self.now, self._judged, _unheeded)
             if wire_error is not None:
                 judge.wire_error(remote, wire_error)
         finally:

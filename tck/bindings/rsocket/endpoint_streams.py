@@ -14,11 +14,12 @@ concept; the attributes below are the endpoint's.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...errors import Side
 from ...protocol.events import ConnectionState
-from .interactions import StreamView, live
+from .frames import Payload
+from .interactions import Kind, StreamView, live
 
 if TYPE_CHECKING:
     from .judge import RSocketJudge
@@ -62,3 +63,20 @@ class EndpointStreams:
         """CLOSING ends (CLOSED) once a frame on ``stream_id`` leaves it ended and no stream is left open."""
         if self.state is ConnectionState.CLOSING and self.stream(stream_id) is None and not self.open_stream_ids():
             self.state = ConnectionState.CLOSED
+
+
+def element_run_end(frames: list[Any], start: int, before: StreamView | None) -> int:
+    """Where the run of plain elements (PAYLOAD with N only) on one receiving stream that begins at ``start``
+    ends; ``start + 1`` when none begins there.  A request-response stream's PAYLOAD completes it, so it is
+    never part of a run; an element that overruns the demand is a finding that changes no state."""
+    frame = frames[start]
+    if (type(frame) is not Payload or before is None or not before.receiving or before.kind is Kind.RESPONSE
+            or not frame.next or frame.follows or frame.complete):
+        return start + 1
+    sid, end = frame.stream_id, start + 1
+    while end < len(frames):
+        item = frames[end]
+        if type(item) is not Payload or item.stream_id != sid or not item.next or item.follows or item.complete:
+            break
+        end += 1
+    return end

@@ -128,6 +128,10 @@ class RSocketJudge:
         fragment that completes nothing, or the ProtocolViolation of a broken chain (reported as well).
 
         The RSocket endpoint reads reassembly here: the judge's reassembler is the one per direction."""
+        frames = frames if isinstance(frames, (list, tuple)) else list(frames)
+        if not self.reassembly[sender].in_progress() and not any(getattr(f, "follows", False) for f in frames):
+            # No chain in progress and none begun: every frame is whole as it is, so the batch goes at once.
+            return self.judge(sender, frames, t, index, found), list(frames)
         wholes: list[Any] = []
         for frame in frames:
             self._whole = frame  # the fast paths and an IgnoredFrame never reach ``_reassemble``
