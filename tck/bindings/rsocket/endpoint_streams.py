@@ -65,18 +65,19 @@ class EndpointStreams:
             self.state = ConnectionState.CLOSED
 
 
+def _plain_element(frame: Any, stream_id: int) -> bool:
+    """A PAYLOAD with N only (no F, no C) on ``stream_id``: an element that changes no stream's lifecycle."""
+    return (type(frame) is Payload and frame.stream_id == stream_id and frame.next and not frame.follows
+            and not frame.complete)
+
+
 def element_run_end(frames: list[Any], start: int, before: StreamView | None) -> int:
-    """Where the run of plain elements (PAYLOAD with N only) on one receiving stream that begins at ``start``
-    ends; ``start + 1`` when none begins there.  A request-response stream's PAYLOAD completes it, so it is
-    never part of a run; an element that overruns the demand is a finding that changes no state."""
-    frame = frames[start]
-    if (type(frame) is not Payload or before is None or not before.receiving or before.kind is Kind.RESPONSE
-            or not frame.next or frame.follows or frame.complete):
+    """Where the run of plain elements on one receiving stream that begins at ``start`` ends; ``start + 1``
+    when none begins there.  A request-response stream's PAYLOAD completes it, so it is never part of a run;
+    an element that overruns the demand is a finding that changes no state."""
+    if before is None or not before.receiving or before.kind is Kind.RESPONSE:
         return start + 1
-    sid, end = frame.stream_id, start + 1
-    while end < len(frames):
-        item = frames[end]
-        if type(item) is not Payload or item.stream_id != sid or not item.next or item.follows or item.complete:
-            break
+    sid, end = frames[start].stream_id, start
+    while end < len(frames) and _plain_element(frames[end], sid):
         end += 1
-    return end
+    return max(end, start + 1)
