@@ -110,10 +110,7 @@ class RSocketScenarioAdapter:
     reply_awaited = False
     fast_type: type | None = Payload
     features = FEATURES
-    frame_words = CONTRACT_WORDS + (
-        "SETUP", "LEASE", "KEEPALIVE", "REQUEST_RESPONSE", "REQUEST_FNF", "REQUEST_STREAM", "REQUEST_CHANNEL",
-        "REQUEST_N", "CANCEL", "PAYLOAD", "ERROR", "METADATA_PUSH", "RESUME", "RESUME_OK", "EXT", "SETUP_ERROR",
-        "REQUEST_SUB")
+    frame_words = CONTRACT_WORDS + tuple(FRAME_BY_NAME)  # the contract's signals and every frame ``frames`` builds
 
     def __init__(self, binding: Any, profile: str, limits: RSocketLimits | None = None,
                  setup: dict[str, Any] | None = None) -> None:
