@@ -183,6 +183,41 @@ def element(spec: TestPublisher, index: int) -> bytes:
 
 
 _PATTERN = bytes(range(256)) * 2
+# Byte j of tck/fixed element i is (i >> 8*(K-1-j)) & 255: the lowest byte cycles every element, the next
+# every 256 elements; ``fixed_elements`` slices these cycles for them and writes the higher bytes in runs.
+_LOW_CYCLE = bytes(range(256))
+_SECOND_CYCLE = b"".join(bytes([value]) * 256 for value in range(256))
+FIXED_BULK_MAX_SIZE = 8  # wider tck/fixed elements are built one by one (``element``)
+
+
+def fixed_elements(size: int, start: int, count: int) -> bytes:
+    """The bytes of tck/fixed elements ``start .. start+count`` of ``size`` bytes (at most
+    ``FIXED_BULK_MAX_SIZE``), end to end: what ``element`` gives one by one, built a byte column at a time."""
+    out = bytearray(size * count)
+    if not count:
+        return bytes(out)
+    for j in range(size):
+        shift = 8 * (size - 1 - j)
+        if shift == 0:
+            column = _cycle(_LOW_CYCLE, start, count)
+        elif shift == 8:
+            column = _cycle(_SECOND_CYCLE, start, count)
+        else:
+            parts, i, end = [], start, start + count
+            while i < end:
+                stop = min(end, ((i >> shift) + 1) << shift)  # the next change of this byte
+                parts.append(bytes([(i >> shift) & 255]) * (stop - i))
+                i = stop
+            column = b"".join(parts)
+        out[j::size] = column
+    return bytes(out)
+
+
+def _cycle(cycle: bytes, start: int, count: int) -> bytes:
+    """``count`` bytes of ``cycle`` repeated without end, from position ``start``."""
+    at = start % len(cycle)
+    repeats = (at + count) // len(cycle) + 1
+    return (cycle * repeats)[at : at + count] if repeats > 1 else cycle[at : at + count]
 
 
 def large_bytes(index: int, offset: int, length: int) -> bytes:

@@ -271,8 +271,8 @@ def demand_traces(draw: st.DrawFn, codec: str) -> list[tuple[Side, bytes]]:
 def _findings(codec: str, steps: list[tuple[Side, bytes]], runs: bool, keep: bool = False) -> list[object]:
     monitor = Monitor(codec, keep_frames=keep)
     if not runs:
-        for decoder in monitor._decoders.values():
-            decoder.feed_runs = decoder.feed  # type: ignore[method-assign, assignment]
+        # The monitor binds each decoder's feed when it is made: the frame-by-frame path is chosen there.
+        monitor._feed = {side: decoder.feed for side, decoder in monitor._decoders.items()}
     for side, data in steps:
         monitor.observe(side, data)
     judged = [finding.to_json() for finding in monitor.findings]

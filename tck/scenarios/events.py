@@ -8,7 +8,7 @@ subscription, ``("kit", n)`` for the kit's and ``("target", n)`` for the target'
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 Key = tuple[str, int | None]
@@ -24,3 +24,49 @@ class Event:
     via: str = ""  # onNext, onNextPacked or split, for elements
     size: int = 0  # element bytes held (what the inbox's byte cap counts)
     frame: str = ""  # the wire name of the frame that carried it, where it differs from ``kind``
+
+
+@dataclass(slots=True)
+class ElementBatch(Event):
+    """Several elements for one subscriber in one inbox entry: a frame that carries many (RS-IO's
+    ``onNextPacked``), whose thousands of elements would otherwise cost an ``Event`` each.
+
+    It stands for ``len(items) - at`` onNext events, in order: ``Inbox.pop`` hands them out one by one
+    (``element_event``) and ``Inbox.take_elements`` takes them in bulk, so no step sees the difference.
+    ``fields``/``size`` describe what is left (the next element; its bytes all told).  Element ``i``
+    came in frame ``index + i * step`` (``step`` 0: one frame carried them all)."""
+
+    items: list[bytes] = field(default_factory=list)
+    at: int = 0
+    step: int = 0
+
+    @classmethod
+    def of(cls, subscriber: int, items: list[bytes], index: int, via: str, step: int = 0) -> ElementBatch:
+        return cls("onNext", {"subscriber": subscriber, "element": items[0]}, index, via, sum(map(len, items)),
+                   "", items, 0, step)
+
+    @property
+    def left(self) -> int:
+        return len(self.items) - self.at
+
+    def element_event(self) -> Event:
+        """Take the next element as an ``Event`` of its own (the caller accounts for its size)."""
+        item = self.items[self.at]
+        event = Event("onNext", {"subscriber": self.fields["subscriber"], "element": item},
+                      self.index + self.at * self.step, self.via, len(item))
+        self.at += 1
+        self.size -= len(item)
+        if self.at < len(self.items):
+            self.fields = {"subscriber": self.fields["subscriber"], "element": self.items[self.at]}
+        return event
+
+    def take(self, count: int) -> tuple[int, int]:
+        """Take up to ``count`` elements at once: (how many, their bytes)."""
+        start = self.at
+        end = min(len(self.items), start + count)
+        taken_bytes = sum(map(len, self.items[start:end]))
+        self.at = end
+        self.size -= taken_bytes
+        if end < len(self.items):
+            self.fields = {"subscriber": self.fields["subscriber"], "element": self.items[end]}
+        return end - start, taken_bytes

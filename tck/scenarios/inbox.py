@@ -5,6 +5,8 @@ queue of its key (``events``), and steps take them in order.  Reading follows co
 ``INBOX_MAX_EVENTS`` events or ``INBOX_MAX_BYTES`` of element bytes held, ``room`` is cleared and the
 read loop waits on it; it is set again once steps have taken the inbox below half both caps.  The
 read loop inlines ``push`` for whole elements (a flood's hot path) and keeps these same counts.
+An ``ElementBatch`` (many elements of one frame in one entry) counts as the elements it holds: ``pop``
+hands them out one at a time and ``take_elements`` in bulk, so the caps and every step see elements.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import asyncio
 from collections import deque
 
 from .bounds import INBOX_MAX_BYTES, INBOX_MAX_EVENTS
-from .events import Event, Key
+from .events import ElementBatch, Event, Key
 
 
 class Inbox:
@@ -29,7 +31,7 @@ class Inbox:
 
     def push(self, key: Key, event: Event) -> None:
         self.queues.setdefault(key, deque()).append(event)
-        self.size += 1
+        self.size += event.left if type(event) is ElementBatch else 1
         self.held_bytes += event.size
         if self.size > INBOX_MAX_EVENTS or self.held_bytes > INBOX_MAX_BYTES:
             self.room.clear()
@@ -37,7 +39,7 @@ class Inbox:
     def put_back(self, key: Key, event: Event) -> None:
         """Return an event a step took but leaves for the next step."""
         self.queues.setdefault(key, deque()).appendleft(event)
-        self.size += 1
+        self.size += event.left if type(event) is ElementBatch else 1
         self.held_bytes += event.size
 
     def pop(self, key: Key) -> Event | None:
@@ -45,27 +47,48 @@ class Inbox:
         queue = self.queues.get(key)
         if not queue:
             return None
-        event = queue.popleft()
-        self._taken(event)
+        head = queue[0]
+        if type(head) is ElementBatch:
+            event = head.element_event()
+            if not head.left:
+                queue.popleft()
+        else:
+            event = queue.popleft()
+        self._taken(1, event.size)
         return event
 
     def peek(self, key: Key) -> Event | None:
         queue = self.queues.get(key)
         return queue[0] if queue else None
 
-    def take_elements(self, key: Key) -> int:
-        """Take every element at the head of ``key``'s inbox at once (a drain); returns how many."""
+    def take_elements(self, key: Key, limit: int | None = None) -> int:
+        """Take the elements at the head of ``key``'s inbox at once, at most ``limit`` (None: every one,
+        a drain); returns how many."""
         queue = self.queues.get(key)
-        taken = 0
-        while queue and queue[0].kind == "onNext":
-            self._taken(queue.popleft())
-            taken += 1
+        wanted = -1 if limit is None else limit
+        taken = taken_bytes = 0
+        while queue and wanted and queue[0].kind == "onNext":
+            head = queue[0]
+            if type(head) is ElementBatch:
+                count, size = head.take(head.left if wanted < 0 else wanted)
+                if not head.left:
+                    queue.popleft()
+            else:
+                queue.popleft()
+                count, size = 1, head.size
+            taken += count
+            taken_bytes += size
+            if wanted > 0:
+                wanted -= count
+        if taken:
+            self._taken(taken, taken_bytes)
         return taken
 
-    def _taken(self, event: Event) -> None:
-        """``event`` left the inbox: account for it, and let reading resume once under half the caps."""
-        self.size -= 1
-        self.held_bytes -= event.size
+    def _taken(self, count: int, size: int) -> None:
+        """``count`` events of ``size`` element bytes left the inbox: account for them, and let reading
+        resume once under half the caps."""
+        self.size -= count
+        self.held_bytes -= size
         if (not self.room.is_set() and self.size <= INBOX_MAX_EVENTS // 2
                 and self.held_bytes <= INBOX_MAX_BYTES // 2):
             self.room.set()

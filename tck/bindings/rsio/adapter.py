@@ -23,7 +23,7 @@ import msgpack
 
 from ...errors import Side
 from ...scenarios.bounds import REASSEMBLY_MAX_BYTES
-from ...scenarios.events import CONN, SUBSCRIBES, Event
+from ...scenarios.events import CONN, SUBSCRIBES, ElementBatch, Event
 from .handshake import PartyState
 from .split import ReassemblyLimitExceeded, SplitAssembler
 from .wire import FRAME_BY_NAME, Limits
@@ -191,8 +191,11 @@ class RsioScenarioAdapter:
         if kind is OnNext:
             return [self._element(frame.subscriber, frame.element, index, "onNext")]
         if kind is OnNextPacked:
-            sid = frame.subscriber
-            return [self._element(sid, element, index, "onNextPacked") for element in frame.elements()]
+            # Thousands of elements in one frame: one inbox entry that hands them out one by one.
+            items = list(frame.elements())
+            if len(items) == 1:
+                return [self._element(frame.subscriber, items[0], index, "onNextPacked")]
+            return [(("kit", frame.subscriber), ElementBatch.of(frame.subscriber, items, index, "onNextPacked"))] if items else []
         if kind in (OnNextPart, OnNextLastPart):
             return self._part(frame, index)
         if kind in (OnSubscribe, OnComplete, OnError):

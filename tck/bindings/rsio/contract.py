@@ -27,6 +27,7 @@ import msgpack
 from ...errors import ProtocolViolation, Side
 from ...semantics.demand import UNBOUNDED, saturating_add
 from ...testpubs import (
+    FIXED_BULK_MAX_SIZE,
     UNSERVED_PREFIX,
     Error,
     Fixed,
@@ -38,6 +39,7 @@ from ...testpubs import (
     TestPublisher,
     count_of,
     element,
+    fixed_elements,
     large_bytes,
 )
 from .wire.frames import (
@@ -129,6 +131,32 @@ class ContractJudge:
     @property
     def active(self) -> bool:
         return bool(self.contracts or self.inners)
+
+    def run_fits(self, sender: Side, subscriber: int, items: list[bytes] | None, data: bytes | None,
+                 count: int) -> Contract | None | bool:
+        """Whether ``count`` elements for one subscriber, in a row, are exactly what its contract expects
+        next (``items``: variable-size elements; ``data``: fixed-size ones end to end), judged in bulk:
+        the contract to advance by ``count`` (``take_run``), None when the stream has no contract (nothing
+        to judge), or False when the run must be judged frame by frame (a tck/subscribe stream, a
+        finished contract, a mismatch: the frame path finds what is wrong)."""
+        if self.inners:
+            return False
+        contract = self.contracts.get((sender.peer, subscriber))
+        if contract is None:
+            return None if (sender.peer, subscriber) not in self._queued else False
+        spec = contract.spec
+        if contract.finished or spec is None or isinstance(spec, (Malformed, SubscribeBack)):
+            return False
+        index = contract.index
+        total = count_of(spec)
+        if total is not None and index + count > total:
+            return False
+        if items is not None and isinstance(spec, (Range, Infinite, Error)):
+            base = index + (spec.start if isinstance(spec, (Range, Infinite)) else 0)
+            return contract if items == list(map(msgpack.packb, range(base, base + count))) else False
+        if data is not None and isinstance(spec, Fixed) and spec.size <= FIXED_BULK_MAX_SIZE:
+            return contract if data == fixed_elements(spec.size, index, count) else False
+        return False
 
     def observe(self, sender: Side, frame: Frame) -> list[ProtocolViolation]:
         found: list[ProtocolViolation] = []
@@ -345,6 +373,8 @@ class ContractJudge:
             self._report(c, frame, found)
             return
         if kind is OnNextPacked:
+            if isinstance(spec, Fixed) and self._fixed_run(c, spec, frame):  # type: ignore[arg-type]
+                return
             for data in frame.elements():  # type: ignore[union-attr]
                 if not self._element(c, spec, rule, data, found):
                     return
@@ -360,6 +390,18 @@ class ContractJudge:
             return
         if kind is OnNextPart or kind is OnNextLastPart:
             self._part(c, spec, rule, frame.data, kind is OnNextLastPart, found)  # type: ignore[union-attr]
+
+    @staticmethod
+    def _fixed_run(c: Contract, spec: Fixed, frame: OnNextPacked) -> bool:
+        """A packed frame of tck/fixed elements that are all due and all right, taken at once; False (nothing
+        taken) otherwise, and the caller judges it element by element for the precise finding."""
+        n = frame.count
+        if spec.size > FIXED_BULK_MAX_SIZE or c.index + n > spec.count or len(frame.data) != n * spec.size:
+            return False
+        if frame.data != fixed_elements(spec.size, c.index, n):
+            return False
+        c.index += n
+        return True
 
     def _expected_count(self, c: Contract, spec: TestPublisher, rule: str, found: list[ProtocolViolation]) -> bool | None:
         """True while element ``c.index`` is one the publisher must still send; None (reported) past that."""

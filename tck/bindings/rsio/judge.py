@@ -6,8 +6,9 @@ contract judge of rsio-v0 section 8 when a test publisher is involved.  The entr
 of the stream table that only take demand are taken by the table's own fast path
 (``semantics.streams.deliver_fast``) for the frames that dominate traffic, and an ``ElementRun`` (a long stretch of plain element frames the decoder
 returned as one value) is judged with one demand check per Id when every frame of it
-would take that entry; otherwise it is expanded and judged frame by frame, so findings
-never depend on how the bytes were grouped.  ``tests/test_semantics.py`` holds both
+would take that entry, and, on a test publisher's stream, one comparison with the elements its
+contract expects next (``ContractJudge.run_fits``); otherwise it is expanded and judged frame by
+frame, so findings never depend on how the bytes were grouped.  ``tests/test_semantics.py`` holds both
 fast paths to the table.
 """
 
@@ -19,7 +20,7 @@ from collections.abc import Iterable
 from ...binding import Found, Keep
 from ...errors import ProtocolViolation, Side
 from ...semantics.streams import StreamRecord, deliver_fast, takes_elements
-from .contract import ContractJudge
+from .contract import Contract, ContractJudge
 from .handshake import PartyState
 from .mapping import apply_frame
 from .model import ConnectionModel
@@ -47,12 +48,10 @@ class RsioJudge:
             kind = type(item)
             if kind is VariableRun or kind is StridedRun:
                 run: ElementRun = item  # type: ignore[assignment]
-                if (
-                    keep is None
-                    and (contract is None or not contract.active)
-                    and party.state is open_
-                    and _take_run(space, run)
-                ):
+                fits = None if contract is None or not contract.active else _contract_fits(contract, sender, run)
+                if keep is None and fits is not False and party.state is open_ and _take_run(space, run):
+                    if fits is not None:
+                        fits.index += run.elements  # every element was the one its contract expected next
                     party.frames_sent += run.frames
                     index += run.frames
                     continue
@@ -104,6 +103,17 @@ class RsioJudge:
     def sender_state(self, side: Side) -> str:
         """The handshake state of ``side`` (``OPEN``, ``CLOSING``...), for shells that show it."""
         return self.model.parties[side].state.name
+
+
+def _contract_fits(contract: ContractJudge, sender: Side, run: ElementRun) -> Contract | None | bool:
+    """``ContractJudge.run_fits`` for a run of one subscriber's elements; False (judge it frame by frame)
+    for subscriptions interleaved in one run."""
+    if isinstance(run, VariableRun):
+        if run.ids is not None:
+            return False
+        return contract.run_fits(sender, run.subscriber, run.items, None, run.elements)
+    assert isinstance(run, StridedRun)
+    return contract.run_fits(sender, run.subscriber, None, b"".join(run.payloads()), run.elements)
 
 
 def _take_run(space: dict[int, StreamRecord], run: ElementRun) -> bool:
