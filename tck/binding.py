@@ -368,6 +368,9 @@ class ScenarioAdapter(Protocol):
     quiet_kinds: frozenset[str]  # events that are not signals (hellos, keepalives): silence ignores them
     reply_awaited: bool  # the kit's goodbye is answered (RS-IO: goodbye for goodbye, BYE-2)
     fast_type: type | None  # the frame class ``fast_element`` may take (floods of elements)
+    # The kit decodes with the decoder's ``feed_runs``: ``received`` also takes runs of element frames (a value
+    # with ``frames`` and ``frames_slice``, standing for that many frames), and answers them in bulk.
+    takes_runs: bool
     keepalive_every: float  # seconds between the kit's own ``keepalive()`` frames; 0: none
     error: str | None  # set when received data went past a kit limit (reassembly): the scenario fails
     truncated: dict[str, str]  # store -> why a record was cut (the runner reports it)

@@ -213,6 +213,36 @@ def fixed_elements(size: int, start: int, count: int) -> bytes:
     return bytes(out)
 
 
+# MessagePack's shortest integer encodings, by value range: (lowest, highest, type byte or None, payload bytes).
+_INT_FORMS = (
+    (-(2**63), -(2**31) - 1, 0xD3, 8), (-(2**31), -(2**15) - 1, 0xD2, 4), (-(2**15), -129, 0xD1, 2),
+    (-128, -33, 0xD0, 1), (-32, -1, None, 1), (0, 127, None, 1), (128, 255, 0xCC, 1),
+    (256, 2**16 - 1, 0xCD, 2), (2**16, 2**32 - 1, 0xCE, 4), (2**32, 2**64 - 1, 0xCF, 8),
+)
+
+
+def msgpack_int_stretches(start: int, count: int) -> list[tuple[int, int, bytes]]:
+    """The shortest MessagePack encodings of the integers ``start .. start+count``, in stretches of one
+    width: (how many, bytes each, their bytes end to end).  What ``msgpack.packb`` gives one by one."""
+    out = []
+    end = start + count
+    for low, high, code, width in _INT_FORMS:
+        a, b = max(start, low), min(end, high + 1)
+        if a >= b:
+            continue
+        n = b - a
+        body = fixed_elements(width, a % (256**width), n)  # two's complement, big-endian
+        if code is None:
+            out.append((n, 1, body))
+            continue
+        joined = bytearray((width + 1) * n)
+        joined[0 :: width + 1] = bytes([code]) * n
+        for j in range(width):
+            joined[1 + j :: width + 1] = body[j::width]
+        out.append((n, width + 1, bytes(joined)))
+    return out
+
+
 def _cycle(cycle: bytes, start: int, count: int) -> bytes:
     """``count`` bytes of ``cycle`` repeated without end, from position ``start``."""
     at = start % len(cycle)

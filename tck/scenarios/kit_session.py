@@ -49,7 +49,7 @@ from .bounds import (
 from .clock import Budget, Nothing, Progress
 from .events import CONN, ElementBatch, Event, Key
 from .inbox import Inbox
-from .transcript import Transcript, TranscriptLine
+from .transcript import Transcript, TranscriptLine, frame_count, holds_runs
 from .waits import InboxWaits
 
 Frame = Any  # a frame of the session's binding
@@ -93,6 +93,10 @@ class KitSession(InboxWaits):
             attach(self.monitor.session, KIT, TARGET)
         self.encoder = binding.encoder(self.codec, self.limits)
         self.decoder = binding.decoder(self.codec, self.limits)
+        # An adapter that takes runs (``ScenarioAdapter.takes_runs``) gets long stretches of element frames as
+        # one value each: judged, sorted and shown in bulk (``transcript.frame_count``).
+        feed_runs = getattr(self.decoder, "feed_runs", None)
+        self._feed = feed_runs if self.adapter.takes_runs and feed_runs is not None else self.decoder.feed
         self._describe = binding.describe
         started = time.monotonic()
         self.progress = Progress(last=started)  # when the target's bytes last arrived (the read loop writes it)
@@ -319,7 +323,7 @@ class KitSession(InboxWaits):
                 self._record(t, TARGET, data)
                 arrived = time.monotonic()
                 try:
-                    frames = self.decoder.feed(data)
+                    frames = self._feed(data)
                 except ProtocolViolation as violation:
                     frames = _expand(self.decoder.salvaged)  # what came before the bytes that broke
                     # A copy never raised: the raised one's traceback holds this frame, whose locals would then
@@ -381,6 +385,7 @@ class KitSession(InboxWaits):
         fast_type, fast = adapter.fast_type, adapter.fast_element
         quiet_kinds = adapter.quiet_kinds
         quiet = True
+        runs = holds_runs(frames)
         for frame in frames:
             hit = fast(frame, index) if type(frame) is fast_type else None
             if hit is not None:
@@ -411,7 +416,7 @@ class KitSession(InboxWaits):
                     self.truncated.update(adapter.truncated)
             if not room.is_set():
                 await self._wait_for_room()
-            index += 1
+            index += frame_count(frame) if runs else 1
         return quiet
 
     async def _wait_for_replies(self) -> None:

@@ -61,6 +61,34 @@ class TranscriptLine:
         return f"{self.t * 1000:8.1f}ms {number} {arrow} {text}  [{shown}]"
 
 
+def frame_count(item: Any) -> int:
+    """The frames one decoded item stands for: a run (what a decoder's ``feed_runs`` may return: it has
+    ``frames`` and ``frames_slice``) many, a frame one."""
+    return item.frames if hasattr(item, "frames_slice") else 1
+
+
+def holds_runs(items: list[Any]) -> bool:
+    """Whether ``items`` holds any run (``frame_count``), asked once per kind of item, not once per item."""
+    return any(hasattr(kind, "frames_slice") for kind in set(map(type, items)))
+
+
+def frames_between(items: list[Any], start: int, stop: int) -> list[Any]:
+    """Frames ``start .. stop`` of ``items`` counted frame by frame, runs expanded only where they overlap."""
+    out: list[Any] = []
+    position = 0
+    for item in items:
+        count = frame_count(item)
+        if position + count > start and position < stop:
+            if hasattr(item, "frames_slice"):
+                out.extend(item.frames_slice(max(start - position, 0), min(stop - position, count)))
+            else:
+                out.append(item)
+        position += count
+        if position >= stop:
+            break
+    return out
+
+
 class Transcript:
     """The first and the last ``MAX_TRANSCRIPT // 2`` lines of one connection; ``dropped`` counts the middle."""
 
@@ -81,26 +109,30 @@ class Transcript:
             self.dropped += 1
         self.tail.append(line)
 
-    def received(self, frames: list[Frame], index: int, t: float) -> None:
+    def received(self, items: list[Any], index: int, t: float) -> None:
         """Lines for one read's frames, in bulk: of a flood only the lines that will
-        stay (the head, the last of the tail) are made at all; the rest are counted."""
+        stay (the head, the last of the tail) are made at all; the rest are counted.
+        ``items`` may hold runs (``frame_count``), expanded only where a line is made."""
         head, tail, encoder, describe = self.head, self.tail, self.encoder, self.describe
         room = max(0, MAX_TRANSCRIPT // 2 - len(head))
-        for offset, frame in enumerate(frames[:room]):
+        total = sum(map(frame_count, items)) if holds_runs(items) else len(items)
+        frames = items if total == len(items) else None
+        for offset, frame in enumerate(frames[:room] if frames is not None else frames_between(items, 0, room)):
             line = TranscriptLine(t, "target->kit", frame, None, index + offset, encoder, describe)
             line.freeze()  # the head stays for good: at most MAX_TRANSCRIPT // 2 descriptions a connection
             head.append(line)
-        rest = len(frames) - room
+        rest = total - room
         if rest <= 0:
             return
         keep = tail.maxlen or 0
         self.dropped += max(0, len(tail) + rest - keep)
         start = room + max(0, rest - keep)
-        for offset in range(start, len(frames)):
-            tail.append(TranscriptLine(t, "target->kit", frames[offset], None, index + offset, encoder, describe))
+        last = frames[start:] if frames is not None else frames_between(items, start, total)
+        for offset, frame in enumerate(last, start):
+            tail.append(TranscriptLine(t, "target->kit", frame, None, index + offset, encoder, describe))
         # Lines of earlier reads that are still in the tail are frozen: only this read's frames stay held (a
         # flood of small frames replaces the whole tail each read, so it describes nothing here).
-        for earlier in range(len(tail) - (len(frames) - start)):
+        for earlier in range(len(tail) - (total - start)):
             tail[earlier].freeze()
 
     @property

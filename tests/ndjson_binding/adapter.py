@@ -32,6 +32,7 @@ class NdjsonScenarioAdapter:
     quiet_kinds: frozenset[str] = frozenset()
     reply_awaited = False
     fast_type: type | None = None
+    takes_runs = False
     keepalive_every = 0.0
     features = FEATURES
     frame_words = CONTRACT_WORDS

@@ -119,6 +119,7 @@ class DittoScenarioAdapter:
     quiet_kinds = frozenset({"control"})
     reply_awaited = False
     fast_type: type | None = None
+    takes_runs = False
     keepalive_every = 0.0
     features = FEATURES
     frame_words = CONTRACT_WORDS + ("subscribeForPersistedEvents", "searchSubscribe", "json", "created", "next",

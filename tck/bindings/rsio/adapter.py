@@ -43,6 +43,7 @@ from .wire.frames import (
     Subscribe,
 )
 from .wire.limits import DEFAULT_LIMITS
+from .wire.runs import StridedRun, VariableRun
 
 Key = tuple[str, int | None]
 KIT, TARGET = Side.CLIENT, Side.SERVER
@@ -75,6 +76,7 @@ class RsioScenarioAdapter:
     quiet_kinds = frozenset({"serverHello", "clientHello"})
     reply_awaited = True
     fast_type: type | None = OnNext
+    takes_runs = True
     features = FEATURES
     frame_words = tuple(FRAME_BY_NAME)  # every RS-IO frame, the contract's signals among them
     keepalive_every = 0.0  # RS-IO has no keepalive
@@ -182,6 +184,8 @@ class RsioScenarioAdapter:
 
     def received(self, frame: Any, index: int) -> list[tuple[Key, Event]]:
         kind = type(frame)
+        if kind is VariableRun or kind is StridedRun:
+            return _run_events(frame, index)
         if kind in (ServerHello, ClientHello, Goodbye):
             return [(CONN, Event(frame.wire_name, frame_fields(frame), index))]
         if kind is Subscribe:
@@ -220,3 +224,30 @@ class RsioScenarioAdapter:
     def _element(subscriber: int, element: bytes, index: int, via: str) -> tuple[Key, Event]:
         return ("kit", subscriber), Event("onNext", {"subscriber": subscriber, "element": element}, index, via,
                                           len(element))
+
+
+def _run_events(run: VariableRun | StridedRun, index: int) -> list[tuple[Key, Event]]:
+    """The inbox entries of a run of element frames: what its frames would make one by one, in batches
+    (an ``ElementBatch`` hands its elements out one at a time, each under its own frame's index)."""
+    out: list[tuple[Key, Event]] = []
+    if isinstance(run, StridedRun):
+        sid = run.subscriber
+        if not run.packed:
+            return [(("kit", sid), ElementBatch.of(sid, run.payloads(), index, "onNext", step=1))]
+        size = run.size
+        for offset, data in enumerate(run.payloads()):
+            items = [data[at : at + size] for at in range(0, len(data), size)]
+            if items:
+                out.append((("kit", sid), ElementBatch.of(sid, items, index + offset, "onNextPacked")))
+        return out
+    if run.ids is None:
+        return [(("kit", run.subscriber), ElementBatch.of(run.subscriber, run.items, index, "onNext", step=1))]
+    # Subscriptions interleaved: one batch per stretch of one Id.
+    ids, items = run.ids, run.items
+    begin = 0
+    for at in range(1, len(ids) + 1):
+        if at == len(ids) or ids[at] != ids[begin]:
+            sid = ids[begin]
+            out.append((("kit", sid), ElementBatch.of(sid, items[begin:at], index + begin, "onNext", step=1)))
+            begin = at
+    return out

@@ -41,6 +41,7 @@ from ...testpubs import (
     element,
     fixed_elements,
     large_bytes,
+    msgpack_int_stretches,
 )
 from .wire.frames import (
     Cancel,
@@ -153,7 +154,13 @@ class ContractJudge:
             return False
         if items is not None and isinstance(spec, (Range, Infinite, Error)):
             base = index + (spec.start if isinstance(spec, (Range, Infinite)) else 0)
-            return contract if items == list(map(msgpack.packb, range(base, base + count))) else False
+            at = 0
+            for n, width, joined in msgpack_int_stretches(base, count):
+                stretch = items[at : at + n]
+                if b"".join(stretch) != joined or set(map(len, stretch)) != {width}:
+                    return False  # a wrong or wider integer somewhere: the frame path says which
+                at += n
+            return contract
         if data is not None and isinstance(spec, Fixed) and spec.size <= FIXED_BULK_MAX_SIZE:
             return contract if data == fixed_elements(spec.size, index, count) else False
         return False

@@ -50,7 +50,7 @@ class RsioJudge:
                 run: ElementRun = item  # type: ignore[assignment]
                 fits = None if contract is None or not contract.active else _contract_fits(contract, sender, run)
                 if keep is None and fits is not False and party.state is open_ and _take_run(space, run):
-                    if fits is not None:
+                    if isinstance(fits, Contract):
                         fits.index += run.elements  # every element was the one its contract expected next
                     party.frames_sent += run.frames
                     index += run.frames

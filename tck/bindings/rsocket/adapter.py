@@ -109,6 +109,7 @@ class RSocketScenarioAdapter:
     quiet_kinds = frozenset({"KEEPALIVE"})
     reply_awaited = False
     fast_type: type | None = Payload
+    takes_runs = False
     features = FEATURES
     frame_words = CONTRACT_WORDS + tuple(FRAME_BY_NAME)  # the contract's signals and every frame ``frames`` builds
 

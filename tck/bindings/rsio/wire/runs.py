@@ -32,6 +32,10 @@ class ElementRun:
     elements: int
 
     def to_frames(self) -> list[Frame]:
+        return self.frames_slice(0, self.frames)
+
+    def frames_slice(self, start: int, stop: int) -> list[Frame]:
+        """Frames ``start .. stop`` of the run (a transcript shows the first and last few of a long one)."""
         raise NotImplementedError
 
 
@@ -46,11 +50,11 @@ class VariableRun(ElementRun):
     items: list[bytes]
     ids: list[int] | None = None
 
-    def to_frames(self) -> list[Frame]:
+    def frames_slice(self, start: int, stop: int) -> list[Frame]:
         if self.ids is not None:
-            return [OnNext(subscriber=sid, element=item) for sid, item in zip(self.ids, self.items)]
+            return [OnNext(subscriber=sid, element=item) for sid, item in zip(self.ids[start:stop], self.items[start:stop])]
         sid = self.subscriber
-        return [OnNext(subscriber=sid, element=item) for item in self.items]
+        return [OnNext(subscriber=sid, element=item) for item in self.items[start:stop]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,18 +74,19 @@ class StridedRun(ElementRun):
     per_frame: int
     packed: bool
 
-    def payloads(self) -> list[bytes]:
-        """The raw element bytes of each frame, in order."""
+    def payloads(self, start: int = 0, stop: int | None = None) -> list[bytes]:
+        """The raw element bytes of each frame (of frames ``start .. stop``), in order."""
         buf, stride, header = self.buffer, self.stride, self.header
+        stop = self.frames if stop is None else min(stop, self.frames)
         first = self.start + header
-        return [buf[at : at + stride - header] for at in range(first, first + self.frames * stride, stride)]
+        return [buf[at : at + stride - header] for at in range(first + start * stride, first + stop * stride, stride)]
 
-    def to_frames(self) -> list[Frame]:
+    def frames_slice(self, start: int, stop: int) -> list[Frame]:
         sid = self.subscriber
         if self.packed:
             count = self.per_frame
-            return [OnNextPacked(subscriber=sid, count=count, data=data) for data in self.payloads()]
-        return [OnNext(subscriber=sid, element=data) for data in self.payloads()]
+            return [OnNextPacked(subscriber=sid, count=count, data=data) for data in self.payloads(start, stop)]
+        return [OnNext(subscriber=sid, element=data) for data in self.payloads(start, stop)]
 
 
 MIN_FRAMES = 8  # a run shorter than this is left to the frame-by-frame path

@@ -55,7 +55,7 @@ from .frames import (
     Subscribe,
 )
 from .limits import DEFAULT_LIMITS, Limits
-from .varint_runs import fixed_run
+from .varint_runs import fixed_run, gather_elements
 from .varints import INCOMPLETE, ONE_BYTE, TOO_LONG, read_uvarint, uvarint
 
 # Field kinds.  ESIZE is onSubscribe.elementSize (checked against max_element_size);
@@ -206,6 +206,8 @@ class VarintDecoder(DecoderBase):
                 for start in range(0, len(data), _FEED_CHUNK):
                     self._buf += view[start : start + _FEED_CHUNK]
                     self._consume(self._decode(out, runs))
+        if runs:
+            out[:] = gather_elements(out)  # after decoding, so a violation's salvaged frames are plain frames
 
     def eof(self) -> None:
         """The transport ended: a frame in progress is a truncated frame (ERR-6)."""
