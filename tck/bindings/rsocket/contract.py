@@ -10,12 +10,16 @@ element, an empty completion, or the ERROR; ``tck/echo`` on a channel sends back
 every later inbound payload and completes after the inbound completes.  Names
 the target need not serve on RSocket (``tck/fixed``, ``tck/subscribe``, names
 outside ``tck/``) are not watched.  A requester's CANCEL or ERROR ends the watch.
-The judge's fast path never takes a watched stream's frames.
+The judge's fast paths take a watched stream's plain elements only where the watch
+judges an element by its value and position alone (a request-stream of ``tck/range``,
+``tck/infinite``, ``tck/error`` or ``tck/large``: ``RStream.counted``), and then hand
+them to ``elements``, which judges them as ``responder_payload`` would one by one.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ...errors import Side
@@ -93,7 +97,46 @@ class ContractJudge:
     def _watch(self, sid: int, st: RStream, watch: Watch) -> None:
         self.watches[sid] = watch
         st.watched = True
+        st.counted = watch.kind is Kind.STREAM and isinstance(watch.spec, (Range, Infinite, ErrorPub, Large))
         st.refresh()
+
+    def clean(self, sid: int, datas: Sequence[bytes]) -> bool:
+        """Whether ``elements(side, sid, datas)`` would find nothing, known cheaply: the stream is no longer
+        watched, or they are the next decimal texts of a ``tck/range`` or ``tck/infinite`` within its count.
+        False may also mean "not known"."""
+        watch = self.watches.get(sid)
+        if watch is None:
+            return True
+        spec = watch.spec
+        if not isinstance(spec, (Range, Infinite)):
+            return False
+        count = count_of(spec)
+        if count is not None and watch.index + len(datas) > count:
+            return False
+        first = spec.start + watch.index
+        if len(datas) == 1:
+            return datas[0] == str(first).encode()
+        return list(datas) == [str(value).encode() for value in range(first, first + len(datas))]
+
+    def elements(self, side: Side, sid: int, datas: Sequence[bytes]) -> None:
+        """Plain elements (N only, whole) the responder sent on a stream whose watch is ``counted``, judged as
+        ``responder_payload`` judges each."""
+        watch = self.watches.get(sid)
+        if watch is None:
+            return
+        spec = watch.spec
+        assert isinstance(spec, (Range, Infinite, ErrorPub, Large))
+        if self.clean(sid, datas):
+            watch.index += len(datas)
+            return
+        count = count_of(spec)
+        for data in datas:
+            if count is not None and watch.index >= count:
+                self._fail(watch, side, sid, f"element {watch.index} beyond the {count} it emits")
+            elif data != _element(spec, watch.index):
+                self._fail(watch, side, sid, f"element {watch.index} is {_shown(data)}, "
+                           f"not {_shown(_element(spec, watch.index))}")
+            watch.index += 1
 
     def _fail(self, watch: Watch, side: Side, sid: int, why: str) -> None:
         self.model.report(_rule(watch.spec, watch.kind), side, f"{side} answered {watch.name!r} on stream {sid}: {why}")
