@@ -53,9 +53,11 @@ from .judge import COMPLETES, CREATED, FAILEDS, NEXTS
 from .messages import (
     Envelope,
     SearchCancel,
+    SearchNext,
     SearchRequest,
     SearchSubscribe,
     StreamingCancel,
+    StreamingNext,
     StreamingRequest,
     SubscribeForPersistedEvents,
     Target,
@@ -414,8 +416,8 @@ class DittoScenarioAdapter:
         fields["subscriber"] = self._logical[handle]
         key: Key = ("kit", handle)
         if isinstance(frame, NEXTS):
-            items = getattr(frame, "items", None)  # search: a page; streaming: one item
-            payload = frame.item if items is None else items
+            items = frame.items if isinstance(frame, SearchNext) else None  # search: a page; streaming: one item
+            payload = frame.item if isinstance(frame, StreamingNext) else items
             element = self._contract_element(handle, payload)
             # A contract integer's JSON is its decimal text (written at once: one per element of a flood).
             data = (str(element) if type(element) is int else json.dumps(element)).encode()
