@@ -92,6 +92,7 @@ class RSocketJudge:
         plain = self._plain
         streams = self.streams.streams
         reassembler = self.reassembly[sender]
+        contract = self.contract
         for item in frames:
             kind = type(item)
             if kind is PayloadRun:
@@ -122,8 +123,10 @@ class RSocketJudge:
                 st = streams.get(item.stream_id)
                 if st is not None and st.plain and st.requester is not sender and deliver_fast(st.out, 1):
                     party.frames_sent += 1
-                    if st.watched:
-                        self._watched(sender, item.stream_id, (item.data,), found, index - 1, item)
+                    if st.watched and contract is not None:
+                        contract.element(sender, item.stream_id, item.data)
+                        if model.found:
+                            self._flush(found, index - 1, item)
                     continue
             self._frame(sender, item, t)
             self._refresh()
