@@ -352,3 +352,21 @@ def test_any_message_of_any_kind_written_and_read_back_is_the_same(message: Mess
     assert decode_message(text) == message
     assert json.loads(encode_message(decode_message(text))) == json.loads(text)
     assert LineDecoder().feed(encode_line(message)) == [message]
+
+
+_JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=4),
+                            lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
+                                                                                         max_size=3), max_leaves=6)
+_VALUE_MEMBERS = st.sampled_from(["subscriptionId", "item", "items", "error", "demand", "other"])
+
+
+@pytest.mark.parametrize("kind", sorted(SCHEMA_OF))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=st.dictionaries(_VALUE_MEMBERS, _JSON_VALUES, max_size=4) | _JSON_VALUES)
+def test_a_value_taken_as_valid_without_jsonschema_is_valid_by_jsonschema(kind: tuple[str, str], value: object) -> None:
+    """The shortcut of ``check_value`` for schemas of plain member types (floods of ``next`` events) accepts
+    only what Ditto's schema accepts: a value it passes has no jsonschema error."""
+    from rsio_tck.bindings.ditto.schemas import _plainly_valid, _validator
+    name = SCHEMA_OF[kind][0]
+    if _plainly_valid(name, value):
+        assert not list(_validator(name).iter_errors(value))

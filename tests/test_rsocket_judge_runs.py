@@ -41,12 +41,24 @@ OPS = st.one_of(
 )
 
 
-def _items(ops: list[Op], initial: list[int]) -> list[tuple[Side, Any]]:
+# Test publishers the requests may name (the contract then watches the streams): a range that runs out, an
+# infinite one, and one that fails, whose elements the fast paths hand to the contract (``RStream.counted``).
+WATCHED = ("tck/range?count=9", "tck/infinite?start=0", "tck/error?after=4")
+
+
+def _items(ops: list[Op], initial: list[int], *, watched: bool = False) -> list[tuple[Side, Any]]:
+    """The trace of ``ops``; ``watched``: the requests name ``WATCHED`` and each stream's runs go on counting
+    (0, 1, 2, ...), so they match the publisher until it runs out or fails."""
     items: list[tuple[Side, Any]] = [(C, SETUP)]
-    items += [(C, RequestStream(stream_id=sid, initial_request_n=n)) for sid, n in zip(SIDS, initial)]
+    names = WATCHED if watched else ("",) * len(SIDS)
+    items += [(C, RequestStream(stream_id=sid, initial_request_n=n, data=name.encode()))
+              for sid, n, name in zip(SIDS, initial, names)]
+    sent = dict.fromkeys(SIDS, 0)
     for kind, sid, n in ops:
         if kind == "run":
-            items.append((S, PayloadRun(sid, n, tuple(str(i).encode() for i in range(n)))))
+            first = sent[sid] if watched else 0
+            sent[sid] = first + n
+            items.append((S, PayloadRun(sid, n, tuple(str(i).encode() for i in range(first, first + n)))))
         elif kind == "request_n":
             items.append((C, RequestN(stream_id=sid, request_n=n)))
         elif kind == "cancel":
@@ -167,9 +179,21 @@ def test_the_fast_paths_judge_as_the_full_path(monkeypatch: pytest.MonkeyPatch, 
                                                initial: list[int]) -> None:
     """Every grouping and every crossing of the fast paths (runs whole, single PAYLOADs inlined) against the
     full path, frame by frame, the server having spoken first so that its PAYLOADs may take them."""
-    items = _items(ops, initial)
-    items.insert(1, (S, Keepalive(respond=False)))
-    assert _judge(items, whole_runs=True) == _judge_without_shortcuts(monkeypatch, items)
+    for watched in (False, True):
+        items = _items(ops, initial, watched=watched)
+        items.insert(1, (S, Keepalive(respond=False)))
+        assert _judge(items, whole_runs=True) == _judge_without_shortcuts(monkeypatch, items)
+
+
+def test_elements_of_a_watched_stream_take_the_fast_path_and_are_still_judged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run of tck/range's elements goes whole; one beyond its count, or a wrong value, is found at its own
+    frame, on every path."""
+    items = [(C, SETUP), (S, Keepalive(respond=False)),
+             (C, RequestStream(stream_id=1, initial_request_n=20, data=b"tck/range?count=5")),
+             (S, PayloadRun(1, 4, (b"0", b"1", b"2", b"3"))), (S, PayloadRun(1, 3, (b"4", b"9", b"5")))]
+    judged = _judge(items, whole_runs=True)
+    assert judged == _judge_without_shortcuts(monkeypatch, items)
+    assert [(rule, index) for rule, _, index in judged[0]] == [("RS-TCK-1", 8), ("RS-TCK-1", 9)]
 
 
 # -- the contract translation --------------------------------------------------------------------

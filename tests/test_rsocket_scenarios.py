@@ -97,6 +97,29 @@ def test_fragments_join_into_one_element_and_keepalive_is_answered() -> None:
     assert a.replies() == []
 
 
+def test_a_barrier_goes_only_on_a_connection_in_good_standing_and_its_answer_is_no_steps_event() -> None:
+    """KEEPALIVE(R) with the kit's token (SPEC.md RS-u): none before the kit's SETUP (RSSETUP-001 watches the
+    server's first bytes) nor once the kit has broken a rule; its answer marks the token, once, and sorts into
+    no inbox, while an answer to a scenario's own KEEPALIVE still does."""
+    a, judge = attached()
+    assert a.barrier(b"t0") == []  # nothing sent yet: a KEEPALIVE before SETUP would be the kit's violation
+    judge.judge(Side.CLIENT, a.opening(), 0.0, 0, lambda *found: None)
+    frames = a.barrier(b"t1")
+    assert [(type(f), f.respond, f.data) for f in frames] == [(Keepalive, True, b"t1")]
+    judge.judge(Side.CLIENT, frames, 0.0, 1, lambda *found: None)
+    assert not a.barrier_answered(b"t1")
+    assert receive(a, judge, Keepalive(respond=False, data=b"t1"), 2) == []
+    assert a.barrier_answered(b"t1") and not a.barrier_answered(b"t1")  # each token answers once
+    assert [key for key, _ in receive(a, judge, Keepalive(respond=False, data=b"ping-1"), 3)] == [("keepalive", None)]
+
+    broken, broken_judge = attached()
+    broken_judge.judge(Side.CLIENT, broken.opening(), 0.0, 0, lambda *found: None)
+    broken_judge.judge(Side.CLIENT, [RequestStream(stream_id=1, initial_request_n=0, data=b"tck/range")], 0.0, 1,
+                       lambda *found: None)  # request N of 0 breaks the requester's MUST (RS-d)
+    assert broken_judge.model.parties[Side.CLIENT].must_broken
+    assert broken.barrier(b"t2") == []
+
+
 def test_setup_opens_with_the_bindings_defaults_and_int_elements_are_decimal_text() -> None:
     a = adapter()
     (setup,) = a.opening()

@@ -14,6 +14,7 @@ steps that run other steps (repeat, retry, when).
 
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,7 @@ from .clock import Nothing
 from .events import CONN, Event, Key
 from .kit_session import KitSession
 from .values import ELEMENT, ELEMENT_VALUE, matches, resolve, show
+from .waits import VerdictCertain
 
 # What a step got when the target sent nothing in time (``describe_event(None, timeout)``): a failure that
 # says this ended on a time-out, after which the runner may ask whether the target still answers at all.
@@ -241,28 +243,50 @@ async def step_expect_elements(ctx: StepContext, step: dict[str, Any]) -> None:
 
 
 async def step_expect_silence(ctx: StepContext, step: dict[str, Any]) -> None:
+    """Nothing from the target (on one subscriber, or at all) for the silence window, or until it answers a
+    barrier.
+
+    Where the binding has a barrier (``adapter.barrier``: RSocket's KEEPALIVE with R) and the connection is
+    in a state where sending one changes nothing (the adapter says so by returning frames), the kit sends
+    one at the step's start, and the window ends early once it is answered: a target that writes in the
+    order it reads and produces has written before that answer whatever it would have sent, so waiting out
+    the rest of the window proves nothing more; a frame it sends later is still judged by the monitor for
+    the rest of the scenario.  ``barrier: false`` keeps the whole window, for a scenario whose window paces
+    a target allowed to act later (RSIM-011: a fire-and-forget counted after an answer on another stream).
+    Without a barrier, the window is waited out (``silence_window``)."""
     spec = step["expect_silence"]
     window = float(spec.get("window", ctx.silence_window))
     rule = step.get("rule", ctx.default_rule)
     session = ctx.session
+    started = time.monotonic()
     # A binding whose cancel lets events already in flight arrive at any time (Ditto: the judge counts them
     # against the demand granted before the cancel) names them; silence is not broken by them.
     in_flight = getattr(session.adapter, "in_flight", None)
-    if "subscriber" in spec:
-        sid = resolve(spec["subscriber"], ctx.variables)
-        key = session.adapter.kit_key(sid)
-        started = time.monotonic()
-        while True:
-            # One window from the step's start (total: a silence window is not stretched by arriving bytes).
-            event = await session.next_event(key, window, total=True, since=started)
-            if event is None:
-                return
-            if in_flight is None or not in_flight(key, event):
-                raise StepFailed(rule, f"nothing on subscriber {sid} for {window:g} s", describe_event(event, window))
     before = session.signals
     first = session.monitor.frame_count
     open_before = not session.eof
-    await session.next_event(("silence", None), window, total=True)  # a key nothing is sorted into: the window
+    token = _silence_token()
+    barrier = session.adapter.barrier(token) if spec.get("barrier", True) else []
+    if barrier:
+        await session.send_frames(barrier)
+    key = session.adapter.kit_key(resolve(spec["subscriber"], ctx.variables)) if "subscriber" in spec else None
+    while True:
+        # One window from the step's start (total: a silence window is not stretched by arriving bytes).
+        if session.end_when_certain and session.verdict_certain.is_set():
+            raise VerdictCertain
+        if key is not None:
+            event = session.inbox.pop(key)
+            if event is not None:
+                if in_flight is None or not in_flight(key, event):
+                    raise StepFailed(rule, f"nothing on subscriber {spec['subscriber']} for {window:g} s",
+                                     describe_event(event, window))
+                continue
+        if barrier and session.adapter.barrier_answered(token):
+            break
+        if not await session.arrival(window, since=started, until=started + window):
+            break
+    if key is not None:
+        return
     # allow_close: the target may end the connection in the window (a close is not a frame it sent).
     closed = 1 if spec.get("allow_close") and open_before and session.eof else 0
     late = 0 if in_flight is None else sum(1 for k, q in session.inbox.queues.items() for e in q
@@ -272,6 +296,15 @@ async def step_expect_silence(ctx: StepContext, step: dict[str, Any]) -> None:
         arrived = [e for q in session.inbox.queues.values() for e in q if e.kind not in quiet]
         got = describe_event(arrived[-1], window) if arrived else "a signal"
         raise StepFailed(rule, f"no signal for {window:g} s", f"{session.signals - before} signal(s), last {got}")
+
+
+_SILENCE_TOKENS = itertools.count(1)
+
+
+def _silence_token() -> bytes:
+    """The data of a silence step's barrier (the answer echoes it): unique in the process, so never one a
+    scenario or another step sent on the connection."""
+    return f"rsio-tck silence {next(_SILENCE_TOKENS)}".encode("ascii")
 
 
 async def step_send_credited(ctx: StepContext, step: dict[str, Any]) -> None:

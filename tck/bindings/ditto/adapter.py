@@ -53,9 +53,11 @@ from .judge import COMPLETES, CREATED, FAILEDS, NEXTS
 from .messages import (
     Envelope,
     SearchCancel,
+    SearchNext,
     SearchRequest,
     SearchSubscribe,
     StreamingCancel,
+    StreamingNext,
     StreamingRequest,
     SubscribeForPersistedEvents,
     Target,
@@ -166,7 +168,7 @@ class DittoScenarioAdapter:
         return []
 
     def barrier(self, token: bytes) -> list[Any]:
-        return []  # no frame whose answer orders what came before it (subscriptions answer apart)
+        return []  # no frame whose answer orders what came before it (subscriptions answer apart: SPEC.md DITTO-o)
 
     def barrier_answered(self, token: bytes) -> bool:
         return False
@@ -415,10 +417,13 @@ class DittoScenarioAdapter:
         fields["subscriber"] = self._logical[handle]
         key: Key = ("kit", handle)
         if isinstance(frame, NEXTS):
-            payload = frame.items if hasattr(frame, "items") else frame.item
-            data = json.dumps(self._contract_element(handle, payload)).encode()
-            fields.update(element=data, count=len(frame.items) if hasattr(frame, "items") else 1)
-            fields["items" if hasattr(frame, "items") else "item"] = payload
+            items = frame.items if isinstance(frame, SearchNext) else None  # search: a page; streaming: one item
+            payload = frame.item if isinstance(frame, StreamingNext) else items
+            element = self._contract_element(handle, payload)
+            # A contract integer's JSON is its decimal text (written at once: one per element of a flood).
+            data = (str(element) if type(element) is int else json.dumps(element)).encode()
+            fields.update(element=data, count=1 if items is None else len(items))
+            fields["item" if items is None else "items"] = payload
             return [(key, Event("onNext", fields, index, "onNext", len(data), "next"))]
         if isinstance(frame, COMPLETES):
             self._ended.add(handle)

@@ -56,6 +56,44 @@ def _validator(name: str) -> jsonschema.protocols.Validator:
     return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
 
+# The JSON types a schema without nested constraints names, as the parsed values' Python types (what
+# jsonschema's draft-04 type checker accepts for them; "integer" and "number" are left to jsonschema).
+_PLAIN_TYPES: dict[str, type] = {"string": str, "array": list, "object": dict}
+_ANNOTATIONS = frozenset({"$schema", "description", "title"})
+
+
+@cache
+def _plain_shape(name: str) -> tuple[tuple[str, ...], tuple[tuple[str, type | None], ...]] | None:
+    """(required members, (member, its type or None for any)) when schema ``name`` is an object whose members
+    have at most a plain type (``_PLAIN_TYPES``) and nothing else is constrained; else None.  A value of that
+    shape is valid without asking jsonschema, whose per-value cost dominated floods of ``next`` events."""
+    schema = load_schema(name)
+    if set(schema) - _ANNOTATIONS - {"type", "properties", "required"} or schema.get("type") != "object":
+        return None
+    members: list[tuple[str, type | None]] = []
+    for member, sub in schema.get("properties", {}).items():
+        extra = set(sub) - _ANNOTATIONS - {"type"}
+        if extra or ("type" in sub and sub["type"] not in _PLAIN_TYPES):
+            return None
+        members.append((member, _PLAIN_TYPES[sub["type"]] if "type" in sub else None))
+    return tuple(schema.get("required", ())), tuple(members)
+
+
+def _plainly_valid(name: str, value: Any) -> bool:
+    """True when ``value`` is valid by ``_plain_shape`` alone; False means ask jsonschema (valid or not)."""
+    shape = _plain_shape(name)
+    if shape is None or type(value) is not dict:
+        return False
+    required, members = shape
+    for member in required:
+        if member not in value:
+            return False
+    for member, kind in members:
+        if kind is not None and member in value and not isinstance(value[member], kind):
+            return False
+    return True
+
+
 def _where(error: jsonschema.ValidationError) -> str:
     """``value/error/status`` for an error inside the value; a missing member is named as if present."""
     parts = ["value", *(str(p) for p in error.absolute_path)]
@@ -98,6 +136,8 @@ def json_kind(value: Any) -> str:
 def check_value(profile: str, action: str, value: Any, what: str) -> None:
     """Raise the kind's rule if ``value`` breaks its schema; ``what`` names the message for the error line."""
     name, rule = SCHEMA_OF[(profile, action)]
+    if _plainly_valid(name, value):
+        return
     errors = list(_validator(name).iter_errors(value))
     if errors:
         # The shallowest error first (a wrong member, not a cascade inside it), and a missing member or a

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ...errors import ProtocolViolation
 from .rules import RULES
@@ -68,6 +69,9 @@ def _bad(rule: str, text: str, problem: str) -> ProtocolViolation:
     return ProtocolViolation(rule=rule, side=None, message=f"topic {text!r}: {problem}; rule: {RULES[rule].title}")
 
 
+# A connection's events repeat a handful of topics: each is parsed once (a bad one raises every time: an
+# exception is never cached).  Topics are frozen, so a cached one is safe to share.
+@lru_cache(maxsize=1024)
 def parse_topic(text: str) -> Topic:
     """The ``Topic`` of ``text``; ``ProtocolViolation`` (a DITTO-TOPIC rule) naming the bad segment."""
     parts = text.split("/")

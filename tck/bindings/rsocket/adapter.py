@@ -67,6 +67,7 @@ from .frames import (
     Setup,
 )
 from .judge import RSocketJudge
+from .model import ConnectionModel
 
 # Bytes of fragments a scenario connection joins at once (its judge too): the suite's largest fragmented payload
 # is 3,000 bytes; every MiB more a target may send before the verdict is another MiB of trace that the report
@@ -141,6 +142,9 @@ class RSocketScenarioAdapter:
         self._replies: list[Any] = []
         self._closing = False
         self._barriers: dict[bytes, bool] = {}  # the kit's barrier tokens -> answered yet
+        # The connection's model, read by ``barrier`` (``attach``): the judge owns it.
+        self._model: ConnectionModel | None = None
+        self._kit_side, self._target_side = Side.CLIENT, Side.SERVER
 
     # -- opening and closing -----------------------------------------------------------------
 
@@ -165,8 +169,17 @@ class RSocketScenarioAdapter:
     def barrier(self, token: bytes) -> list[Any]:
         """KEEPALIVE with R (draft: every client KEEPALIVE is answered, RS-o), its data the token.  Its
         answer echoes the data (RS-KEEPALIVE-3); a target that writes its frames in the order it reads
-        and produces them sends what it had before the answer."""
-        if self._closing:
+        and produces them sends what it had before the answer.  None ([]) unless the connection is in good
+        standing, where one more KEEPALIVE changes nothing a scenario tests: the kit has opened it with
+        SETUP (not RESUME), neither side has ended it or owes an ERROR for it, and the kit has broken no
+        rule on it (a scenario that breaks one on purpose watches what the target does next)."""
+        model = self._model
+        if self._closing or model is None:
+            return []
+        kit, target = model.parties[self._kit_side], model.parties[self._target_side]
+        if (not kit.setups or kit.resumed or kit.awaiting_resume_ok or kit.must_broken or kit.closed
+                or kit.ended is not None or kit.owes is not None or target.ended is not None
+                or target.owes is not None or target.closed):
             return []
         self._barriers[token] = False
         return [Keepalive(respond=not self.draft, data=token)]
@@ -345,6 +358,7 @@ class RSocketScenarioAdapter:
         """The connection's judge (the monitor's), which has judged each frame of the target before the engine
         hands it to ``received``: its reassembler for the target's direction joins the fragments."""
         self._outcomes = judge.follow_reassembly(target)
+        self._model, self._kit_side, self._target_side = judge.model, kit, target
 
     def _outcome(self, frame: Any) -> Any:
         """What the judge's reassembly made of ``frame``: itself, None (a fragment held), the whole frame it
@@ -391,8 +405,9 @@ class RSocketScenarioAdapter:
         if isinstance(frame, Keepalive):
             if frame.respond and not self._closing:
                 self._replies.append(Keepalive(respond=False, data=frame.data))
-            elif not frame.respond and frame.data in self._barriers:
+            elif not frame.respond and self._barriers.get(frame.data) is False:
                 self._barriers[frame.data] = True
+                return []  # the answer to the kit's barrier: no step expects it (the monitor has judged it)
             return [(KEEPALIVES, Event(name, fields, index))]
         if sid == 0:
             if isinstance(frame, Error):

@@ -10,12 +10,16 @@ element, an empty completion, or the ERROR; ``tck/echo`` on a channel sends back
 every later inbound payload and completes after the inbound completes.  Names
 the target need not serve on RSocket (``tck/fixed``, ``tck/subscribe``, names
 outside ``tck/``) are not watched.  A requester's CANCEL or ERROR ends the watch.
-The judge's fast path never takes a watched stream's frames.
+The judge's fast paths take a watched stream's plain elements only where the watch
+judges an element by its value and position alone (a request-stream of ``tck/range``,
+``tck/infinite``, ``tck/error`` or ``tck/large``: ``RStream.counted``), and then hand
+them to ``elements``, which judges them as ``responder_payload`` would one by one.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ...errors import Side
@@ -40,6 +44,10 @@ class Watch:
     index: int = 0  # elements the responder sent
     echo: deque[bytes] = field(default_factory=deque)  # tck/echo: inbound payloads not yet sent back
     inbound_done: bool = False
+    # tck/range and tck/infinite on a request-stream: element i is the decimal text of ``first`` + i, for i
+    # below ``limit`` (None: no end); ``first`` None for every other watch.  Read by the fast paths.
+    first: int | None = None
+    limit: int | None = None
 
 
 def _rule(spec: TestPublisher | Malformed | None, kind: Kind) -> str:
@@ -93,7 +101,60 @@ class ContractJudge:
     def _watch(self, sid: int, st: RStream, watch: Watch) -> None:
         self.watches[sid] = watch
         st.watched = True
+        st.counted = watch.kind is Kind.STREAM and isinstance(watch.spec, (Range, Infinite, ErrorPub, Large))
+        if st.counted and isinstance(watch.spec, (Range, Infinite)):
+            watch.first, watch.limit = watch.spec.start, count_of(watch.spec)
         st.refresh()
+
+    def element(self, side: Side, sid: int, data: bytes) -> None:
+        """One plain element a fast path took on a ``counted`` stream: ``elements`` for one, at the cost of a
+        comparison when it is the next decimal text of a tck/range or tck/infinite."""
+        watch = self.watches.get(sid)
+        if watch is None:
+            return
+        first, index = watch.first, watch.index
+        if first is not None and (watch.limit is None or index < watch.limit) and data == str(first + index).encode():
+            watch.index = index + 1
+            return
+        self.elements(side, sid, (data,))
+
+    def clean(self, sid: int, datas: Sequence[bytes]) -> bool:
+        """Whether ``elements(side, sid, datas)`` would find nothing, known cheaply: the stream is no longer
+        watched, or they are the next decimal texts of a ``tck/range`` or ``tck/infinite`` within its count.
+        False may also mean "not known"."""
+        watch = self.watches.get(sid)
+        if watch is None:
+            return True
+        spec = watch.spec
+        if not isinstance(spec, (Range, Infinite)):
+            return False
+        count = count_of(spec)
+        if count is not None and watch.index + len(datas) > count:
+            return False
+        first = spec.start + watch.index
+        if len(datas) == 1:
+            return datas[0] == str(first).encode()
+        return list(datas) == [str(value).encode() for value in range(first, first + len(datas))]
+
+    def elements(self, side: Side, sid: int, datas: Sequence[bytes]) -> None:
+        """Plain elements (N only, whole) the responder sent on a stream whose watch is ``counted``, judged as
+        ``responder_payload`` judges each."""
+        watch = self.watches.get(sid)
+        if watch is None:
+            return
+        spec = watch.spec
+        assert isinstance(spec, (Range, Infinite, ErrorPub, Large))
+        if self.clean(sid, datas):
+            watch.index += len(datas)
+            return
+        count = count_of(spec)
+        for data in datas:
+            if count is not None and watch.index >= count:
+                self._fail(watch, side, sid, f"element {watch.index} beyond the {count} it emits")
+            elif data != _element(spec, watch.index):
+                self._fail(watch, side, sid, f"element {watch.index} is {_shown(data)}, "
+                           f"not {_shown(_element(spec, watch.index))}")
+            watch.index += 1
 
     def _fail(self, watch: Watch, side: Side, sid: int, why: str) -> None:
         self.model.report(_rule(watch.spec, watch.kind), side, f"{side} answered {watch.name!r} on stream {sid}: {why}")

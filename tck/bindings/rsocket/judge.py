@@ -22,7 +22,10 @@ with one demand take when its stream's demand covers ``count``, and otherwise
 judged ``to_frames()`` one by one, so findings never depend on the grouping.
 ``tests/test_rsocket_judge_runs.py`` holds both fast paths to the frame-by-frame path.
 With ``contract=True`` the test-publisher contract (``contract.py``) watches the
-streams whose request names a test publisher; those never take the fast paths.
+streams whose request names a test publisher; those take the fast paths only where the
+contract judges an element by its value and position alone (``RStream.counted``), and the
+contract then judges what they took (``ContractJudge.elements``; a run only if it breaks
+nothing, so each finding keeps its frame's index).
 """
 
 from __future__ import annotations
@@ -89,6 +92,7 @@ class RSocketJudge:
         plain = self._plain
         streams = self.streams.streams
         reassembler = self.reassembly[sender]
+        contract = self.contract
         for item in frames:
             kind = type(item)
             if kind is PayloadRun:
@@ -100,9 +104,14 @@ class RSocketJudge:
                     index = self.judge(sender, head.to_frames(), t, index, found)
                 if keep is None and plain[sender] and not reassembler.held:
                     st = streams.get(run.stream_id)
-                    if st is not None and st.plain and st.requester is not sender and deliver_fast(st.out, run.count):
+                    # A run on a watched stream goes whole only if the contract finds nothing in it, so that each
+                    # finding keeps the index of its own frame.
+                    if st is not None and st.plain and st.requester is not sender \
+                            and (not st.watched or self._clean(run)) and deliver_fast(st.out, run.count):
                         party.frames_sent += run.count
                         index += run.count
+                        if st.watched:
+                            self._watched(sender, run.stream_id, run.datas, found, index - 1, run)
                         continue
                 index = self.judge(sender, run.to_frames(), t, index, found)
                 continue
@@ -114,6 +123,10 @@ class RSocketJudge:
                 st = streams.get(item.stream_id)
                 if st is not None and st.plain and st.requester is not sender and deliver_fast(st.out, 1):
                     party.frames_sent += 1
+                    if st.watched and contract is not None:
+                        contract.element(sender, item.stream_id, item.data)
+                        if model.found:
+                            self._flush(found, index - 1, item)
                     continue
             self._frame(sender, item, t)
             self._refresh()
@@ -138,6 +151,18 @@ class RSocketJudge:
             index = self.judge(sender, (frame,), t, index, found)
             wholes.append(self._whole)
         return index, wholes
+
+    def _watched(self, sender: Side, sid: int, datas: tuple[bytes, ...], found: Found, index: int,
+                 frame: Any) -> None:
+        """Elements a fast path took on a watched stream (``RStream.counted``): the test-publisher contract
+        judges them as the full path would."""
+        if self.contract is not None:
+            self.contract.elements(sender, sid, datas)
+            if self.model.found:
+                self._flush(found, index, frame)
+
+    def _clean(self, run: PayloadRun) -> bool:
+        return self.contract is None or self.contract.clean(run.stream_id, run.datas)
 
     def _flush(self, found: Found, index: int | None, frame: Any) -> None:
         for violation in self.model.found:
