@@ -182,9 +182,9 @@ def element(spec: TestPublisher, index: int) -> bytes:
     raise ValueError(f"{spec!r} has no fixed elements")
 
 
-_PATTERN = bytes(range(256)) * 2
 # Byte j of tck/fixed element i is (i >> 8*(K-1-j)) & 255: the lowest byte cycles every element, the next
 # every 256 elements; ``fixed_elements`` slices these cycles for them and writes the higher bytes in runs.
+# tck/large's bytes are the lowest byte's cycle too, from (index + offset) mod 256 (``large_bytes``).
 _LOW_CYCLE = bytes(range(256))
 _SECOND_CYCLE = b"".join(bytes([value]) * 256 for value in range(256))
 FIXED_BULK_MAX_SIZE = 8  # wider tck/fixed elements are built one by one (``element``)
@@ -252,13 +252,7 @@ def _cycle(cycle: bytes, start: int, count: int) -> bytes:
 
 def large_bytes(index: int, offset: int, length: int) -> bytes:
     """Bytes ``offset .. offset+length`` of tck/large element ``index``: byte j is (index + j) mod 256."""
-    out = bytearray()
-    start = (index + offset) % 256
-    while length > 0:
-        take = min(length, 256)
-        out += _PATTERN[start : start + take]
-        length -= take
-    return bytes(out)
+    return _cycle(_LOW_CYCLE, index + offset, max(length, 0))
 
 
 def count_of(spec: TestPublisher) -> int | None:

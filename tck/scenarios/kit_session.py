@@ -226,6 +226,9 @@ class KitSession(InboxWaits):
             self.monitor.observe(KIT, piece, t)  # recorded before it is written
             try:
                 self.writer.write(piece)
+                transport = getattr(self.writer, "transport", None)
+                if transport is not None and not transport.is_closing() and not transport.get_write_buffer_size():
+                    continue  # the socket took it all: no drain to wait for (``wait_for`` would cost a task and a turn)
                 await asyncio.wait_for(self.writer.drain(), 5.0)
             except (TimeoutError, ConnectionError, RuntimeError):
                 self.write_failed = True
