@@ -9,13 +9,22 @@ publisher must emit.  Elements are the decimal UTF-8 text of the integer
 element, an empty completion, or the ERROR; ``tck/echo`` on a channel sends back
 every later inbound payload and completes after the inbound completes.  Names
 the target need not serve on RSocket (``tck/fixed``, ``tck/subscribe``, names
-outside ``tck/``) are not watched.  A requester's CANCEL or ERROR ends the watch.
-The judge's fast path never takes a watched stream's frames.
+outside ``tck/``) are not watched.  A requester's CANCEL or ERROR ends the watch,
+and an ended watch no longer keeps its stream off the judge's fast paths.
+
+Fast path: on a watched request-stream of a decimal publisher (``tck/range``,
+``tck/infinite``, ``tck/error``), the judge asks ``due`` whether the data of a
+run of plain PAYLOAD(N) frames is exactly the publisher's next elements, none
+beyond its count; if so (and the stream's demand covers them) it counts them
+with ``took`` instead of judging each frame, which would find nothing.  Any
+other frame, or a run ``due`` declines, is judged frame by frame;
+``tests/test_rsocket_judge_watched.py`` holds the two paths to each other.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ...errors import Side
@@ -40,6 +49,7 @@ class Watch:
     index: int = 0  # elements the responder sent
     echo: deque[bytes] = field(default_factory=deque)  # tck/echo: inbound payloads not yet sent back
     inbound_done: bool = False
+    stream: RStream | None = None  # the stream watched: its ``watched`` flag ends with the watch
 
 
 def _rule(spec: TestPublisher | Malformed | None, kind: Kind) -> str:
@@ -72,7 +82,7 @@ class ContractJudge:
 
     def request(self, sid: int, st: RStream, data: bytes) -> None:
         """A whole request opened stream ``sid``: watch it if its data names a test publisher."""
-        self.watches.pop(sid, None)
+        self._end(sid)
         try:
             name = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -91,9 +101,43 @@ class ContractJudge:
             self._watch(sid, st, Watch(spec, st.kind, name))
 
     def _watch(self, sid: int, st: RStream, watch: Watch) -> None:
+        watch.stream = st
         self.watches[sid] = watch
         st.watched = True
         st.refresh()
+
+    def _end(self, sid: int) -> Watch | None:
+        """The watch of stream ``sid`` ends: nothing more of that stream is compared with a publisher."""
+        watch = self.watches.pop(sid, None)
+        if watch is not None and watch.stream is not None:
+            watch.stream.watched = False
+            watch.stream.refresh()
+        return watch
+
+    def due(self, sid: int, datas: Sequence[bytes]) -> bool:
+        """Whether ``datas`` (plain elements its responder sends next on request-stream ``sid``) are exactly the
+        next elements of its decimal publisher, none beyond its count: ``responder_payload`` would find nothing
+        in them and only count them.  Changes nothing."""
+        watch = self.watches.get(sid)
+        if watch is None or watch.kind is not Kind.STREAM:
+            return False
+        spec = watch.spec
+        kind = type(spec)
+        if kind is Range or kind is Infinite:
+            first = spec.start + watch.index  # type: ignore[union-attr]
+        elif kind is ErrorPub:
+            first = watch.index
+        else:
+            return False
+        count = count_of(spec)  # type: ignore[arg-type]
+        n = len(datas)
+        if count is not None and watch.index + n > count:
+            return False
+        return tuple(datas) == tuple(map(str.encode, map(str, range(first, first + n))))
+
+    def took(self, sid: int, n: int) -> None:
+        """The judge took ``n`` elements that ``due`` found due, without ``responder_payload``."""
+        self.watches[sid].index += n
 
     def _fail(self, watch: Watch, side: Side, sid: int, why: str) -> None:
         self.model.report(_rule(watch.spec, watch.kind), side, f"{side} answered {watch.name!r} on stream {sid}: {why}")
@@ -104,7 +148,7 @@ class ContractJudge:
         if watch is None:
             return
         if not isinstance(frame, Payload):
-            del self.watches[sid]
+            self._end(sid)
             return
         if frame.next:
             watch.echo.append(frame.data)
@@ -125,11 +169,11 @@ class ContractJudge:
             if complete and not (watch.inbound_done and not watch.echo):
                 self._fail(watch, side, sid, "completed before the inbound completed and was echoed")
             if complete:
-                del self.watches[sid]
+                self._end(sid)
             return
         if isinstance(spec, Malformed):
             self._fail(watch, side, sid, f"PAYLOAD where ERROR[APPLICATION_ERROR] was due ({spec.reason})")
-            del self.watches[sid]
+            self._end(sid)
             return
         count = count_of(spec)
         if watch.kind is Kind.RESPONSE:
@@ -147,11 +191,11 @@ class ContractJudge:
                 self._fail(watch, side, sid, f"completed after {watch.index} element(s)" + (
                     "; it never completes" if count is None else
                     f" where ERROR comes after {count}" if isinstance(spec, ErrorPub) else f" of {count}"))
-            del self.watches[sid]
+            self._end(sid)
 
     def _response(self, watch: Watch, side: Side, sid: int, spec: TestPublisher, frame: Payload,
                   count: int | None) -> None:
-        del self.watches[sid]  # one answer: the first element, an empty completion, or the ERROR
+        self._end(sid)  # one answer: the first element, an empty completion, or the ERROR
         due = ("the ERROR" if isinstance(spec, ErrorPub) and spec.after == 0
                else "an empty completion" if count == 0 else "the first element")
         if frame.next and due == "the first element":
@@ -163,7 +207,7 @@ class ContractJudge:
                        "is due")
 
     def responder_error(self, side: Side, sid: int, frame: Error) -> None:
-        watch = self.watches.pop(sid, None)
+        watch = self._end(sid)
         if watch is None or watch.spec is None:
             return
         spec = watch.spec

@@ -22,13 +22,16 @@ with one demand take when its stream's demand covers ``count``, and otherwise
 judged ``to_frames()`` one by one, so findings never depend on the grouping.
 ``tests/test_rsocket_judge_runs.py`` holds both fast paths to the frame-by-frame path.
 With ``contract=True`` the test-publisher contract (``contract.py``) watches the
-streams whose request names a test publisher; those never take the fast paths.
+streams whose request names a test publisher; their plain elements take the same
+fast paths only when the contract finds them exactly the publisher's next
+elements (``ContractJudge.due``; ``tests/test_rsocket_judge_watched.py``), and
+once the watch has ended (the requester's CANCEL) like any other stream's.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ...binding import Found, Keep
@@ -100,7 +103,9 @@ class RSocketJudge:
                     index = self.judge(sender, head.to_frames(), t, index, found)
                 if keep is None and plain[sender] and not reassembler.held:
                     st = streams.get(run.stream_id)
-                    if st is not None and st.plain and st.requester is not sender and deliver_fast(st.out, run.count):
+                    if st is not None and st.requester is not sender and (
+                            (st.plain and deliver_fast(st.out, run.count))
+                            or (st.watched_plain and self._take_due(st, run.stream_id, run.datas))):
                         party.frames_sent += run.count
                         index += run.count
                         continue
@@ -112,7 +117,9 @@ class RSocketJudge:
             if kind is Payload and plain[sender] and item.next and not item.follows and not item.complete \
                     and not reassembler.held:
                 st = streams.get(item.stream_id)
-                if st is not None and st.plain and st.requester is not sender and deliver_fast(st.out, 1):
+                if st is not None and st.requester is not sender and (
+                        (st.plain and deliver_fast(st.out, 1))
+                        or (st.watched_plain and self._take_due(st, item.stream_id, (item.data,)))):
                     party.frames_sent += 1
                     continue
             self._frame(sender, item, t)
@@ -120,6 +127,15 @@ class RSocketJudge:
             if model.found:
                 self._flush(found, index - 1, item)
         return index
+
+    def _take_due(self, st: Any, sid: int, datas: Sequence[bytes]) -> bool:
+        """A watched stream's plain elements taken at once: when they are its publisher's next elements
+        (``ContractJudge.due``) and its demand covers them, exactly what judging each would do."""
+        contract = self.contract
+        if contract is not None and contract.due(sid, datas) and deliver_fast(st.out, len(datas)):
+            contract.took(sid, len(datas))
+            return True
+        return False
 
     def judge_each(self, sender: Side, frames: Iterable[Any], t: float, index: int,
                    found: Found) -> tuple[int, list[Any]]:
