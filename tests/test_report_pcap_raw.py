@@ -1,0 +1,133 @@
+"""The plain-pcap reader (``report/pcap_raw.py``) held to scapy's: the same connections from every capture.
+
+``read_connections`` reads a classic Ethernet/IPv4 pcap with ``struct`` and anything else with scapy; whichever
+reads a capture, the connections (endpoints, records with their bytes and times, notes) must be those scapy's
+dissection gives.  The captures: the kit's own (``write_pcap``), and scapy-written ones with what tcpdump
+shows -- segments reordered, retransmitted and overlapping, Ethernet padding, ARP, a RST, a missing SYN,
+nanosecond and big-endian files -- and files the reader must leave to scapy (IPv6, UDP, pcapng, a cut record).
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scapy.layers.inet import IP, TCP, UDP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import ARP, Ether
+from scapy.packet import Padding, Raw
+from scapy.utils import PcapNgWriter, PcapWriter, rdpcap
+
+from rsio_tck.errors import Side
+from rsio_tck.monitor import TraceRecord
+from rsio_tck.report import pcap_raw
+from rsio_tck.report.pcap import connections, read_connections, trace_packets, write_pcap
+
+
+def _records(rng: random.Random, count: int) -> list[TraceRecord]:
+    records, t = [], 0.0
+    for _ in range(count):
+        t += rng.choice((0.0, 1e-6, 0.000123, 0.5, 1.0 / 3))
+        sender = rng.choice(list(Side))
+        records.append(TraceRecord(t=t, sender=sender, data=rng.randbytes(rng.choice((1, 5, 100, 1460, 4000)))))
+    for side in rng.sample(list(Side), rng.randint(0, 2)):
+        records.append(TraceRecord(t=t + 0.1, sender=side, data=None))
+    return records
+
+
+def _scapy_read(path: Path) -> list:  # type: ignore[type-arg]
+    return connections(rdpcap(str(path)))
+
+
+def _fast_read(path: Path) -> list:  # type: ignore[type-arg]
+    """What the plain reader makes of the file; it must not have left it to scapy."""
+    from rsio_tck.report.pcap import _reassembled
+
+    return _reassembled(pcap_raw.segments(path))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(min_value=0, max_value=2**32), count=st.integers(min_value=0, max_value=12),
+       base=st.sampled_from((0.0, 1.7e9 + 0.123456, 12345.000001)))
+def test_the_kits_own_captures_read_as_scapy_reads_them(tmp_path: Path, seed: int, count: int, base: float) -> None:
+    path = tmp_path / f"{seed}.pcap"
+    write_pcap(path, _records(random.Random(seed), count), base=base, server_port=7000 + seed % 1000)
+    assert _fast_read(path) == _scapy_read(path)
+    assert read_connections(path) == _scapy_read(path)
+
+
+def _mangled(rng: random.Random, packets: list) -> list:  # type: ignore[type-arg]
+    """Reordered, retransmitted and overlapping segments, padded frames and ARP between them."""
+    out = list(packets[:3])
+    for packet in packets[3:]:
+        payload = bytes(packet[TCP].payload) if packet.haslayer(Raw) else b""
+        if len(payload) >= 4 and rng.random() < 0.5:
+            half = len(payload) // 2
+            first = packet.copy()
+            first[TCP].remove_payload()
+            first[TCP].add_payload(payload[: half + 1])
+            second = packet.copy()
+            second[TCP].seq = packet[TCP].seq + half
+            second[TCP].remove_payload()
+            second[TCP].add_payload(payload[half:])
+            out += [second, first, packet]
+        elif not payload and rng.random() < 0.5:
+            padded = packet.copy()
+            padded[TCP].add_payload(Padding(b"\0" * 6))  # a short frame padded to Ethernet's minimum
+            out.append(padded)
+        else:
+            out.append(packet)
+        if rng.random() < 0.1:
+            out.append(Ether(src="02:00:00:00:00:01", dst="ff:ff:ff:ff:ff:ff") / ARP(pdst="192.0.2.2"))
+    tail = out[3:]
+    rng.shuffle(tail)
+    return out[:3] + tail
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("writer", ["plain", "nano", "big-endian"])
+def test_tcpdump_like_captures_read_as_scapy_reads_them(tmp_path: Path, seed: int, writer: str) -> None:
+    rng = random.Random(seed)
+    packets = trace_packets(_records(rng, 10), server_port=7878, client_port=40000 + seed, base=1.7e9 + rng.random())
+    packets = _mangled(rng, packets)
+    if seed % 2:
+        packets = packets[1:]  # no SYN
+    if seed % 3 == 0:
+        packets.append(packets[-1].copy())
+        packets[-1][TCP].flags = "R"
+    path = tmp_path / "capture.pcap"
+    with PcapWriter(str(path), nano=writer == "nano", endianness=">" if writer == "big-endian" else "") as out:
+        for packet in packets:
+            out.write(packet)
+    assert _fast_read(path) == _scapy_read(path)
+    assert read_connections(path) == _scapy_read(path)
+
+
+def _leftover(tmp_path: Path, kind: str) -> Path:
+    packets = trace_packets(_records(random.Random(1), 6), server_port=7878)
+    path = tmp_path / f"{kind}.pcap"
+    if kind == "ipv6":
+        six = Ether() / IPv6(src="2001:db8::1", dst="2001:db8::2") / TCP(sport=40001, dport=7878, flags="S")
+        PcapWriter(str(path)).write([*packets, six])
+    elif kind == "udp":
+        PcapWriter(str(path)).write([*packets, Ether() / IP(src="192.0.2.9", dst="192.0.2.2") / UDP() / b"dns"])
+    elif kind == "pcapng":
+        with PcapNgWriter(str(path)) as out:
+            out.write(packets)
+    else:  # the last record cut short
+        PcapWriter(str(path)).write(packets)
+        path.write_bytes(path.read_bytes()[:-3])
+    return path
+
+
+@pytest.mark.parametrize("kind", ["ipv6", "udp", "pcapng", "cut"])
+def test_other_captures_are_left_to_scapy(tmp_path: Path, kind: str) -> None:
+    path = _leftover(tmp_path, kind)
+    with pytest.raises(pcap_raw.NotPlain):
+        pcap_raw.segments(path)
+    assert read_connections(path) == _scapy_read(path)
+    assert read_connections(path)[0].records  # the TCP connection is still read
