@@ -50,6 +50,10 @@ class Watch:
     echo: deque[bytes] = field(default_factory=deque)  # tck/echo: inbound payloads not yet sent back
     inbound_done: bool = False
     stream: RStream | None = None  # the stream watched: its ``watched`` flag ends with the watch
+    # A request-stream of a decimal publisher: element i is the decimal text of first + i, and there are at most
+    # ``limit`` (None: no end); ``first`` is None for any other watch.  Read by ``due``.
+    first: int | None = None
+    limit: int | None = None
 
 
 def _rule(spec: TestPublisher | Malformed | None, kind: Kind) -> str:
@@ -102,6 +106,10 @@ class ContractJudge:
 
     def _watch(self, sid: int, st: RStream, watch: Watch) -> None:
         watch.stream = st
+        spec = watch.spec
+        if watch.kind is Kind.STREAM and isinstance(spec, (Range, Infinite, ErrorPub)):  # decimal elements
+            watch.first = spec.start if isinstance(spec, (Range, Infinite)) else 0
+            watch.limit = count_of(spec)
         self.watches[sid] = watch
         st.watched = True
         st.refresh()
@@ -119,20 +127,14 @@ class ContractJudge:
         next elements of its decimal publisher, none beyond its count: ``responder_payload`` would find nothing
         in them and only count them.  Changes nothing."""
         watch = self.watches.get(sid)
-        if watch is None or watch.kind is not Kind.STREAM:
+        if watch is None or watch.first is None:
             return False
-        spec = watch.spec
-        kind = type(spec)
-        if kind is Range or kind is Infinite:
-            first = spec.start + watch.index  # type: ignore[union-attr]
-        elif kind is ErrorPub:
-            first = watch.index
-        else:
+        index, n = watch.index, len(datas)
+        if watch.limit is not None and index + n > watch.limit:
             return False
-        count = count_of(spec)  # type: ignore[arg-type]
-        n = len(datas)
-        if count is not None and watch.index + n > count:
-            return False
+        first = watch.first + index
+        if n == 1:
+            return datas[0] == str(first).encode()
         return tuple(datas) == tuple(map(str.encode, map(str, range(first, first + n))))
 
     def took(self, sid: int, n: int) -> None:
