@@ -69,7 +69,9 @@ class ConnectionWalker:
         index = batch.schema.get_field_index("codec")
         codecs = batch.column(index).to_pylist() if index >= 0 else None
         start, count = 0, len(runs)
-        for i in range(count):
+        # Where a connection begins: listed with a comprehension (a C-speed loop), not a Python step per row.
+        begins = [i for i in range(1, count) if conns[i] != conns[i - 1] or runs[i] != runs[i - 1]]
+        for i in ([0] if count else []) + begins:
             key = (runs[i], conns[i])
             if key != self.key:
                 if self.key is not None:
