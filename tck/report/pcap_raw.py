@@ -4,11 +4,11 @@ Theory of operation: ``pcap.read_connections`` needs, per TCP segment, its two
 endpoints, its flags, its sequence number, its payload and its time.  For the
 captures the kit writes itself (``pcap.write_pcap``) and for most tcpdump
 captures of one TCP conversation -- classic pcap, Ethernet, IPv4, TCP -- those
-are a few fixed offsets: ``segments`` reads them with ``struct`` at some fifty
-times scapy's speed, which dissected every packet (and every payload with the
-binding's layer) to read the same fields.  The fields are exactly the ones
-scapy gives: the payload is bounded by the IP total length (Ethernet padding
-dropped) and by what was captured; the time is scapy's decimal
+are a few fixed offsets: ``segments`` reads them with ``struct``, where scapy
+dissected every packet (and every payload with the binding's layer) to read the
+same fields (the interop run's 707 captures, read and reassembled: 0.9 s, not
+15.3 s).  The fields are exactly the ones scapy gives: the payload is bounded by
+the IP total length (Ethernet padding dropped) and by what was captured; the time is scapy's decimal
 ``sec + usec * 10^-6`` (or ``nsec * 10^-9``) as a float.
 
 Anything else -- pcapng, gzip, another link type, IPv6, VLAN tags, IP
