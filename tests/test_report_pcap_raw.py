@@ -131,3 +131,28 @@ def test_other_captures_are_left_to_scapy(tmp_path: Path, kind: str) -> None:
         pcap_raw.segments(path)
     assert read_connections(path) == _scapy_read(path)
     assert read_connections(path)[0].records  # the TCP connection is still read
+
+
+def test_check_pcap_reads_a_plain_capture_without_importing_scapy(tmp_path: Path) -> None:
+    """Importing scapy (and binding the binding's layer) takes a second or two: a plain capture does not pay it."""
+    import subprocess
+    import sys
+
+    from rsio_tck.bindings.rsocket import get_profile
+    from rsio_tck.bindings.rsocket.frames import Payload, RequestStream, Setup
+
+    encode = get_profile("rsocket-1.0").encoder().encode
+    client = encode(Setup(major_version=1, keepalive_interval=30_000, max_lifetime=90_000,
+                          metadata_mime=b"application/octet-stream", data_mime=b"text/plain"))
+    client += encode(RequestStream(stream_id=1, initial_request_n=1, data=b"app"))
+    server = b"".join(encode(Payload(stream_id=1, next=True, data=b"x")) for _ in range(2))  # one beyond the demand
+    path = tmp_path / "plain.pcap"
+    write_pcap(path, [TraceRecord(t=0.0, sender=Side.CLIENT, data=client),
+                      TraceRecord(t=0.1, sender=Side.SERVER, data=server)])
+    script = ("import sys; from typer.testing import CliRunner; from rsio_tck.cli import app; "
+              f"r = CliRunner().invoke(app, ['check-pcap', '--binding', 'rsocket', {str(path)!r}]); "
+              "print(r.exit_code, 'scapy' in sys.modules); print(r.output)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    first, _, output = done.stdout.partition("\n")
+    assert first == "1 False", done.stdout + done.stderr  # judged (RS-FLOW-2 found), and scapy never imported
+    assert "RS-FLOW-2" in output

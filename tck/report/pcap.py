@@ -29,7 +29,7 @@ from __future__ import annotations
 import array
 import socket
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -347,14 +347,18 @@ def _reassembled(segments: Iterable[Segment]) -> list[Connection]:
     return out
 
 
-def read_connections(path: Path) -> list[Connection]:
+def read_connections(path: Path, before_scapy: Callable[[], object] | None = None) -> list[Connection]:
     """Every TCP connection of the capture at ``path``: read with ``struct`` when it is a plain Ethernet/IPv4
-    pcap (``pcap_raw``: the kit's own captures, most of tcpdump's), else with scapy."""
+    pcap (``pcap_raw``: the kit's own captures, most of tcpdump's), else with scapy, after ``before_scapy``
+    (``check-pcap`` binds the binding's layer there: importing scapy takes a second or two, which a plain
+    capture does not pay)."""
     from .pcap_raw import NotPlain, segments
 
     try:
         return _reassembled(segments(path))
     except NotPlain:
+        if before_scapy is not None:
+            before_scapy()
         return connections(_scapy()[4](str(path)))
 
 
