@@ -239,6 +239,14 @@ class _Direction:
         start = self.offset(seq)
         if start > SEQ_MOD // 2:  # before base: an old retransmission
             start -= SEQ_MOD
+        if payload and start == self.next and not self.pending:
+            # The next bytes in order, nothing waiting (nearly every segment): what the loop below would deliver.
+            self.next += len(payload)
+            if fin:
+                self.fin_at = self.next
+            ended = not self.ended and self.fin_at is not None and self.next >= self.fin_at
+            self.ended = self.ended or ended
+            return payload, ended
         if payload and start + len(payload) > self.next:
             self.pending[start] = max(payload, self.pending.get(start, b""), key=len)
         if fin:
