@@ -212,22 +212,13 @@ def write_run_dir(root: Path, binding: str, profile: str, connections: list[Conn
 
 # -- the measurements ------------------------------------------------------------------------------------------------
 
-def _frames_in(item: Any) -> int:
-    """Frames an item of a decoder's ``feed_runs`` stands for: a run's count, else one."""
-    from rsio_tck.bindings.rsio.wire.runs import ElementRun
-    from rsio_tck.bindings.rsocket.runs import PayloadRun
-
-    if isinstance(item, PayloadRun):
-        return item.count
-    if isinstance(item, ElementRun):
-        return item.frames
-    return 1
-
-
 def bare_decode(binding_name: str, profile: str, traces: list[list[TraceRecord]]) -> int:
     from rsio_tck.binding import get_binding
+    from rsio_tck.bindings.rsio.wire.runs import StridedRun, VariableRun
+    from rsio_tck.bindings.rsocket.runs import PayloadRun
     from rsio_tck.errors import ProtocolViolation
 
+    ELEMENT_RUNS = (StridedRun, VariableRun)  # noqa: N806
     binding = get_binding(binding_name)
     frames = 0
     for records in traces:
@@ -237,10 +228,17 @@ def bare_decode(binding_name: str, profile: str, traces: list[list[TraceRecord]]
             if record.data is None:
                 continue
             try:
-                for item in feeds[record.sender](record.data):
-                    frames += _frames_in(item)
+                items = feeds[record.sender](record.data)
             except ProtocolViolation:
                 feeds[record.sender] = lambda data: []
+                continue
+            frames += len(items)
+            for item in items:  # a run stands for its frames (RSocket's PayloadRun, RS-IO's ElementRun)
+                kind = type(item)
+                if kind is PayloadRun:
+                    frames += item.count - 1
+                elif kind in ELEMENT_RUNS:
+                    frames += item.frames - 1
     return frames
 
 
