@@ -6,7 +6,7 @@ captures the kit writes itself (``pcap.write_pcap``) and for most tcpdump
 captures of one TCP conversation -- classic pcap, Ethernet, IPv4, TCP -- those
 are a few fixed offsets: ``segments`` reads them with ``struct``, where scapy
 dissected every packet (and every payload with the binding's layer) to read the
-same fields (the interop run's 707 captures, read and reassembled: 0.9 s, not
+same fields (the interop run's 707 captures, read and reassembled: 0.4 s, not
 15.3 s).  The fields are exactly the ones scapy gives: the payload is bounded by
 the IP total length (Ethernet padding dropped) and by what was captured; the time is scapy's decimal
 ``sec + usec * 10^-6`` (or ``nsec * 10^-9``) as a float.
