@@ -20,6 +20,8 @@ BENCHES = [
     ("the proxy's throughput on loopback, relaying and judging RSocket (issue 27: its budget)", "benchmarks.bench_proxy"),
     ("the RSocket endpoint's receive path against its decoder alone (issue 28: the judge owns the streams)",
      "benchmarks.bench_endpoint"),
+    ("offline judging per binding against a bare decode: check-pcap and the pipeline (issue 29 part 4)",
+     "benchmarks.bench_offline"),
 ]
 
 

@@ -12,7 +12,7 @@ import itertools
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rsio_tck.binding import get_binding
@@ -294,3 +294,35 @@ def test_a_request_crossing_the_complete_is_no_violation_of_either_side() -> Non
     assert [f"{v.rule} {v.side}: {v.message}" for v in judged(crossing)] == []
     answered = [*OPEN, req(3), nxt(0), nxt(1), nxt(2), done(), req(1), failed(ErrorInfo(status=404, error="x"))]
     assert [f"{v.rule} {v.side}: {v.message}" for v in judged(answered)] == []
+
+
+# On an open subscription s1 (to tck/range): requests, items, cancels, completions, and any other message.
+_ON_S1 = st.one_of(
+    st.builds(req, st.sampled_from((0, 1, 2, 3))), st.builds(nxt, st.integers(0, 6)), st.builds(nxt, st.integers(0, 6)),
+    st.just(cancel()), st.just(done()), st.just(failed()), _message(),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(messages=st.lists(_ON_S1, max_size=25).map(lambda rest: [*OPEN, *rest]))
+def test_items_taken_by_the_fast_path_are_judged_as_the_full_path(monkeypatch: pytest.MonkeyPatch,
+                                                                  messages: list[tuple[Side, Any]]) -> None:
+    """An item the table's fast path (``deliver_fast``) takes is judged as the full path (``step``) judges it:
+    the same findings and the same subscriptions' states and demand, with ``deliver_fast`` declining every item."""
+    from rsio_tck.bindings.ditto import judge as judge_module
+
+    def run() -> tuple[Any, ...]:
+        judge = get_binding("ditto").judge("streaming")
+        found: list[tuple[str, Side | None, str]] = []
+        for index, (side, message) in enumerate(messages):
+            judge.judge(side, [message], 0.0, index, lambda v, i, f: found.append((v.rule, v.side, v.message)))
+        for side in (S, C):
+            found += [(v.rule, v.side, v.message) for v in judge.close(side)]
+        subs = {sid: (sub.record.state, sub.record.demand.outstanding, sub.record.demand.delivered)
+                for sid, sub in {**judge.model.live, **judge.model.ended}.items()}
+        return found, subs
+
+    fast = run()
+    with monkeypatch.context() as patched:
+        patched.setattr(judge_module, "deliver_fast", lambda rec, count: False)
+        assert run() == fast

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from itertools import compress
+from operator import ne, or_
 from typing import Any
 
 from ..binding import DEFAULT_BINDING, Binding, get_binding
@@ -174,25 +176,30 @@ def judge_rows(
     """
     monitor = Monitor(codec, binding=binding)
     observe, close = monitor.observe, monitor.close
-    frame_times: list[float] = []
-    pending: list[bytes] = []
-    pending_dir = ""
-    pending_t = 0.0
-    for direction, chunk, t, kind in zip(directions, data, times, kinds):
-        if pending and (direction != pending_dir or kind == EOF):
-            observe(SENDERS[pending_dir], b"".join(pending), pending_t)
-            pending = []
-        if kind == EOF:
-            close(SENDERS[direction], t)
-        elif chunk:
-            if not pending:
-                pending_dir, pending_t = direction, t
-            pending.append(chunk)
-            if kind != UNDECODABLE:
-                frame_times.append(t)
-    if pending:
-        observe(SENDERS[pending_dir], b"".join(pending), pending_t)
+    for start, stop in zip(*_groups(directions, kinds)):
+        if kinds[start] == EOF:
+            close(SENDERS[directions[start]], times[start])
+            continue
+        chunks = [i for i in range(start, stop) if data[i]]
+        if chunks:
+            observe(SENDERS[directions[start]], b"".join([data[i] or b"" for i in chunks]), times[chunks[0]])
+    if not monitor.findings:
+        return []
+    frame_times = [t for t, chunk, kind in zip(times, data, kinds) if chunk and kind != EOF and kind != UNDECODABLE]
     return [_timed(finding, frame_times) for finding in monitor.findings]
+
+
+def _groups(directions: Sequence[str], kinds: Sequence[str]) -> tuple[list[int], list[int]]:
+    """(starts, stops) of the chunks ``judge_rows`` feeds: a row begins one when it is an eof, when its direction
+    differs from the row before's, or when the row before is an eof.  Computed with ``map`` and ``compress``
+    (loops in C), not a Python step per row: this runs over every row of the frames table."""
+    count = len(kinds)
+    if not count:
+        return [], []
+    eof = list(map(EOF.__eq__, kinds))
+    turns = map(or_, map(ne, directions[1:], directions[:-1]), map(or_, eof[1:], eof[:-1]))
+    starts = [0, *compress(range(1, count), turns)]
+    return starts, [*starts[1:], count]
 
 
 def _timed(finding: Finding, frame_times: list[float]) -> Finding:

@@ -21,6 +21,8 @@ single-process baseline of the benchmark, and a check of the Spark job.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import compress
+from operator import ne, or_
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +71,9 @@ class ConnectionWalker:
         index = batch.schema.get_field_index("codec")
         codecs = batch.column(index).to_pylist() if index >= 0 else None
         start, count = 0, len(runs)
-        for i in range(count):
+        # Where a connection begins: listed with map and compress (loops in C), not a Python step per row.
+        begins = list(compress(range(1, count), map(or_, map(ne, conns[1:], conns[:-1]), map(ne, runs[1:], runs[:-1]))))
+        for i in ([0] if count else []) + begins:
             key = (runs[i], conns[i])
             if key != self.key:
                 if self.key is not None:

@@ -131,9 +131,8 @@ def check_pcap_command(
         binding, chosen = check_wire(binding, profile, codec)
         if not capture.is_file():
             raise GateError(f"{capture}: {'a directory, not a capture' if capture.is_dir() else 'no such file'}")
-        bind_layer(port or DEFAULT_PORT, chosen, binding)  # rdpcap then dissects the binding's payloads
-        try:
-            found = read_connections(capture)
+        try:  # a capture read with scapy: rdpcap then dissects the binding's payloads
+            found = read_connections(capture, lambda: bind_layer(port or DEFAULT_PORT, chosen, binding))
         except Exception as exc:  # scapy raises Scapy_Exception (a plain Exception) on files it cannot read
             raise GateError(f"{capture}: not a capture scapy can read: {one_line(exc)}") from None
         if not any(not port or conn.server[1] == port for conn in found):

@@ -12,8 +12,9 @@ the kit, so tools see it end); a trace's truncation marker ends the capture the
 same way.  ``trace_packets`` gives scapy's packets, for whoever looks at the
 layers.  Nothing is ever sent or sniffed.
 
-Reading (``connections``): any capture (ours, or tcpdump between two
-implementations).  Packets are taken in capture order; each TCP connection is
+Reading (``read_connections``): any capture (ours, or tcpdump between two
+implementations); a plain Ethernet/IPv4 pcap is read with ``struct``
+(``pcap_raw``), any other with scapy (``connections``), to the same segments.  Packets are taken in capture order; each TCP connection is
 keyed by its two endpoints, its client is the side that sent the SYN (without
 one, the side with the higher port).  Each direction is reassembled by sequence
 number: out-of-order segments wait until the gap before them is filled,
@@ -28,7 +29,7 @@ from __future__ import annotations
 import array
 import socket
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from typing import Any
 from ..binding import DEFAULT_BINDING
 from ..errors import Side
 from ..monitor.trace import TraceRecord
+from .pcap_raw import Segment
 
 KIT_MAC, TARGET_MAC = "02:00:00:00:00:01", "02:00:00:00:00:02"
 KIT_IP, TARGET_IP = "192.0.2.1", "192.0.2.2"  # TEST-NET-1: documentation addresses
@@ -237,6 +239,14 @@ class _Direction:
         start = self.offset(seq)
         if start > SEQ_MOD // 2:  # before base: an old retransmission
             start -= SEQ_MOD
+        if payload and start == self.next and not self.pending:
+            # The next bytes in order, nothing waiting (nearly every segment): what the loop below would deliver.
+            self.next += len(payload)
+            if fin:
+                self.fin_at = self.next
+            ended = not self.ended and self.fin_at is not None and self.next >= self.fin_at
+            self.ended = self.ended or ended
+            return payload, ended
         if payload and start + len(payload) > self.next:
             self.pending[start] = max(payload, self.pending.get(start, b""), key=len)
         if fin:
@@ -290,18 +300,27 @@ def _payload(tcp: Any) -> bytes:
 
 
 def connections(packets: Iterable[Any]) -> list[Connection]:
-    """Every TCP connection of ``packets`` (in capture order), each direction reassembled."""
+    """Every TCP connection of ``packets`` (scapy's, in capture order), each direction reassembled."""
+    return _reassembled(_scapy_segments(packets))
+
+
+def _scapy_segments(packets: Iterable[Any]) -> Iterator[Segment]:
+    """(source, destination, flags, seq, payload, time) of each TCP segment among scapy's ``packets``."""
     _Ether, IP, IPv6, TCP, _rd, _wr = _scapy()
-    found: dict[frozenset[tuple[str, int]], tuple[Connection, dict[tuple[str, int], _Direction]]] = {}
-    t0: float | None = None
     for packet in packets:
         ends = _endpoints(packet, (IP, IPv6), TCP)
         if ends is None:
             continue
-        src, dst = ends
         tcp = packet[TCP]
-        flags = str(tcp.flags)
-        t = float(packet.time)
+        yield ends[0], ends[1], str(tcp.flags), int(tcp.seq), _payload(tcp), float(packet.time)
+
+
+def _reassembled(segments: Iterable[Segment]) -> list[Connection]:
+    """Every TCP connection of ``segments`` (in capture order), each direction reassembled."""
+    found: dict[frozenset[tuple[str, int]], tuple[Connection, dict[tuple[str, int], _Direction]]] = {}
+    t0: float | None = None
+    for src, dst, flags, seq, payload, t in segments:
+        ends = (src, dst)
         t0 = t if t0 is None else t0
         key = frozenset(ends)
         if key not in found or ("S" in flags and "A" not in flags and found[key][0].records):
@@ -309,16 +328,15 @@ def connections(packets: Iterable[Any]) -> list[Connection]:
             found[key] = (Connection(client=client, server=server, saw_syn="S" in flags), {})
         conn, directions = found[key]
         direction = directions.setdefault(src, _Direction())
-        payload = _payload(tcp)
         if "S" in flags:
-            direction.base = (int(tcp.seq) + 1) % SEQ_MOD
+            direction.base = (seq + 1) % SEQ_MOD
             if "A" not in flags and src != conn.client:
                 conn.client, conn.server = src, dst
             conn.saw_syn = True
             continue
         if "R" in flags:
             conn.notes.append(f"{src[0]}:{src[1]} reset the connection at {t - t0:.6f} s")
-        data, ended = direction.add(int(tcp.seq), payload, "F" in flags)
+        data, ended = direction.add(seq, payload, "F" in flags)
         sender = Side.CLIENT if src == conn.client else Side.SERVER
         if data:
             conn.records.append(TraceRecord(t=t - t0, sender=sender, data=data))
@@ -337,8 +355,19 @@ def connections(packets: Iterable[Any]) -> list[Connection]:
     return out
 
 
-def read_connections(path: Path) -> list[Connection]:
-    return connections(_scapy()[4](str(path)))
+def read_connections(path: Path, before_scapy: Callable[[], object] | None = None) -> list[Connection]:
+    """Every TCP connection of the capture at ``path``: read with ``struct`` when it is a plain Ethernet/IPv4
+    pcap (``pcap_raw``: the kit's own captures, most of tcpdump's), else with scapy, after ``before_scapy``
+    (``check-pcap`` binds the binding's layer there: importing scapy takes a second or two, which a plain
+    capture does not pay)."""
+    from .pcap_raw import NotPlain, segments
+
+    try:
+        return _reassembled(segments(path))
+    except NotPlain:
+        if before_scapy is not None:
+            before_scapy()
+        return connections(_scapy()[4](str(path)))
 
 
 def iter_payload_packets(path: Path) -> Iterator[Any]:

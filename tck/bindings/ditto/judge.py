@@ -31,7 +31,7 @@ from ...binding import Found, Keep
 from ...errors import ProtocolViolation, Side
 from ...semantics.demand import UNBOUNDED
 from ...semantics.signals import Signal
-from ...semantics.streams import SignalArgs, StreamOptions, StreamRecord, StreamState, step
+from ...semantics.streams import SignalArgs, StreamOptions, StreamRecord, StreamState, deliver_fast, step
 from .codec import DEFAULT_LIMITS, DittoLimits, decode_message
 from .contract import ContractWatch
 from .messages import (
@@ -290,7 +290,8 @@ class DittoJudge:
         if isinstance(msg, NEXTS):
             if isinstance(msg, SearchNext):
                 out += self._page(sender, sub, msg)
-            out += self._step(sender, sub, Signal.ON_NEXT, SignalArgs(count=1))
+            if not deliver_fast(sub.record, 1):  # the table's own fast path (ACTIVE, or crossing a cancel)
+                out += self._step(sender, sub, Signal.ON_NEXT, SignalArgs(count=1))
             if sub.watch is not None and not sub.owes_failed:
                 out += [_v(rule, sender, why) for rule, why in sub.watch.next(msg)]
             return out

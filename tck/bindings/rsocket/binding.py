@@ -100,12 +100,11 @@ class RSocketBinding:
 
     def row_fields(self, frame: Any) -> tuple[str, int | None, int, int]:
         """The pipeline's frame row of ``frame``: (type, stream id, data bytes, elements it carries)."""
-        from .runs import PayloadRun
-
-        if isinstance(frame, PayloadRun):
-            return "PAYLOAD", frame.stream_id, sum(len(f.data) for f in frame.to_frames()), frame.count
+        wire_name = getattr(frame, "wire_name", None)
+        if wire_name is None:  # a PayloadRun: a frame has its wire name
+            return "PAYLOAD", frame.stream_id, sum(map(len, frame.datas)), frame.count
         elements = 1 if getattr(frame, "next", False) and not getattr(frame, "follows", False) else 0
-        return frame.wire_name, getattr(frame, "stream_id", None), len(getattr(frame, "data", b"") or b""), elements
+        return wire_name, getattr(frame, "stream_id", None), len(getattr(frame, "data", b"") or b""), elements
 
     def bug_report_terms(self) -> Any:
         """What a bug report says of RSocket (``rsio_tck.findings.terms.BugReportTerms``): Protocol.md, linked by

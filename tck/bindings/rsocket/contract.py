@@ -9,11 +9,16 @@ publisher must emit.  Elements are the decimal UTF-8 text of the integer
 element, an empty completion, or the ERROR; ``tck/echo`` on a channel sends back
 every later inbound payload and completes after the inbound completes.  Names
 the target need not serve on RSocket (``tck/fixed``, ``tck/subscribe``, names
-outside ``tck/``) are not watched.  A requester's CANCEL or ERROR ends the watch.
-The judge's fast paths take a watched stream's plain elements only where the watch
-judges an element by its value and position alone (a request-stream of ``tck/range``,
-``tck/infinite``, ``tck/error`` or ``tck/large``: ``RStream.counted``), and then hand
-them to ``elements``, which judges them as ``responder_payload`` would one by one.
+outside ``tck/``) are not watched.  A requester's CANCEL or ERROR ends the watch,
+and an ended watch no longer keeps its stream off the judge's fast paths.
+
+Fast path: on a watched request-stream of a decimal publisher (``tck/range``,
+``tck/infinite``, ``tck/error``), the judge asks ``due`` whether the data of a
+run of plain PAYLOAD(N) frames is exactly the publisher's next elements, none
+beyond its count; if so (and the stream's demand covers them) it counts them
+with ``took`` instead of judging each frame, which would find nothing.  Any
+other frame, or a run ``due`` declines, is judged frame by frame;
+``tests/test_rsocket_judge_watched.py`` holds the two paths to each other.
 """
 
 from __future__ import annotations
@@ -44,8 +49,9 @@ class Watch:
     index: int = 0  # elements the responder sent
     echo: deque[bytes] = field(default_factory=deque)  # tck/echo: inbound payloads not yet sent back
     inbound_done: bool = False
-    # tck/range and tck/infinite on a request-stream: element i is the decimal text of ``first`` + i, for i
-    # below ``limit`` (None: no end); ``first`` None for every other watch.  Read by the fast paths.
+    stream: RStream | None = None  # the stream watched: its ``watched`` flag ends with the watch
+    # A request-stream of a decimal publisher: element i is the decimal text of first + i, and there are at most
+    # ``limit`` (None: no end); ``first`` is None for any other watch.  Read by ``due``.
     first: int | None = None
     limit: int | None = None
 
@@ -80,7 +86,7 @@ class ContractJudge:
 
     def request(self, sid: int, st: RStream, data: bytes) -> None:
         """A whole request opened stream ``sid``: watch it if its data names a test publisher."""
-        self.watches.pop(sid, None)
+        self._end(sid)
         try:
             name = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -99,62 +105,41 @@ class ContractJudge:
             self._watch(sid, st, Watch(spec, st.kind, name))
 
     def _watch(self, sid: int, st: RStream, watch: Watch) -> None:
+        watch.stream = st
+        spec = watch.spec
+        if watch.kind is Kind.STREAM and isinstance(spec, (Range, Infinite, ErrorPub)):  # decimal elements
+            watch.first = spec.start if isinstance(spec, (Range, Infinite)) else 0
+            watch.limit = count_of(spec)
         self.watches[sid] = watch
         st.watched = True
-        st.counted = watch.kind is Kind.STREAM and isinstance(watch.spec, (Range, Infinite, ErrorPub, Large))
-        if st.counted and isinstance(watch.spec, (Range, Infinite)):
-            watch.first, watch.limit = watch.spec.start, count_of(watch.spec)
         st.refresh()
 
-    def element(self, side: Side, sid: int, data: bytes) -> None:
-        """One plain element a fast path took on a ``counted`` stream: ``elements`` for one, at the cost of a
-        comparison when it is the next decimal text of a tck/range or tck/infinite."""
-        watch = self.watches.get(sid)
-        if watch is None:
-            return
-        first, index = watch.first, watch.index
-        if first is not None and (watch.limit is None or index < watch.limit) and data == str(first + index).encode():
-            watch.index = index + 1
-            return
-        self.elements(side, sid, (data,))
+    def _end(self, sid: int) -> Watch | None:
+        """The watch of stream ``sid`` ends: nothing more of that stream is compared with a publisher."""
+        watch = self.watches.pop(sid, None)
+        if watch is not None and watch.stream is not None:
+            watch.stream.watched = False
+            watch.stream.refresh()
+        return watch
 
-    def clean(self, sid: int, datas: Sequence[bytes]) -> bool:
-        """Whether ``elements(side, sid, datas)`` would find nothing, known cheaply: the stream is no longer
-        watched, or they are the next decimal texts of a ``tck/range`` or ``tck/infinite`` within its count.
-        False may also mean "not known"."""
+    def due(self, sid: int, datas: Sequence[bytes]) -> bool:
+        """Whether ``datas`` (plain elements its responder sends next on request-stream ``sid``) are exactly the
+        next elements of its decimal publisher, none beyond its count: ``responder_payload`` would find nothing
+        in them and only count them.  Changes nothing."""
         watch = self.watches.get(sid)
-        if watch is None:
-            return True
-        spec = watch.spec
-        if not isinstance(spec, (Range, Infinite)):
+        if watch is None or watch.first is None:
             return False
-        count = count_of(spec)
-        if count is not None and watch.index + len(datas) > count:
+        index, n = watch.index, len(datas)
+        if watch.limit is not None and index + n > watch.limit:
             return False
-        first = spec.start + watch.index
-        if len(datas) == 1:
+        first = watch.first + index
+        if n == 1:
             return datas[0] == str(first).encode()
-        return list(datas) == [str(value).encode() for value in range(first, first + len(datas))]
+        return tuple(datas) == tuple(map(str.encode, map(str, range(first, first + n))))
 
-    def elements(self, side: Side, sid: int, datas: Sequence[bytes]) -> None:
-        """Plain elements (N only, whole) the responder sent on a stream whose watch is ``counted``, judged as
-        ``responder_payload`` judges each."""
-        watch = self.watches.get(sid)
-        if watch is None:
-            return
-        spec = watch.spec
-        assert isinstance(spec, (Range, Infinite, ErrorPub, Large))
-        if self.clean(sid, datas):
-            watch.index += len(datas)
-            return
-        count = count_of(spec)
-        for data in datas:
-            if count is not None and watch.index >= count:
-                self._fail(watch, side, sid, f"element {watch.index} beyond the {count} it emits")
-            elif data != _element(spec, watch.index):
-                self._fail(watch, side, sid, f"element {watch.index} is {_shown(data)}, "
-                           f"not {_shown(_element(spec, watch.index))}")
-            watch.index += 1
+    def took(self, sid: int, n: int) -> None:
+        """The judge took ``n`` elements that ``due`` found due, without ``responder_payload``."""
+        self.watches[sid].index += n
 
     def _fail(self, watch: Watch, side: Side, sid: int, why: str) -> None:
         self.model.report(_rule(watch.spec, watch.kind), side, f"{side} answered {watch.name!r} on stream {sid}: {why}")
@@ -165,7 +150,7 @@ class ContractJudge:
         if watch is None:
             return
         if not isinstance(frame, Payload):
-            del self.watches[sid]
+            self._end(sid)
             return
         if frame.next:
             watch.echo.append(frame.data)
@@ -186,11 +171,11 @@ class ContractJudge:
             if complete and not (watch.inbound_done and not watch.echo):
                 self._fail(watch, side, sid, "completed before the inbound completed and was echoed")
             if complete:
-                del self.watches[sid]
+                self._end(sid)
             return
         if isinstance(spec, Malformed):
             self._fail(watch, side, sid, f"PAYLOAD where ERROR[APPLICATION_ERROR] was due ({spec.reason})")
-            del self.watches[sid]
+            self._end(sid)
             return
         count = count_of(spec)
         if watch.kind is Kind.RESPONSE:
@@ -208,11 +193,11 @@ class ContractJudge:
                 self._fail(watch, side, sid, f"completed after {watch.index} element(s)" + (
                     "; it never completes" if count is None else
                     f" where ERROR comes after {count}" if isinstance(spec, ErrorPub) else f" of {count}"))
-            del self.watches[sid]
+            self._end(sid)
 
     def _response(self, watch: Watch, side: Side, sid: int, spec: TestPublisher, frame: Payload,
                   count: int | None) -> None:
-        del self.watches[sid]  # one answer: the first element, an empty completion, or the ERROR
+        self._end(sid)  # one answer: the first element, an empty completion, or the ERROR
         due = ("the ERROR" if isinstance(spec, ErrorPub) and spec.after == 0
                else "an empty completion" if count == 0 else "the first element")
         if frame.next and due == "the first element":
@@ -224,7 +209,7 @@ class ContractJudge:
                        "is due")
 
     def responder_error(self, side: Side, sid: int, frame: Error) -> None:
-        watch = self.watches.pop(sid, None)
+        watch = self._end(sid)
         if watch is None or watch.spec is None:
             return
         spec = watch.spec

@@ -108,7 +108,7 @@ class RStream:
     """One RSocket stream: who requested it, its kind, and one contract record per direction."""
 
     __slots__ = ("kind", "requester", "out", "inbound", "zero_owed", "lease_reject", "lease_crossed", "request_n_sent",
-                 "watched", "counted", "plain")
+                 "watched", "plain", "watched_plain")
 
     def __init__(self, kind: Kind, requester: Side) -> None:
         self.kind = kind
@@ -122,13 +122,15 @@ class RStream:
         self.lease_crossed = False
         self.request_n_sent = False  # the responder granted credits on this channel (RS-CHANNEL-3)
         self.watched = False  # its request named a test publisher: the contract judge sees its frames
-        # The watch judges a plain element by its value and position alone (``ContractJudge.elements``).
-        self.counted = False
         self.plain = False  # a responder's PAYLOAD(N) may take the judge's fast path
+        # A watched request-stream with nothing owed: a responder's PAYLOAD(N) may take the judge's fast path
+        # when the contract judge finds its data is the publisher's next element (``ContractJudge.due``).
+        self.watched_plain = False
 
     def refresh(self) -> None:
-        self.plain = (self.kind in _PLAIN_KINDS and self.zero_owed is None and not self.lease_reject
-                      and (not self.watched or self.counted))
+        settled = self.zero_owed is None and not self.lease_reject
+        self.plain = settled and self.kind in _PLAIN_KINDS and not self.watched
+        self.watched_plain = settled and self.watched and self.kind is Kind.STREAM
 
     def in_use(self) -> bool:
         return self.out.state in LIVE or (self.inbound is not None and self.inbound.state in LIVE)

@@ -22,16 +22,16 @@ with one demand take when its stream's demand covers ``count``, and otherwise
 judged ``to_frames()`` one by one, so findings never depend on the grouping.
 ``tests/test_rsocket_judge_runs.py`` holds both fast paths to the frame-by-frame path.
 With ``contract=True`` the test-publisher contract (``contract.py``) watches the
-streams whose request names a test publisher; those take the fast paths only where the
-contract judges an element by its value and position alone (``RStream.counted``), and the
-contract then judges what they took (``ContractJudge.elements``; a run only if it breaks
-nothing, so each finding keeps its frame's index).
+streams whose request names a test publisher; their plain elements take the same
+fast paths only when the contract finds them exactly the publisher's next
+elements (``ContractJudge.due``; ``tests/test_rsocket_judge_watched.py``), and
+once the watch has ended (the requester's CANCEL) like any other stream's.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ...binding import Found, Keep
@@ -92,7 +92,6 @@ class RSocketJudge:
         plain = self._plain
         streams = self.streams.streams
         reassembler = self.reassembly[sender]
-        contract = self.contract
         for item in frames:
             kind = type(item)
             if kind is PayloadRun:
@@ -104,14 +103,11 @@ class RSocketJudge:
                     index = self.judge(sender, head.to_frames(), t, index, found)
                 if keep is None and plain[sender] and not reassembler.held:
                     st = streams.get(run.stream_id)
-                    # A run on a watched stream goes whole only if the contract finds nothing in it, so that each
-                    # finding keeps the index of its own frame.
-                    if st is not None and st.plain and st.requester is not sender \
-                            and (not st.watched or self._clean(run)) and deliver_fast(st.out, run.count):
+                    if st is not None and st.requester is not sender and (
+                            (st.plain and deliver_fast(st.out, run.count))
+                            or (st.watched_plain and self._take_due(st, run.stream_id, run.datas))):
                         party.frames_sent += run.count
                         index += run.count
-                        if st.watched:
-                            self._watched(sender, run.stream_id, run.datas, found, index - 1, run)
                         continue
                 index = self.judge(sender, run.to_frames(), t, index, found)
                 continue
@@ -121,18 +117,25 @@ class RSocketJudge:
             if kind is Payload and plain[sender] and item.next and not item.follows and not item.complete \
                     and not reassembler.held:
                 st = streams.get(item.stream_id)
-                if st is not None and st.plain and st.requester is not sender and deliver_fast(st.out, 1):
+                if st is not None and st.requester is not sender and (
+                        (st.plain and deliver_fast(st.out, 1))
+                        or (st.watched_plain and self._take_due(st, item.stream_id, (item.data,)))):
                     party.frames_sent += 1
-                    if st.watched and contract is not None:
-                        contract.element(sender, item.stream_id, item.data)
-                        if model.found:
-                            self._flush(found, index - 1, item)
                     continue
             self._frame(sender, item, t)
             self._refresh()
             if model.found:
                 self._flush(found, index - 1, item)
         return index
+
+    def _take_due(self, st: Any, sid: int, datas: Sequence[bytes]) -> bool:
+        """A watched stream's plain elements taken at once: when they are its publisher's next elements
+        (``ContractJudge.due``) and its demand covers them, exactly what judging each would do."""
+        contract = self.contract
+        if contract is not None and contract.due(sid, datas) and deliver_fast(st.out, len(datas)):
+            contract.took(sid, len(datas))
+            return True
+        return False
 
     def judge_each(self, sender: Side, frames: Iterable[Any], t: float, index: int,
                    found: Found) -> tuple[int, list[Any]]:
@@ -151,18 +154,6 @@ class RSocketJudge:
             index = self.judge(sender, (frame,), t, index, found)
             wholes.append(self._whole)
         return index, wholes
-
-    def _watched(self, sender: Side, sid: int, datas: tuple[bytes, ...], found: Found, index: int,
-                 frame: Any) -> None:
-        """Elements a fast path took on a watched stream (``RStream.counted``): the test-publisher contract
-        judges them as the full path would."""
-        if self.contract is not None:
-            self.contract.elements(sender, sid, datas)
-            if self.model.found:
-                self._flush(found, index, frame)
-
-    def _clean(self, run: PayloadRun) -> bool:
-        return self.contract is None or self.contract.clean(run.stream_id, run.datas)
 
     def _flush(self, found: Found, index: int | None, frame: Any) -> None:
         for violation in self.model.found:
