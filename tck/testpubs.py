@@ -243,6 +243,13 @@ def msgpack_int_stretches(start: int, count: int) -> list[tuple[int, int, bytes]
     return out
 
 
+def fixed_elements_due(spec: Fixed, index: int, count: int, data: bytes) -> bool:
+    """Whether ``data`` is exactly tck/fixed elements ``index .. index+count`` of ``spec``, all within its
+    count, judged at once (False also for elements too wide to build in bulk)."""
+    return (spec.size <= FIXED_BULK_MAX_SIZE and index + count <= spec.count and len(data) == count * spec.size
+            and data == fixed_elements(spec.size, index, count))
+
+
 def _cycle(cycle: bytes, start: int, count: int) -> bytes:
     """``count`` bytes of ``cycle`` repeated without end, from position ``start``."""
     at = start % len(cycle)

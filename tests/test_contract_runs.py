@@ -1,4 +1,4 @@
-"""Test publishers' elements judged in bulk (``ContractJudge.run_fits``) find what judging them one by one finds.
+"""Test publishers' elements judged in bulk (``contract_runs.run_fits``) find what judging them one by one finds.
 
 The decoder hands long stretches of element frames to the judge as one run; on a test publisher's stream
 the judge compares the whole run with the elements its contract expects next and advances it at once.

@@ -49,18 +49,13 @@ from .bounds import (
 from .clock import Budget, Nothing, Progress
 from .events import CONN, ElementBatch, Event, Key
 from .inbox import Inbox
-from .transcript import Transcript, TranscriptLine, frame_count, holds_runs
+from .transcript import Transcript, TranscriptLine, expand_runs, frame_count, holds_runs
 from .waits import InboxWaits
 
 Frame = Any  # a frame of the session's binding
 KIT, TARGET = Side.CLIENT, Side.SERVER
 NOT_SENT_NAMED = 3  # frames named in a "(not sent: ...)" line; the rest of a long batch is counted
 CLOSE_WAIT = 1.0  # seconds a finished session waits for the connection to close before it aborts it
-
-
-def _expand(frames: list[Any]) -> list[Any]:
-    """Frames of a decoder's ``salvaged`` list, with any run objects expanded into their frames."""
-    return [f for item in frames for f in (item.to_frames() if hasattr(item, "to_frames") else (item,))]
 
 
 @dataclass
@@ -93,8 +88,7 @@ class KitSession(InboxWaits):
             attach(self.monitor.session, KIT, TARGET)
         self.encoder = binding.encoder(self.codec, self.limits)
         self.decoder = binding.decoder(self.codec, self.limits)
-        # An adapter that takes runs (``ScenarioAdapter.takes_runs``) gets long stretches of element frames as
-        # one value each: judged, sorted and shown in bulk (``transcript.frame_count``).
+        # An adapter that ``takes_runs`` gets stretches of element frames as one value: judged, sorted, shown in bulk.
         feed_runs = getattr(self.decoder, "feed_runs", None)
         self._feed = feed_runs if self.adapter.takes_runs and feed_runs is not None else self.decoder.feed
         self._describe = binding.describe
@@ -328,7 +322,7 @@ class KitSession(InboxWaits):
                 try:
                     frames = self._feed(data)
                 except ProtocolViolation as violation:
-                    frames = _expand(self.decoder.salvaged)  # what came before the bytes that broke
+                    frames = expand_runs(self.decoder.salvaged)  # what came before the bytes that broke
                     # A copy never raised: the raised one's traceback holds this frame, whose locals would then
                     # hold it back, a cycle keeping the whole session alive until a full collection.
                     bad: ProtocolViolation | None = violation.again()

@@ -67,6 +67,11 @@ def frame_count(item: Any) -> int:
     return item.frames if hasattr(item, "frames_slice") else 1
 
 
+def expand_runs(items: list[Any]) -> list[Any]:
+    """Frames of a decoder's list (its ``salvaged`` frames), with any run expanded into its frames."""
+    return [f for item in items for f in (item.to_frames() if hasattr(item, "to_frames") else (item,))]
+
+
 def holds_runs(items: list[Any]) -> bool:
     """Whether ``items`` holds any run (``frame_count``), asked once per kind of item, not once per item."""
     return any(hasattr(kind, "frames_slice") for kind in set(map(type, items)))

@@ -5,7 +5,8 @@ Theory of operation: when a party subscribes to a ``tck/`` name (or to an
 alone what the publisher must send: which elementSize, which element bytes in
 which order, which terminal signal.  It compares every element as it arrives,
 part by part for split elements (so it holds no reassembly buffer for them),
-and reports the first divergence per subscription.
+and reports the first divergence per subscription; a run of elements that are all
+due and right is taken at once (``contract_runs``, and a packed tck/fixed frame here).
 
 For ``tck/subscribe`` the roles turn: the target subscribes back to the kit's
 publisher and must report each signal it receives as an element of the outer
@@ -27,7 +28,6 @@ import msgpack
 from ...errors import ProtocolViolation, Side
 from ...semantics.demand import UNBOUNDED, saturating_add
 from ...testpubs import (
-    FIXED_BULK_MAX_SIZE,
     UNSERVED_PREFIX,
     Error,
     Fixed,
@@ -39,9 +39,9 @@ from ...testpubs import (
     TestPublisher,
     count_of,
     element,
-    fixed_elements,
+    fixed_elements_due,
     large_bytes,
-    msgpack_int_stretches,
+    parse,
 )
 from .wire.frames import (
     Cancel,
@@ -133,37 +133,8 @@ class ContractJudge:
     def active(self) -> bool:
         return bool(self.contracts or self.inners)
 
-    def run_fits(self, sender: Side, subscriber: int, items: list[bytes] | None, data: bytes | None,
-                 count: int) -> Contract | None | bool:
-        """Whether ``count`` elements for one subscriber, in a row, are exactly what its contract expects
-        next (``items``: variable-size elements; ``data``: fixed-size ones end to end), judged in bulk:
-        the contract to advance by ``count`` (``take_run``), None when the stream has no contract (nothing
-        to judge), or False when the run must be judged frame by frame (a tck/subscribe stream, a
-        finished contract, a mismatch: the frame path finds what is wrong)."""
-        if self.inners:
-            return False
-        contract = self.contracts.get((sender.peer, subscriber))
-        if contract is None:
-            return None if (sender.peer, subscriber) not in self._queued else False
-        spec = contract.spec
-        if contract.finished or spec is None or isinstance(spec, (Malformed, SubscribeBack)):
-            return False
-        index = contract.index
-        total = count_of(spec)
-        if total is not None and index + count > total:
-            return False
-        if items is not None and isinstance(spec, (Range, Infinite, Error)):
-            base = index + (spec.start if isinstance(spec, (Range, Infinite)) else 0)
-            at = 0
-            for n, width, joined in msgpack_int_stretches(base, count):
-                stretch = items[at : at + n]
-                if b"".join(stretch) != joined or set(map(len, stretch)) != {width}:
-                    return False  # a wrong or wider integer somewhere: the frame path says which
-                at += n
-            return contract
-        if data is not None and isinstance(spec, Fixed) and spec.size <= FIXED_BULK_MAX_SIZE:
-            return contract if data == fixed_elements(spec.size, index, count) else False
-        return False
+    def queued_for(self, key: tuple[Side, int]) -> bool:  # a reused Id's contract waits for its onSubscribe
+        return key in self._queued
 
     def observe(self, sender: Side, frame: Frame) -> list[ProtocolViolation]:
         found: list[ProtocolViolation] = []
@@ -235,8 +206,6 @@ class ContractJudge:
                                      total=max(frame.initial_demand, 0))
             self._check_strategy(self.inners[key], sender, frame.subscriber, initial=frame.initial_demand, found=found)
             return
-        from ...testpubs import parse
-
         spec = parse(frame.publisher)
         if (spec is None and not frame.publisher.startswith(UNSERVED_PREFIX)) or \
                 (isinstance(spec, Malformed) and not spec.certain):
@@ -380,8 +349,9 @@ class ContractJudge:
             self._report(c, frame, found)
             return
         if kind is OnNextPacked:
-            if isinstance(spec, Fixed) and self._fixed_run(c, spec, frame):  # type: ignore[arg-type]
-                return
+            if isinstance(spec, Fixed) and fixed_elements_due(spec, c.index, frame.count, frame.data):  # type: ignore[union-attr]
+                c.index += frame.count  # type: ignore[union-attr]
+                return  # all due and all right, at once; else element by element, for the precise finding
             for data in frame.elements():  # type: ignore[union-attr]
                 if not self._element(c, spec, rule, data, found):
                     return
@@ -397,18 +367,6 @@ class ContractJudge:
             return
         if kind is OnNextPart or kind is OnNextLastPart:
             self._part(c, spec, rule, frame.data, kind is OnNextLastPart, found)  # type: ignore[union-attr]
-
-    @staticmethod
-    def _fixed_run(c: Contract, spec: Fixed, frame: OnNextPacked) -> bool:
-        """A packed frame of tck/fixed elements that are all due and all right, taken at once; False (nothing
-        taken) otherwise, and the caller judges it element by element for the precise finding."""
-        n = frame.count
-        if spec.size > FIXED_BULK_MAX_SIZE or c.index + n > spec.count or len(frame.data) != n * spec.size:
-            return False
-        if frame.data != fixed_elements(spec.size, c.index, n):
-            return False
-        c.index += n
-        return True
 
     def _expected_count(self, c: Contract, spec: TestPublisher, rule: str, found: list[ProtocolViolation]) -> bool | None:
         """True while element ``c.index`` is one the publisher must still send; None (reported) past that."""

@@ -7,7 +7,7 @@ of the stream table that only take demand are taken by the table's own fast path
 (``semantics.streams.deliver_fast``) for the frames that dominate traffic, and an ``ElementRun`` (a long stretch of plain element frames the decoder
 returned as one value) is judged with one demand check per Id when every frame of it
 would take that entry, and, on a test publisher's stream, one comparison with the elements its
-contract expects next (``ContractJudge.run_fits``); otherwise it is expanded and judged frame by
+contract expects next (``contract_runs.run_fits``); otherwise it is expanded and judged frame by
 frame, so findings never depend on how the bytes were grouped.  ``tests/test_semantics.py`` holds both
 fast paths to the table.
 """
@@ -21,6 +21,7 @@ from ...binding import Found, Keep
 from ...errors import ProtocolViolation, Side
 from ...semantics.streams import StreamRecord, deliver_fast, takes_elements
 from .contract import Contract, ContractJudge
+from .contract_runs import run_fits
 from .handshake import PartyState
 from .mapping import apply_frame
 from .model import ConnectionModel
@@ -106,14 +107,14 @@ class RsioJudge:
 
 
 def _contract_fits(contract: ContractJudge, sender: Side, run: ElementRun) -> Contract | None | bool:
-    """``ContractJudge.run_fits`` for a run of one subscriber's elements; False (judge it frame by frame)
+    """``contract_runs.run_fits`` for a run of one subscriber's elements; False (judge it frame by frame)
     for subscriptions interleaved in one run."""
     if isinstance(run, VariableRun):
         if run.ids is not None:
             return False
-        return contract.run_fits(sender, run.subscriber, run.items, None, run.elements)
+        return run_fits(contract, sender, run.subscriber, run.items, None, run.elements)
     assert isinstance(run, StridedRun)
-    return contract.run_fits(sender, run.subscriber, None, b"".join(run.payloads()), run.elements)
+    return run_fits(contract, sender, run.subscriber, None, b"".join(run.payloads()), run.elements)
 
 
 def _take_run(space: dict[int, StreamRecord], run: ElementRun) -> bool:
