@@ -34,18 +34,27 @@ def differs(line: str) -> None:
 def kit(*args: str, timeout: float, log: Path | None = None) -> int:
     """``rsio-tck ARGS``, its output appended to ``log`` (discarded when None): the run directory holds the
     transcripts.  Exit 3 when it timed out."""
-    command = [sys.executable, "-m", "rsio_tck.cli", *args]
+    return _python(["-m", "rsio_tck.cli", *args], f"rsio-tck {' '.join(args)}", timeout, log)
+
+
+def script(name: str, *args: str, timeout: float, log: Path) -> int:
+    """``python interop/NAME ARGS`` (a step of its own, e.g. ``isolation.py``), as ``kit``."""
+    return _python([str(HERE / name), *args], f"{name} {' '.join(args)}", timeout, log)
+
+
+def _python(arguments: list[str], shown: str, timeout: float, log: Path | None) -> int:
+    command = [sys.executable, *arguments]
     try:
         if log is None:
             return subprocess.run(command, cwd=ROOT, timeout=timeout, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL).returncode
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("a", encoding="utf-8") as stream:
-            stream.write(f"$ rsio-tck {' '.join(args)}\n")
+            stream.write(f"$ {shown}\n")
             stream.flush()
             return subprocess.run(command, cwd=ROOT, timeout=timeout, stdout=stream, stderr=subprocess.STDOUT).returncode
     except subprocess.TimeoutExpired:
-        say(f"timed out after {timeout:.0f} s: rsio-tck {' '.join(args)}")
+        say(f"timed out after {timeout:.0f} s: {shown}")
         return 3
 
 

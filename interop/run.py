@@ -28,8 +28,9 @@ declared scenario runs alone on a fresh server, and its results and files are me
 run directory, whose report is rebuilt: one run per role and implementation, as the pipeline expects.
 ``-k`` matches substrings, so the expressions name what they must leave out (ID-003 is part of
 RSID-003): every scenario runs exactly once.  A server that died during the shared run is reported
-loudly, naming the fix (isolate.txt).  Bounded: one server start and one kit run per declared scenario,
-each under ``ISOLATED_TIMEOUT``, ``ISOLATED_AT_ONCE`` at a time.
+loudly, naming the fix (isolate.txt).  Bounded: one server start and one kit process per declared scenario
+(``isolation.py``: the runner without the liveness probe, which decides nothing on a server no scenario
+follows), each under ``ISOLATED_TIMEOUT``, ``ISOLATED_AT_ONCE`` at a time.
 
 Baselines are exact (``baselines.py``): a new failing pair, or a known one that now passes (xpass),
 makes the run fail.  Exit 0 when every result matches its baseline; 1 when something changed; 3 when
@@ -51,7 +52,7 @@ from typing import Any
 
 from baselines import compare_pairs, counts_line
 from grid import matrix
-from processes import DIFFERENCES, HERE, ROOT, Server, build, differs, kit, say
+from processes import DIFFERENCES, HERE, ROOT, Server, build, differs, kit, say, script
 
 IMPLEMENTATIONS = ("rsocket-py", "rsocket-js-0", "rsocket-java", "rsocket-go", "rsocket-js-1", "rsocket-rust")
 VERSIONS = {"rsocket-py": "0.4.20", "rsocket-js-0": "0.0.27", "rsocket-java": "1.1.5", "rsocket-go": "0.8.16",
@@ -140,6 +141,28 @@ def merge_run(into: Path, part: Path) -> None:
     (into / "run.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
 
 
+def run_isolated(name: str, alone: list[str], files: dict[str, str], out: Path) -> int:
+    """Each of ``alone`` on a fresh server and in a fresh kit process (``isolation.py``), ``ISOLATED_AT_ONCE``
+    at a time; each run directory under OUT/isolated/NAME/ID.  ``files``: each scenario's file.  0 when every
+    scenario has a result."""
+    caps, baseline = HERE / name / "capabilities.json", HERE / name / "baseline.txt"
+
+    def run_alone(scenario: str) -> int:
+        spec = {"name": name, "target_name": f"{name}@{VERSIONS[name]}", "scenario": scenario, "file": files[scenario],
+                "capabilities": str(caps) if caps.exists() else None,
+                "baseline": str(baseline) if baseline.exists() else None,
+                "report_dir": str(out / "isolated" / name / scenario)}
+        code = script("isolation.py", json.dumps(spec), timeout=ISOLATED_TIMEOUT,
+                      log=out / "logs" / "isolated" / f"{name}.log")
+        if code != 0:
+            differs(f"{name} as server: isolated {scenario} has no result (exit {code}; "
+                    f"{out / 'logs' / 'isolated' / f'{name}.log'})")
+        return code
+
+    with ThreadPoolExecutor(max_workers=ISOLATED_AT_ONCE) as pool:
+        return max(pool.map(run_alone, alone), default=0)
+
+
 def server_role(name: str, out: Path) -> int:
     started = time.monotonic()
     caps = HERE / name / "capabilities.json"
@@ -150,7 +173,7 @@ def server_role(name: str, out: Path) -> int:
 
     scenarios = load_directory(binding="rsocket")
     alone = isolated(name, scenarios)
-    shared_k, alone_k = selections(list(alone), [s.id for s in scenarios])
+    shared_k, _ = selections(list(alone), [s.id for s in scenarios])  # the isolated ones are named by id
     where, log = out / "server" / name, out / "logs" / f"server-{name}.log"
     server = Server(name)
     with server as url:
@@ -162,25 +185,12 @@ def server_role(name: str, out: Path) -> int:
             f"find the scenario that kills it and list it in interop/{name}/isolate.txt")
         code = max(code, 1)
     shared = run_dir(where)
-
-    def run_alone(scenario: str) -> int:
-        try:
-            with Server(name) as url:
-                kit(*common, "--target", url, "--report-dir", str(out / "isolated" / name / scenario),
-                    "-k", alone_k[scenario], "--jobs", "1", timeout=ISOLATED_TIMEOUT,
-                    log=out / "logs" / "isolated" / f"{name}-{scenario}.log")
-            return 0
-        except RuntimeError as exc:
-            say(str(exc))
-            return 1
-
-    # Each on its own server, ISOLATED_AT_ONCE at a time (they mostly wait out signal timeouts); merged in order.
-    with ThreadPoolExecutor(max_workers=ISOLATED_AT_ONCE) as pool:
-        code = max([code, *pool.map(run_alone, alone)])
-    for scenario in alone:
-        part = run_dir(out / "isolated" / name / scenario)
-        if shared is not None and part is not None:
-            merge_run(shared, part)
+    if alone:
+        code = max(code, run_isolated(name, list(alone), {s.id: s.file for s in scenarios}, out))
+        for scenario in alone:  # merged in a fixed order
+            part = run_dir(out / "isolated" / name / scenario)
+            if shared is not None and part is not None:
+                merge_run(shared, part)
     if shared is None:
         differs(f"{name} as server: no run directory (exit {code}; {log})")
         return max(code, 1)
