@@ -50,8 +50,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import timing
 from baselines import compare_pairs, counts_line
-from grid import matrix
+from grid import cases_and_baseline, pair, pairs_of, write_matrix
 from processes import DIFFERENCES, HERE, ROOT, Server, build, differs, kit, say, script
 
 IMPLEMENTATIONS = ("rsocket-py", "rsocket-js-0", "rsocket-java", "rsocket-go", "rsocket-js-1", "rsocket-rust")
@@ -186,7 +187,8 @@ def server_role(name: str, out: Path) -> int:
         code = max(code, 1)
     shared = run_dir(where)
     if alone:
-        code = max(code, run_isolated(name, list(alone), {s.id: s.file for s in scenarios}, out))
+        files = {s.id: s.file for s in scenarios}
+        code = max(code, timing.timed(f"{name} server isolated", lambda: run_isolated(name, list(alone), files, out)))
         for scenario in alone:  # merged in a fixed order
             part = run_dir(out / "isolated" / name / scenario)
             if shared is not None and part is not None:
@@ -277,8 +279,8 @@ def main() -> int:
     fresh(args.out, names, args.roles)
     if not args.skip_build:
         with ThreadPoolExecutor(max_workers=len(names) or 1) as pool:
-            times = dict(zip(names, pool.map(lambda n: build(n, args.out / "logs" / f"build-{n}.log", BUILD_TIMEOUT),
-                                             names)))
+            times = timing.timed("builds", lambda: dict(zip(names, pool.map(
+                lambda n: build(n, args.out / "logs" / f"build-{n}.log", BUILD_TIMEOUT), names))), timing.PHASES)
         say(f"builds: {time.monotonic() - started:.0f} s")
         if any(t is None for t in times.values()):
             return 3
@@ -292,13 +294,25 @@ def main() -> int:
         import run_ditto
 
         steps["ditto"] = lambda: run_ditto.run(args.out, build=not args.skip_build, publish_site=False)
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        codes = dict(zip(steps, pool.map(lambda step: step(), steps.values())))
-    changed = 0
+    # The grid's pairs join the same pool, after the roles: one bounded queue keeps --jobs steps busy to the end,
+    # where a grid started after the last role waited for the slowest role alone.
+    cells: dict[tuple[str, str], list[dict[str, Any]]] = {}
     if not args.no_matrix:
-        _, changed = matrix(names, args.out, args.jobs)
+        cases, known, flaky = cases_and_baseline()
+        for client, server in pairs_of(names):
+            def one_pair(client: str = client, server: str = server) -> int:
+                cells[(client, server)] = pair(client, server, cases, known, flaky)
+                return 0
+
+            steps[f"grid {client} {server}"] = one_pair
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        codes = timing.timed(f"steps ({args.jobs} at a time)", lambda: dict(zip(steps, pool.map(
+            lambda key: timing.timed(key, steps[key]), steps))), timing.PHASES)
+    codes = {what: code for what, code in codes.items() if not what.startswith("grid ")}
+    changed = write_matrix(names, args.out, cells) if not args.no_matrix else 0
     if not args.no_publish:
-        codes["publish"] = publish(args.out, names, ditto=not args.no_ditto)
+        codes["publish"] = timing.timed("publish", lambda: publish(args.out, names, ditto=not args.no_ditto),
+                                        timing.PHASES)
     bad = {what: code for what, code in codes.items() if code != 0}
     for what, code in bad.items():
         say(f"{what}: exit {code}" + (" (a result differs from its baseline)" if code == 1 and what != "publish" else ""))
@@ -306,6 +320,8 @@ def main() -> int:
         say(f"{changed} client x server cells differ from interop/matrix-baseline.txt")
     for line in DIFFERENCES:
         say(f"  {line}")
+    for line in timing.summary(names, time.monotonic() - started):
+        say(line)
     say(f"done in {time.monotonic() - started:.0f} s; site: {args.out / 'site' / 'index.html'}")
     return 1 if bad or changed else 0
 

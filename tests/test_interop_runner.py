@@ -123,3 +123,38 @@ def test_fresh_removes_only_what_the_coming_steps_write(tmp_path: Path) -> None:
         (tmp_path / part).mkdir(parents=True)
     run.fresh(tmp_path, ["rsocket-py"], ["server", "client"])
     assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.glob("*/*")) == ["server/rsocket-go"]
+
+
+def test_the_grid_is_written_in_a_fixed_order_whatever_order_its_pairs_finished_in(tmp_path: Path) -> None:
+    names = ["rsocket-py", "rsocket-rust"]
+    assert grid.pairs_of(names)[0][1] == "rsocket-rust"  # the flooding server's pairs start first
+    done = {pair: [{"client": pair[0], "server": pair[1], "verdict": "xfail" if pair[1] == "rsocket-rust" else "pass"}]
+            for pair in reversed(grid.pairs_of(names))}
+    assert grid.write_matrix(names, tmp_path, done) == 0  # an xfail is no difference
+    cells = json.loads((tmp_path / "matrix.json").read_text())
+    assert [(c["client"], c["server"]) for c in cells] == [
+        ("rsocket-py", "rsocket-py"), ("rsocket-rust", "rsocket-py"), ("rsocket-py", "rsocket-rust"),
+        ("rsocket-rust", "rsocket-rust")]
+
+
+def test_the_closing_lines_say_where_the_time_went(monkeypatch: pytest.MonkeyPatch) -> None:
+    import timing
+
+    monkeypatch.setattr(timing, "STEPS", {})
+    monkeypatch.setattr(timing, "PHASES", {})
+    assert timing.timed("rsocket-rust server", lambda: 7) == 7  # the step's own value comes back
+    timing.record("rsocket-rust server", 90.0)
+    timing.record("rsocket-rust server isolated", 60.0)
+    timing.record("rsocket-rust client", 20.0)
+    timing.record("grid rsocket-py rsocket-rust", 18.0)
+    timing.record("grid rsocket-rust rsocket-py", 4.0)
+    timing.record("ditto", 12.0)
+    timing.record("builds", 1.0, timing.PHASES)
+    timing.record("steps (3 at a time)", 150.0, timing.PHASES)
+    lines = timing.summary(["rsocket-rust", "rsocket-py"], 200.0)
+    assert lines[0] == "time: builds 1 s; steps (3 at a time) 150 s; total 200 s"
+    assert lines[1] == ("time rsocket-rust: server 90 s (its isolated scenarios 60 s), client 20 s, "
+                        "grid as server 18 s, as client 4 s (2 pairs)")
+    assert lines[2] == "time rsocket-py: grid as server 4 s, as client 18 s (2 pairs)"
+    assert lines[3] == "time, other steps: ditto 12 s"
+    assert lines[4] == "time: the longest step was rsocket-rust server (90 s); the steps' seconds add up to 144 s"
