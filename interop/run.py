@@ -10,11 +10,13 @@ Usage: python interop/run.py [--only NAME ...] [--out reports/interop] [--skip-b
    (``run_ditto.py``: golden vectors, ditto-client in listen mode) run beside the roles.
 4. Client x server: every pair through the kit's proxy, each cell judged frame by frame (``grid.py``).
 5. Publish: the Spark pipeline over the run directories (one site per role, with the grid page, and
-   ditto-client's), the three sites in one Spark session (``publish.py``).
+   ditto-client's), the three sites in one Spark session (``publish.py``).  Its Spark jobs start once the
+   roles are done, beside the grid's last pairs; its pages once the grid is written (``Publishing``).
 
-Steps 2-4 run ``--jobs`` at a time (default 2): the roles and pairs are independent (each has its own
-server process, kit run, ports and output directory), and mostly wait on their peers.  Each kit run's
-output goes to ``OUT/logs/``; the console gets one line per role, pair and build, with its time.
+Steps 2-4 share one pool, ``--jobs`` at a time (default 2), the roles first, the slowest first: the roles and
+pairs are independent (each has its own server process, kit run, ports and output directory), and mostly
+wait on their peers.  Each kit run's output goes to ``OUT/logs/``; the console gets one line per role, pair
+and build, with its time, and the closing lines say where the time went (``timing.py``).
 
 **Isolation (one finding must not become dozens).**  A real server is shared by the scenarios of a
 run, so a scenario that floods it (a responder that ignores credits or keeps sending after CANCEL,
@@ -46,7 +48,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -220,38 +222,60 @@ def client_role(name: str, out: Path) -> int:
     return 1 if changed or code >= 2 else 0
 
 
-def publish(out: Path, names: list[str], ditto: bool) -> int:
-    """One site per role (implementations x rules), each with the client x server grid, ditto-client's
-    site, and an index of them; all from one Spark session (``publish.py``; Spark's log in OUT/logs/)."""
-    grid = out / "matrix.json"
-    sites = [{"name": role, "heading": heading, "out": str(out / "site" / role),
-              "grid": str(grid) if grid.exists() else None,
-              "runs": [str(out / role / name) for name in names if (out / role / name).is_dir()]}
-             for role, heading in (("server", "RSocket servers"), ("client", "RSocket clients"))]
-    if ditto and (out / "client" / "ditto-client").is_dir():
-        sites.append({"name": "ditto", "heading": "Ditto's client", "out": str(out / "site" / "ditto"), "grid": None,
-                      "runs": [str(out / "client" / "ditto-client")]})
-    shutil.rmtree(out / "site", ignore_errors=True)  # the site shows this run's directories, nothing older
-    log = out / "logs" / "publish.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("w", encoding="utf-8") as stream:
-        try:
-            code = subprocess.run([sys.executable, str(HERE / "publish.py"), json.dumps([s for s in sites if s["runs"]])],
-                                  cwd=ROOT, stderr=stream, timeout=SUITE_TIMEOUT).returncode
-        except subprocess.TimeoutExpired:
-            say(f"publish: timed out after {SUITE_TIMEOUT} s ({log})")
-            code = 3
-    landing = [(str(site["heading"]), str(site["name"])) for site in sites
-               if (out / "site" / str(site["name"]) / "site.json").is_file()]
-    if landing:
-        from rsio_tck.pipeline.landing import LandingError, write_landing
+class Publishing:
+    """Step 5: one site per role (implementations x rules), each with the client x server grid, ditto-client's
+    site, and an index of them; all from one Spark session (``publish.py``; Spark's log in OUT/logs/).
+    ``start`` once the roles' run directories are written: the pipeline's Spark jobs then run beside the grid's
+    last pairs; ``finish`` once ``matrix.json`` is written (``grid_coming``), which lets the pages be built."""
 
+    def __init__(self, out: Path, names: list[str], ditto: bool, grid_coming: bool) -> None:
+        self.out, self.names, self.ditto, self.grid_coming = out, names, ditto, grid_coming
+        self.sites: list[dict[str, Any]] = []
+        self.process: subprocess.Popen[str] | None = None
+        self.started = 0.0
+
+    def start(self) -> None:
+        out, grid = self.out, self.out / "matrix.json"
+        self.sites = [{"name": role, "heading": heading, "out": str(out / "site" / role),
+                       "grid": str(grid) if self.grid_coming or grid.exists() else None,
+                       "runs": [str(out / role / name) for name in self.names if (out / role / name).is_dir()]}
+                      for role, heading in (("server", "RSocket servers"), ("client", "RSocket clients"))]
+        if self.ditto and (out / "client" / "ditto-client").is_dir():
+            self.sites.append({"name": "ditto", "heading": "Ditto's client", "out": str(out / "site" / "ditto"),
+                               "grid": None, "runs": [str(out / "client" / "ditto-client")]})
+        shutil.rmtree(out / "site", ignore_errors=True)  # the site shows this run's directories, nothing older
+        log = out / "logs" / "publish.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        self.started = time.monotonic()
+        with log.open("w", encoding="utf-8") as stream:  # the child holds its own descriptor
+            self.process = subprocess.Popen(
+                [sys.executable, str(HERE / "publish.py"), json.dumps([s for s in self.sites if s["runs"]]),
+                 "--grid-on-stdin"], cwd=ROOT, stdin=subprocess.PIPE, stderr=stream, text=True)
+
+    def finish(self) -> int:
+        """Let the pages be built (the grid is written), wait for them, write the landing page; the exit code."""
+        if self.process is None:
+            self.start()
+        assert self.process is not None
         try:
-            write_landing(out / "site", landing, "Reactive Streams over the network")
-        except LandingError as exc:
-            say(f"publish: no landing page: {exc}")
-            code = code or 1
-    return code
+            self.process.communicate("grid written\n", timeout=max(1.0, SUITE_TIMEOUT - (time.monotonic() - self.started)))
+            code = self.process.returncode
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            say(f"publish: timed out after {SUITE_TIMEOUT} s ({self.out / 'logs' / 'publish.log'})")
+            code = 3
+        landing = [(str(site["heading"]), str(site["name"])) for site in self.sites
+                   if (self.out / "site" / str(site["name"]) / "site.json").is_file()]
+        if landing:
+            from rsio_tck.pipeline.landing import LandingError, write_landing
+
+            try:
+                write_landing(self.out / "site", landing, "Reactive Streams over the network")
+            except LandingError as exc:
+                say(f"publish: no landing page: {exc}")
+                code = code or 1
+        return code
 
 
 def fresh(out: Path, names: list[str], roles: list[str]) -> None:
@@ -305,14 +329,26 @@ def main() -> int:
                 return 0
 
             steps[f"grid {client} {server}"] = one_pair
+    publishing = None if args.no_publish else Publishing(args.out, names, not args.no_ditto, not args.no_matrix)
+    begun = time.monotonic()
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        codes = timing.timed(f"steps ({args.jobs} at a time)", lambda: dict(zip(steps, pool.map(
-            lambda key: timing.timed(key, steps[key]), steps))), timing.PHASES)
-    codes = {what: code for what, code in codes.items() if not what.startswith("grid ")}
+        futures = {key: pool.submit(timing.timed, key, step) for key, step in steps.items()}
+        wait([future for key, future in futures.items() if not key.startswith("grid ")])
+        timing.record(f"roles and Ditto ({args.jobs} steps at a time, the first grid pairs beside them)",
+                      time.monotonic() - begun, timing.PHASES)
+        grid_begun = time.monotonic()
+        if publishing is not None:  # the sites' Spark jobs need the roles' run directories only
+            publishing.start()
+        codes = {key: future.result() for key, future in futures.items() if not key.startswith("grid ")}
+        wait(futures.values())
+    timing.record("the rest of the grid" + (" (the sites' pipeline beside it)" if publishing else ""),
+                  time.monotonic() - grid_begun, timing.PHASES)
+    for future in futures.values():
+        future.result()  # a grid pair's exception, raised here as before
     changed = write_matrix(names, args.out, cells) if not args.no_matrix else 0
-    if not args.no_publish:
-        codes["publish"] = timing.timed("publish", lambda: publish(args.out, names, ditto=not args.no_ditto),
-                                        timing.PHASES)
+    if publishing is not None:
+        codes["publish"] = timing.timed("the sites' pages (after the grid)", publishing.finish, timing.PHASES)
+        timing.record("publish (pipeline and pages)", time.monotonic() - publishing.started)
     bad = {what: code for what, code in codes.items() if code != 0}
     for what, code in bad.items():
         say(f"{what}: exit {code}" + (" (a result differs from its baseline)" if code == 1 and what != "publish" else ""))
