@@ -2,15 +2,16 @@
 own, its output in ``OUT/logs/publish.log``).  Spark's start and first jobs are most of a small site's
 cost, so one session for the server, client and Ditto sites saves a start and a warm-up per site.
 
-Usage: python interop/publish.py SITES_JSON [--grid-on-stdin], a list of ``{"name", "runs": [DIR, ...], "out":
-DIR, "grid": FILE or null}``.  Prints one line per site; exit 0 when every site was written, 1 when one
-failed, 3 when Spark could not start.
+Usage: python interop/publish.py SITES_JSON, a list of ``{"name", "runs": [DIR, ...], "out": DIR, "grid": FILE
+or null}``; or python interop/publish.py --stdin, the same sites one JSON object a line on stdin, as their
+run directories are written, then the line ``{"pages": true}`` (or the end of input).  Prints one line per
+site; exit 0 when every site was written, 1 when one failed, 3 when Spark could not start.
 
-Two halves: the pipeline over each site's run directories (ingest, judge offline, derive: the Spark jobs, most
-of the time), then the pages (``publish_site``), which need the client x server grid.  With
-``--grid-on-stdin`` the first half runs at once, while ``run.py``'s grid is still running, and the second
-waits for a line on stdin: ``run.py`` writes it once ``matrix.json`` is written (or closes stdin: no grid).
-The two halves are ``rsio_tck.pipeline.cli.publish_runs``'s, with its defaults.
+Two halves: the pipeline over a site's run directories (ingest, judge offline, derive: the Spark jobs, most
+of the time), then the pages of every site (``publish_site``), which need the client x server grid.  With
+``--stdin``, Spark starts at once, beside ``run.py``'s first steps, each site's pipeline runs as soon as
+``run.py`` sends it (its roles are done), and the pages wait for the last line, which ``run.py`` writes once
+``matrix.json`` is written.  The two halves are ``rsio_tck.pipeline.cli.publish_runs``'s, with its defaults.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +34,8 @@ def main() -> int:
     from rsio_tck.pipeline.sources import expand_run_dirs
     from rsio_tck.pipeline.spark_session import spark_session
 
-    sites = json.loads(sys.argv[1])
-    grid_later = "--grid-on-stdin" in sys.argv[2:]
+    incremental = sys.argv[1:] == ["--stdin"]
+    given: list[dict[str, Any]] = [] if incremental else json.loads(sys.argv[1])
     try:  # the findings behind the known failures: FINDINGS.md and the baselines of interop/
         sources = read_sources(Path(__file__).resolve().parent.parent / "FINDINGS.md")
     except FindingsError as exc:
@@ -46,7 +48,7 @@ def main() -> int:
         return 3
     failed = 0
     judged: list[tuple[dict[str, Any], Any, float]] = []  # (site, the pipeline's report, its seconds)
-    for site in sites:
+    for site in sites_from_stdin() if incremental else given:
         started = time.monotonic()
         try:
             report = run_pipeline(spark, expand_run_dirs([Path(run) for run in site["runs"]]),
@@ -56,8 +58,6 @@ def main() -> int:
             failed += 1
             continue
         judged.append((site, report, time.monotonic() - started))
-    if grid_later:
-        sys.stdin.readline()  # run.py's word that matrix.json is written; end of input (it stopped) likewise
     for site, report, seconds in judged:
         started = time.monotonic()
         try:
@@ -72,6 +72,16 @@ def main() -> int:
               f"{seconds:.0f} s, pages {time.monotonic() - started:.0f} s", flush=True)
     spark.stop()
     return 1 if failed else 0
+
+
+def sites_from_stdin() -> Iterator[dict[str, Any]]:
+    """The sites ``run.py`` sends, one JSON object a line, until ``{"pages": true}`` or the end of input (run.py
+    stopped): a pipe, read as its writer writes, bounded by run.py's time-out on this process."""
+    for line in sys.stdin:
+        site = json.loads(line)
+        if site.get("pages"):
+            return
+        yield site
 
 
 if __name__ == "__main__":

@@ -10,10 +10,11 @@ Usage: python interop/run.py [--only NAME ...] [--out reports/interop] [--skip-b
    (``run_ditto.py``: golden vectors, ditto-client in listen mode) run beside the roles.
 4. Client x server: every pair through the kit's proxy, each cell judged frame by frame (``grid.py``).
 5. Publish: the Spark pipeline over the run directories (one site per role, with the grid page, and
-   ditto-client's), the three sites in one Spark session (``publish.py``).  Its Spark jobs start once the
-   roles are done, beside the grid's last pairs; its pages once the grid is written (``Publishing``).
+   ditto-client's), the three sites in one Spark session (``publish.py``), which starts with step 2: a
+   site's Spark jobs run once its roles are done, beside the other steps; its pages once the grid is written
+   (``Publishing``).
 
-Steps 2-4 share one pool, ``--jobs`` at a time (default 2), the roles first, the slowest first: the roles and
+Steps 2-4 share one pool, ``--jobs`` at a time (default 3), the roles first, the slowest first: the roles and
 pairs are independent (each has its own server process, kit run, ports and output directory), and mostly
 wait on their peers.  Each kit run's output goes to ``OUT/logs/``; the console gets one line per role, pair
 and build, with its time, and the closing lines say where the time went (``timing.py``).
@@ -48,7 +49,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -222,51 +223,61 @@ def client_role(name: str, out: Path) -> int:
     return 1 if changed or code >= 2 else 0
 
 
+SITES = (("server", "RSocket servers"), ("client", "RSocket clients"), ("ditto", "Ditto's client"))
+
+
 class Publishing:
     """Step 5: one site per role (implementations x rules), each with the client x server grid, ditto-client's
-    site, and an index of them; all from one Spark session (``publish.py``; Spark's log in OUT/logs/).
-    ``start`` once the roles' run directories are written: the pipeline's Spark jobs then run beside the grid's
-    last pairs; ``finish`` once ``matrix.json`` is written (``grid_coming``), which lets the pages be built."""
+    site, and an index of them; all from one Spark session (``publish.py --stdin``; Spark's log in OUT/logs/).
+    ``start`` with the steps (Spark starts beside them); ``offer`` a site once its roles' run directories are
+    written (its pipeline runs at once, beside the steps still running); ``finish`` once ``matrix.json`` is
+    written (``grid_coming``), which lets the pages be built."""
 
-    def __init__(self, out: Path, names: list[str], ditto: bool, grid_coming: bool) -> None:
-        self.out, self.names, self.ditto, self.grid_coming = out, names, ditto, grid_coming
-        self.sites: list[dict[str, Any]] = []
+    def __init__(self, out: Path, names: list[str], grid_coming: bool) -> None:
+        self.out, self.names, self.grid_coming = out, names, grid_coming
+        self.offered: list[str] = []
         self.process: subprocess.Popen[str] | None = None
         self.started = 0.0
 
     def start(self) -> None:
-        out, grid = self.out, self.out / "matrix.json"
-        self.sites = [{"name": role, "heading": heading, "out": str(out / "site" / role),
-                       "grid": str(grid) if self.grid_coming or grid.exists() else None,
-                       "runs": [str(out / role / name) for name in self.names if (out / role / name).is_dir()]}
-                      for role, heading in (("server", "RSocket servers"), ("client", "RSocket clients"))]
-        if self.ditto and (out / "client" / "ditto-client").is_dir():
-            self.sites.append({"name": "ditto", "heading": "Ditto's client", "out": str(out / "site" / "ditto"),
-                               "grid": None, "runs": [str(out / "client" / "ditto-client")]})
-        shutil.rmtree(out / "site", ignore_errors=True)  # the site shows this run's directories, nothing older
-        log = out / "logs" / "publish.log"
+        shutil.rmtree(self.out / "site", ignore_errors=True)  # the site shows this run's directories, nothing older
+        log = self.out / "logs" / "publish.log"
         log.parent.mkdir(parents=True, exist_ok=True)
         self.started = time.monotonic()
         with log.open("w", encoding="utf-8") as stream:  # the child holds its own descriptor
-            self.process = subprocess.Popen(
-                [sys.executable, str(HERE / "publish.py"), json.dumps([s for s in self.sites if s["runs"]]),
-                 "--grid-on-stdin"], cwd=ROOT, stdin=subprocess.PIPE, stderr=stream, text=True)
+            self.process = subprocess.Popen([sys.executable, str(HERE / "publish.py"), "--stdin"], cwd=ROOT,
+                                            stdin=subprocess.PIPE, stderr=stream, text=True)
+
+    def offer(self, name: str) -> None:
+        """Site ``name`` (of SITES): its run directories are all written."""
+        out, grid = self.out, self.out / "matrix.json"
+        role = "client" if name == "ditto" else name
+        runs = [out / "client" / "ditto-client"] if name == "ditto" else [out / role / n for n in self.names]
+        site = {"name": name, "out": str(out / "site" / name), "runs": [str(r) for r in runs if r.is_dir()],
+                "grid": str(grid) if name != "ditto" and (self.grid_coming or grid.exists()) else None}
+        if site["runs"] and self.process is not None and self.process.stdin is not None:
+            self.offered.append(name)
+            try:
+                self.process.stdin.write(json.dumps(site) + "\n")
+                self.process.stdin.flush()
+            except OSError:  # it ended (Spark did not start): finish says so
+                pass
 
     def finish(self) -> int:
         """Let the pages be built (the grid is written), wait for them, write the landing page; the exit code."""
-        if self.process is None:
-            self.start()
         assert self.process is not None
         try:
-            self.process.communicate("grid written\n", timeout=max(1.0, SUITE_TIMEOUT - (time.monotonic() - self.started)))
+            self.process.communicate(json.dumps({"pages": True}) + "\n",
+                                     timeout=max(1.0, SUITE_TIMEOUT - (time.monotonic() - self.started)))
             code = self.process.returncode
-        except subprocess.TimeoutExpired:
+        except (subprocess.TimeoutExpired, OSError) as exc:
             self.process.kill()
             self.process.wait()
-            say(f"publish: timed out after {SUITE_TIMEOUT} s ({self.out / 'logs' / 'publish.log'})")
+            say(f"publish: {'timed out' if isinstance(exc, subprocess.TimeoutExpired) else exc} "
+                f"({self.out / 'logs' / 'publish.log'})")
             code = 3
-        landing = [(str(site["heading"]), str(site["name"])) for site in self.sites
-                   if (self.out / "site" / str(site["name"]) / "site.json").is_file()]
+        landing = [(heading, name) for name, heading in SITES
+                   if name in self.offered and (self.out / "site" / name / "site.json").is_file()]
         if landing:
             from rsio_tck.pipeline.landing import LandingError, write_landing
 
@@ -295,7 +306,7 @@ def main() -> int:
     parser.add_argument("--no-ditto", action="store_true", help="skip the Ditto steps (interop/run_ditto.py)")
     parser.add_argument("--no-publish", action="store_true", help="skip the Spark site (triage runs)")
     parser.add_argument("--roles", nargs="*", default=["server", "client"], choices=["server", "client"])
-    parser.add_argument("--jobs", type=int, default=2, metavar="N", help="roles and grid pairs run at once (default 2)")
+    parser.add_argument("--jobs", type=int, default=3, metavar="N", help="roles and grid pairs run at once (default 3)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -309,15 +320,16 @@ def main() -> int:
         if any(t is None for t in times.values()):
             return 3
     steps: dict[str, Callable[[], int]] = {}
+    if not args.no_ditto:  # Ditto: golden vectors from ditto-protocol, ditto-client against the kit (run_ditto.py)
+        import run_ditto
+
+        # First: its site's pipeline, started when it is done, then runs beside the roles.
+        steps["ditto"] = lambda: run_ditto.run(args.out, build=not args.skip_build, publish_site=False)
     for name in names:
         if "server" in args.roles:
             steps[f"{name} server"] = lambda name=name: server_role(name, args.out)  # type: ignore[misc]
         if "client" in args.roles:
             steps[f"{name} client"] = lambda name=name: client_role(name, args.out)  # type: ignore[misc]
-    if not args.no_ditto:  # Ditto: golden vectors from ditto-protocol, ditto-client against the kit (run_ditto.py)
-        import run_ditto
-
-        steps["ditto"] = lambda: run_ditto.run(args.out, build=not args.skip_build, publish_site=False)
     # The grid's pairs join the same pool, after the roles: one bounded queue keeps --jobs steps busy to the end,
     # where a grid started after the last role waited for the slowest role alone.
     cells: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -329,16 +341,26 @@ def main() -> int:
                 return 0
 
             steps[f"grid {client} {server}"] = one_pair
-    publishing = None if args.no_publish else Publishing(args.out, names, not args.no_ditto, not args.no_matrix)
+    publishing = None if args.no_publish else Publishing(args.out, names, not args.no_matrix)
+    # Which steps write each site's run directories: its pipeline starts once they are done.
+    feeding = {"server": [key for key in steps if key.endswith(" server")],
+               "client": [key for key in steps if key.endswith(" client")], "ditto": [k for k in steps if k == "ditto"]}
     begun = time.monotonic()
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        if publishing is not None:
+            publishing.start()  # Spark's start beside the first steps
         futures = {key: pool.submit(timing.timed, key, step) for key, step in steps.items()}
-        wait([future for key, future in futures.items() if not key.startswith("grid ")])
+        waiting = {site: keys for site, keys in feeding.items() if keys}
+        while waiting:
+            for site in [site for site, keys in waiting.items() if all(futures[k].done() for k in keys)]:
+                del waiting[site]
+                if publishing is not None:
+                    publishing.offer(site)
+            wait([futures[k] for keys in waiting.values() for k in keys if not futures[k].done()],
+                 return_when=FIRST_COMPLETED)
         timing.record(f"roles and Ditto ({args.jobs} steps at a time, the first grid pairs beside them)",
                       time.monotonic() - begun, timing.PHASES)
         grid_begun = time.monotonic()
-        if publishing is not None:  # the sites' Spark jobs need the roles' run directories only
-            publishing.start()
         codes = {key: future.result() for key, future in futures.items() if not key.startswith("grid ")}
         wait(futures.values())
     timing.record("the rest of the grid" + (" (the sites' pipeline beside it)" if publishing else ""),

@@ -158,3 +158,30 @@ def test_the_closing_lines_say_where_the_time_went(monkeypatch: pytest.MonkeyPat
     assert lines[2] == "time rsocket-py: grid as server 4 s, as client 18 s (2 pairs)"
     assert lines[3] == "time, other steps: ditto 12 s"
     assert lines[4] == "time: the longest step was rsocket-rust server (90 s); the steps' seconds add up to 144 s"
+
+
+def test_a_site_is_offered_to_the_publisher_once_its_run_directories_are_written(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import types
+
+    import publish
+
+    for part in ("server/rsocket-py", "client/ditto-client"):
+        (tmp_path / part).mkdir(parents=True)
+    publishing = run.Publishing(tmp_path, ["rsocket-py", "rsocket-go"], grid_coming=True)
+    sent = io.StringIO()
+    publishing.process = types.SimpleNamespace(stdin=sent)  # type: ignore[assignment]
+    for site in ("server", "client", "ditto"):
+        publishing.offer(site)
+    lines = [json.loads(line) for line in sent.getvalue().splitlines()]
+    # The server site names only the run directories written and the grid to come; no client run, no client site.
+    assert lines == [
+        {"name": "server", "out": str(tmp_path / "site" / "server"), "runs": [str(tmp_path / "server" / "rsocket-py")],
+         "grid": str(tmp_path / "matrix.json")},
+        {"name": "ditto", "out": str(tmp_path / "site" / "ditto"), "runs": [str(tmp_path / "client" / "ditto-client")],
+         "grid": None}]
+    assert publishing.offered == ["server", "ditto"]
+    # publish.py takes them until the pages' line, and not past it.
+    monkeypatch.setattr(sys, "stdin", io.StringIO(sent.getvalue() + '{"pages": true}\n{"name": "late"}\n'))
+    assert [site["name"] for site in publish.sites_from_stdin()] == ["server", "ditto"]
