@@ -15,7 +15,6 @@ import contextlib
 import json
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -111,16 +110,24 @@ def pair(client: str, server: str, cases: list[str], known: set[str], flaky: set
     return cells
 
 
-def matrix(names: list[str], out: Path, jobs: int) -> tuple[list[dict[str, Any]], int]:
-    """Every pair, ``jobs`` at a time (the slowest first); writes ``out/matrix.json``; (cells, how many differ)."""
+def cases_and_baseline() -> tuple[list[str], set[str], set[str]]:
+    """Every client test case (the flooding one last, so it cannot spoil a pair's other cells), and the known
+    and flaky cells of ``interop/matrix-baseline.txt``."""
     cases = [c["name"] for c in json.loads((HERE / "testcases.json").read_text())["testcases"]]
-    cases.sort(key=lambda case: case in FLOODING_CASES)  # a flood last: it cannot spoil the pair's other cells
+    cases.sort(key=lambda case: case in FLOODING_CASES)
     known, flaky = read_matrix_baseline(HERE / "matrix-baseline.txt")
+    return cases, known, flaky
+
+
+def pairs_of(names: list[str]) -> list[tuple[str, str]]:
+    """Every (client, server) pair, the slowest first: rsocket-rust's server floods (F1) and the JVM client
+    starts once per case."""
     pairs = [(client, server) for server in names for client in names]
-    # rsocket-rust's server floods (F1) and the JVM client starts once per case: those pairs first.
-    slowest = sorted(pairs, key=lambda p: (p[1] != "rsocket-rust", p[0] != "rsocket-java"))
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        done = dict(zip(slowest, pool.map(lambda p: pair(p[0], p[1], cases, known, flaky), slowest)))
-    cells = [c for p in pairs for c in done[p]]
+    return sorted(pairs, key=lambda p: (p[1] != "rsocket-rust", p[0] != "rsocket-java"))
+
+
+def write_matrix(names: list[str], out: Path, done: dict[tuple[str, str], list[dict[str, Any]]]) -> int:
+    """``out/matrix.json`` in a fixed order whatever order the pairs finished in; how many cells differ."""
+    cells = [c for p in ((client, server) for server in names for client in names) if p in done for c in done[p]]
     (out / "matrix.json").write_text(json.dumps(cells, indent=1) + "\n")
-    return cells, sum(c["verdict"] in ("fail", "xpass") for c in cells)
+    return sum(c["verdict"] in ("fail", "xpass") for c in cells)

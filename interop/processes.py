@@ -16,6 +16,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 START_TIMEOUT = 60.0  # a server's listening socket (the JVM is slow on a loaded machine)
+# How often the socket table is read while a server starts: its port listening is its readiness.  A compiled
+# server listens within about 0.1 s; a 0.1 s poll added up to 0.1 s to each of a run's ~70 server starts.
+READY_POLL = 0.02
 
 
 DIFFERENCES: list[str] = []  # what made a step fail, said again at the end (CI keeps only the output's tail)
@@ -34,18 +37,27 @@ def differs(line: str) -> None:
 def kit(*args: str, timeout: float, log: Path | None = None) -> int:
     """``rsio-tck ARGS``, its output appended to ``log`` (discarded when None): the run directory holds the
     transcripts.  Exit 3 when it timed out."""
-    command = [sys.executable, "-m", "rsio_tck.cli", *args]
+    return _python(["-m", "rsio_tck.cli", *args], f"rsio-tck {' '.join(args)}", timeout, log)
+
+
+def script(name: str, *args: str, timeout: float, log: Path) -> int:
+    """``python interop/NAME ARGS`` (a step of its own, e.g. ``isolation.py``), as ``kit``."""
+    return _python([str(HERE / name), *args], f"{name} {' '.join(args)}", timeout, log)
+
+
+def _python(arguments: list[str], shown: str, timeout: float, log: Path | None) -> int:
+    command = [sys.executable, *arguments]
     try:
         if log is None:
             return subprocess.run(command, cwd=ROOT, timeout=timeout, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL).returncode
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("a", encoding="utf-8") as stream:
-            stream.write(f"$ rsio-tck {' '.join(args)}\n")
+            stream.write(f"$ {shown}\n")
             stream.flush()
             return subprocess.run(command, cwd=ROOT, timeout=timeout, stdout=stream, stderr=subprocess.STDOUT).returncode
     except subprocess.TimeoutExpired:
-        say(f"timed out after {timeout:.0f} s: rsio-tck {' '.join(args)}")
+        say(f"timed out after {timeout:.0f} s: {shown}")
         return 3
 
 
@@ -88,7 +100,7 @@ class Server:
         while time.monotonic() < deadline and self.process.poll() is None:
             if listening(self.port):
                 return f"tcp://127.0.0.1:{self.port}"
-            time.sleep(0.1)  # polling the kernel's socket table, not synchronising with the server's output
+            time.sleep(READY_POLL)  # polling the kernel's socket table, not synchronising with the server's output
         self.__exit__()
         raise RuntimeError(f"{self.name} server did not listen on port {self.port} within {START_TIMEOUT:.0f} s")
 

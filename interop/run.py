@@ -10,11 +10,14 @@ Usage: python interop/run.py [--only NAME ...] [--out reports/interop] [--skip-b
    (``run_ditto.py``: golden vectors, ditto-client in listen mode) run beside the roles.
 4. Client x server: every pair through the kit's proxy, each cell judged frame by frame (``grid.py``).
 5. Publish: the Spark pipeline over the run directories (one site per role, with the grid page, and
-   ditto-client's), the three sites in one Spark session (``publish.py``).
+   ditto-client's), the three sites in one Spark session (``publish.py``), which starts with step 2: a
+   site's Spark jobs run once its roles are done, beside the other steps; its pages once the grid is written
+   (``Publishing``).
 
-Steps 2-4 run ``--jobs`` at a time (default 2): the roles and pairs are independent (each has its own
-server process, kit run, ports and output directory), and mostly wait on their peers.  Each kit run's
-output goes to ``OUT/logs/``; the console gets one line per role, pair and build, with its time.
+Steps 2-4 share one pool, ``--jobs`` at a time (default 3), the roles first, the slowest first: the roles and
+pairs are independent (each has its own server process, kit run, ports and output directory), and mostly
+wait on their peers.  Each kit run's output goes to ``OUT/logs/``; the console gets one line per role, pair
+and build, with its time, and the closing lines say where the time went (``timing.py``).
 
 **Isolation (one finding must not become dozens).**  A real server is shared by the scenarios of a
 run, so a scenario that floods it (a responder that ignores credits or keeps sending after CANCEL,
@@ -28,8 +31,9 @@ declared scenario runs alone on a fresh server, and its results and files are me
 run directory, whose report is rebuilt: one run per role and implementation, as the pipeline expects.
 ``-k`` matches substrings, so the expressions name what they must leave out (ID-003 is part of
 RSID-003): every scenario runs exactly once.  A server that died during the shared run is reported
-loudly, naming the fix (isolate.txt).  Bounded: one server start and one kit run per declared scenario,
-each under ``ISOLATED_TIMEOUT``, ``ISOLATED_AT_ONCE`` at a time.
+loudly, naming the fix (isolate.txt).  Bounded: one server start and one kit process per declared scenario
+(``isolation.py``: the runner without the liveness probe, which decides nothing on a server no scenario
+follows), each under ``ISOLATED_TIMEOUT``, ``ISOLATED_AT_ONCE`` at a time.
 
 Baselines are exact (``baselines.py``): a new failing pair, or a known one that now passes (xpass),
 makes the run fail.  Exit 0 when every result matches its baseline; 1 when something changed; 3 when
@@ -45,13 +49,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
+import timing
 from baselines import compare_pairs, counts_line
-from grid import matrix
-from processes import DIFFERENCES, HERE, ROOT, Server, build, differs, kit, say
+from grid import cases_and_baseline, pair, pairs_of, write_matrix
+from processes import DIFFERENCES, HERE, ROOT, Server, build, differs, kit, say, script
 
 IMPLEMENTATIONS = ("rsocket-py", "rsocket-js-0", "rsocket-java", "rsocket-go", "rsocket-js-1", "rsocket-rust")
 VERSIONS = {"rsocket-py": "0.4.20", "rsocket-js-0": "0.0.27", "rsocket-java": "1.1.5", "rsocket-go": "0.8.16",
@@ -140,6 +145,28 @@ def merge_run(into: Path, part: Path) -> None:
     (into / "run.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
 
 
+def run_isolated(name: str, alone: list[str], files: dict[str, str], out: Path) -> int:
+    """Each of ``alone`` on a fresh server and in a fresh kit process (``isolation.py``), ``ISOLATED_AT_ONCE``
+    at a time; each run directory under OUT/isolated/NAME/ID.  ``files``: each scenario's file.  0 when every
+    scenario has a result."""
+    caps, baseline = HERE / name / "capabilities.json", HERE / name / "baseline.txt"
+
+    def run_alone(scenario: str) -> int:
+        spec = {"name": name, "target_name": f"{name}@{VERSIONS[name]}", "scenario": scenario, "file": files[scenario],
+                "capabilities": str(caps) if caps.exists() else None,
+                "baseline": str(baseline) if baseline.exists() else None,
+                "report_dir": str(out / "isolated" / name / scenario)}
+        code = script("isolation.py", json.dumps(spec), timeout=ISOLATED_TIMEOUT,
+                      log=out / "logs" / "isolated" / f"{name}.log")
+        if code != 0:
+            differs(f"{name} as server: isolated {scenario} has no result (exit {code}; "
+                    f"{out / 'logs' / 'isolated' / f'{name}.log'})")
+        return code
+
+    with ThreadPoolExecutor(max_workers=ISOLATED_AT_ONCE) as pool:
+        return max(pool.map(run_alone, alone), default=0)
+
+
 def server_role(name: str, out: Path) -> int:
     started = time.monotonic()
     caps = HERE / name / "capabilities.json"
@@ -150,7 +177,7 @@ def server_role(name: str, out: Path) -> int:
 
     scenarios = load_directory(binding="rsocket")
     alone = isolated(name, scenarios)
-    shared_k, alone_k = selections(list(alone), [s.id for s in scenarios])
+    shared_k, _ = selections(list(alone), [s.id for s in scenarios])  # the isolated ones are named by id
     where, log = out / "server" / name, out / "logs" / f"server-{name}.log"
     server = Server(name)
     with server as url:
@@ -162,25 +189,13 @@ def server_role(name: str, out: Path) -> int:
             f"find the scenario that kills it and list it in interop/{name}/isolate.txt")
         code = max(code, 1)
     shared = run_dir(where)
-
-    def run_alone(scenario: str) -> int:
-        try:
-            with Server(name) as url:
-                kit(*common, "--target", url, "--report-dir", str(out / "isolated" / name / scenario),
-                    "-k", alone_k[scenario], "--jobs", "1", timeout=ISOLATED_TIMEOUT,
-                    log=out / "logs" / "isolated" / f"{name}-{scenario}.log")
-            return 0
-        except RuntimeError as exc:
-            say(str(exc))
-            return 1
-
-    # Each on its own server, ISOLATED_AT_ONCE at a time (they mostly wait out signal timeouts); merged in order.
-    with ThreadPoolExecutor(max_workers=ISOLATED_AT_ONCE) as pool:
-        code = max([code, *pool.map(run_alone, alone)])
-    for scenario in alone:
-        part = run_dir(out / "isolated" / name / scenario)
-        if shared is not None and part is not None:
-            merge_run(shared, part)
+    if alone:
+        files = {s.id: s.file for s in scenarios}
+        code = max(code, timing.timed(f"{name} server isolated", lambda: run_isolated(name, list(alone), files, out)))
+        for scenario in alone:  # merged in a fixed order
+            part = run_dir(out / "isolated" / name / scenario)
+            if shared is not None and part is not None:
+                merge_run(shared, part)
     if shared is None:
         differs(f"{name} as server: no run directory (exit {code}; {log})")
         return max(code, 1)
@@ -208,38 +223,70 @@ def client_role(name: str, out: Path) -> int:
     return 1 if changed or code >= 2 else 0
 
 
-def publish(out: Path, names: list[str], ditto: bool) -> int:
-    """One site per role (implementations x rules), each with the client x server grid, ditto-client's
-    site, and an index of them; all from one Spark session (``publish.py``; Spark's log in OUT/logs/)."""
-    grid = out / "matrix.json"
-    sites = [{"name": role, "heading": heading, "out": str(out / "site" / role),
-              "grid": str(grid) if grid.exists() else None,
-              "runs": [str(out / role / name) for name in names if (out / role / name).is_dir()]}
-             for role, heading in (("server", "RSocket servers"), ("client", "RSocket clients"))]
-    if ditto and (out / "client" / "ditto-client").is_dir():
-        sites.append({"name": "ditto", "heading": "Ditto's client", "out": str(out / "site" / "ditto"), "grid": None,
-                      "runs": [str(out / "client" / "ditto-client")]})
-    shutil.rmtree(out / "site", ignore_errors=True)  # the site shows this run's directories, nothing older
-    log = out / "logs" / "publish.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("w", encoding="utf-8") as stream:
-        try:
-            code = subprocess.run([sys.executable, str(HERE / "publish.py"), json.dumps([s for s in sites if s["runs"]])],
-                                  cwd=ROOT, stderr=stream, timeout=SUITE_TIMEOUT).returncode
-        except subprocess.TimeoutExpired:
-            say(f"publish: timed out after {SUITE_TIMEOUT} s ({log})")
-            code = 3
-    landing = [(str(site["heading"]), str(site["name"])) for site in sites
-               if (out / "site" / str(site["name"]) / "site.json").is_file()]
-    if landing:
-        from rsio_tck.pipeline.landing import LandingError, write_landing
+SITES = (("server", "RSocket servers"), ("client", "RSocket clients"), ("ditto", "Ditto's client"))
 
+
+class Publishing:
+    """Step 5: one site per role (implementations x rules), each with the client x server grid, ditto-client's
+    site, and an index of them; all from one Spark session (``publish.py --stdin``; Spark's log in OUT/logs/).
+    ``start`` with the steps (Spark starts beside them); ``offer`` a site once its roles' run directories are
+    written (its pipeline runs at once, beside the steps still running); ``finish`` once ``matrix.json`` is
+    written (``grid_coming``), which lets the pages be built."""
+
+    def __init__(self, out: Path, names: list[str], grid_coming: bool) -> None:
+        self.out, self.names, self.grid_coming = out, names, grid_coming
+        self.offered: list[str] = []
+        self.process: subprocess.Popen[str] | None = None
+        self.started = 0.0
+
+    def start(self) -> None:
+        shutil.rmtree(self.out / "site", ignore_errors=True)  # the site shows this run's directories, nothing older
+        log = self.out / "logs" / "publish.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        self.started = time.monotonic()
+        with log.open("w", encoding="utf-8") as stream:  # the child holds its own descriptor
+            self.process = subprocess.Popen([sys.executable, str(HERE / "publish.py"), "--stdin"], cwd=ROOT,
+                                            stdin=subprocess.PIPE, stderr=stream, text=True)
+
+    def offer(self, name: str) -> None:
+        """Site ``name`` (of SITES): its run directories are all written."""
+        out, grid = self.out, self.out / "matrix.json"
+        role = "client" if name == "ditto" else name
+        runs = [out / "client" / "ditto-client"] if name == "ditto" else [out / role / n for n in self.names]
+        site = {"name": name, "out": str(out / "site" / name), "runs": [str(r) for r in runs if r.is_dir()],
+                "grid": str(grid) if name != "ditto" and (self.grid_coming or grid.exists()) else None}
+        if site["runs"] and self.process is not None and self.process.stdin is not None:
+            self.offered.append(name)
+            try:
+                self.process.stdin.write(json.dumps(site) + "\n")
+                self.process.stdin.flush()
+            except OSError:  # it ended (Spark did not start): finish says so
+                pass
+
+    def finish(self) -> int:
+        """Let the pages be built (the grid is written), wait for them, write the landing page; the exit code."""
+        assert self.process is not None
         try:
-            write_landing(out / "site", landing, "Reactive Streams over the network")
-        except LandingError as exc:
-            say(f"publish: no landing page: {exc}")
-            code = code or 1
-    return code
+            self.process.communicate(json.dumps({"pages": True}) + "\n",
+                                     timeout=max(1.0, SUITE_TIMEOUT - (time.monotonic() - self.started)))
+            code = self.process.returncode
+        except (subprocess.TimeoutExpired, OSError) as exc:
+            self.process.kill()
+            self.process.wait()
+            say(f"publish: {'timed out' if isinstance(exc, subprocess.TimeoutExpired) else exc} "
+                f"({self.out / 'logs' / 'publish.log'})")
+            code = 3
+        landing = [(heading, name) for name, heading in SITES
+                   if name in self.offered and (self.out / "site" / name / "site.json").is_file()]
+        if landing:
+            from rsio_tck.pipeline.landing import LandingError, write_landing
+
+            try:
+                write_landing(self.out / "site", landing, "Reactive Streams over the network")
+            except LandingError as exc:
+                say(f"publish: no landing page: {exc}")
+                code = code or 1
+        return code
 
 
 def fresh(out: Path, names: list[str], roles: list[str]) -> None:
@@ -259,7 +306,7 @@ def main() -> int:
     parser.add_argument("--no-ditto", action="store_true", help="skip the Ditto steps (interop/run_ditto.py)")
     parser.add_argument("--no-publish", action="store_true", help="skip the Spark site (triage runs)")
     parser.add_argument("--roles", nargs="*", default=["server", "client"], choices=["server", "client"])
-    parser.add_argument("--jobs", type=int, default=2, metavar="N", help="roles and grid pairs run at once (default 2)")
+    parser.add_argument("--jobs", type=int, default=3, metavar="N", help="roles and grid pairs run at once (default 3)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -267,28 +314,63 @@ def main() -> int:
     fresh(args.out, names, args.roles)
     if not args.skip_build:
         with ThreadPoolExecutor(max_workers=len(names) or 1) as pool:
-            times = dict(zip(names, pool.map(lambda n: build(n, args.out / "logs" / f"build-{n}.log", BUILD_TIMEOUT),
-                                             names)))
+            times = timing.timed("builds", lambda: dict(zip(names, pool.map(
+                lambda n: build(n, args.out / "logs" / f"build-{n}.log", BUILD_TIMEOUT), names))), timing.PHASES)
         say(f"builds: {time.monotonic() - started:.0f} s")
         if any(t is None for t in times.values()):
             return 3
     steps: dict[str, Callable[[], int]] = {}
+    if not args.no_ditto:  # Ditto: golden vectors from ditto-protocol, ditto-client against the kit (run_ditto.py)
+        import run_ditto
+
+        # First: its site's pipeline, started when it is done, then runs beside the roles.
+        steps["ditto"] = lambda: run_ditto.run(args.out, build=not args.skip_build, publish_site=False)
     for name in names:
         if "server" in args.roles:
             steps[f"{name} server"] = lambda name=name: server_role(name, args.out)  # type: ignore[misc]
         if "client" in args.roles:
             steps[f"{name} client"] = lambda name=name: client_role(name, args.out)  # type: ignore[misc]
-    if not args.no_ditto:  # Ditto: golden vectors from ditto-protocol, ditto-client against the kit (run_ditto.py)
-        import run_ditto
-
-        steps["ditto"] = lambda: run_ditto.run(args.out, build=not args.skip_build, publish_site=False)
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        codes = dict(zip(steps, pool.map(lambda step: step(), steps.values())))
-    changed = 0
+    # The grid's pairs join the same pool, after the roles: one bounded queue keeps --jobs steps busy to the end,
+    # where a grid started after the last role waited for the slowest role alone.
+    cells: dict[tuple[str, str], list[dict[str, Any]]] = {}
     if not args.no_matrix:
-        _, changed = matrix(names, args.out, args.jobs)
-    if not args.no_publish:
-        codes["publish"] = publish(args.out, names, ditto=not args.no_ditto)
+        cases, known, flaky = cases_and_baseline()
+        for client, server in pairs_of(names):
+            def one_pair(client: str = client, server: str = server) -> int:
+                cells[(client, server)] = pair(client, server, cases, known, flaky)
+                return 0
+
+            steps[f"grid {client} {server}"] = one_pair
+    publishing = None if args.no_publish else Publishing(args.out, names, not args.no_matrix)
+    # Which steps write each site's run directories: its pipeline starts once they are done.
+    feeding = {"server": [key for key in steps if key.endswith(" server")],
+               "client": [key for key in steps if key.endswith(" client")], "ditto": [k for k in steps if k == "ditto"]}
+    begun = time.monotonic()
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        if publishing is not None:
+            publishing.start()  # Spark's start beside the first steps
+        futures = {key: pool.submit(timing.timed, key, step) for key, step in steps.items()}
+        waiting = {site: keys for site, keys in feeding.items() if keys}
+        while waiting:
+            for site in [site for site, keys in waiting.items() if all(futures[k].done() for k in keys)]:
+                del waiting[site]
+                if publishing is not None:
+                    publishing.offer(site)
+            wait([futures[k] for keys in waiting.values() for k in keys if not futures[k].done()],
+                 return_when=FIRST_COMPLETED)
+        timing.record(f"roles and Ditto ({args.jobs} steps at a time, the first grid pairs beside them)",
+                      time.monotonic() - begun, timing.PHASES)
+        grid_begun = time.monotonic()
+        codes = {key: future.result() for key, future in futures.items() if not key.startswith("grid ")}
+        wait(futures.values())
+    timing.record("the rest of the grid" + (" (the sites' pipeline beside it)" if publishing else ""),
+                  time.monotonic() - grid_begun, timing.PHASES)
+    for future in futures.values():
+        future.result()  # a grid pair's exception, raised here as before
+    changed = write_matrix(names, args.out, cells) if not args.no_matrix else 0
+    if publishing is not None:
+        codes["publish"] = timing.timed("the sites' pages (after the grid)", publishing.finish, timing.PHASES)
+        timing.record("publish (pipeline and pages)", time.monotonic() - publishing.started)
     bad = {what: code for what, code in codes.items() if code != 0}
     for what, code in bad.items():
         say(f"{what}: exit {code}" + (" (a result differs from its baseline)" if code == 1 and what != "publish" else ""))
@@ -296,6 +378,8 @@ def main() -> int:
         say(f"{changed} client x server cells differ from interop/matrix-baseline.txt")
     for line in DIFFERENCES:
         say(f"  {line}")
+    for line in timing.summary(names, time.monotonic() - started):
+        say(line)
     say(f"done in {time.monotonic() - started:.0f} s; site: {args.out / 'site' / 'index.html'}")
     return 1 if bad or changed else 0
 

@@ -123,3 +123,65 @@ def test_fresh_removes_only_what_the_coming_steps_write(tmp_path: Path) -> None:
         (tmp_path / part).mkdir(parents=True)
     run.fresh(tmp_path, ["rsocket-py"], ["server", "client"])
     assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.glob("*/*")) == ["server/rsocket-go"]
+
+
+def test_the_grid_is_written_in_a_fixed_order_whatever_order_its_pairs_finished_in(tmp_path: Path) -> None:
+    names = ["rsocket-py", "rsocket-rust"]
+    assert grid.pairs_of(names)[0][1] == "rsocket-rust"  # the flooding server's pairs start first
+    done = {pair: [{"client": pair[0], "server": pair[1], "verdict": "xfail" if pair[1] == "rsocket-rust" else "pass"}]
+            for pair in reversed(grid.pairs_of(names))}
+    assert grid.write_matrix(names, tmp_path, done) == 0  # an xfail is no difference
+    cells = json.loads((tmp_path / "matrix.json").read_text())
+    assert [(c["client"], c["server"]) for c in cells] == [
+        ("rsocket-py", "rsocket-py"), ("rsocket-rust", "rsocket-py"), ("rsocket-py", "rsocket-rust"),
+        ("rsocket-rust", "rsocket-rust")]
+
+
+def test_the_closing_lines_say_where_the_time_went(monkeypatch: pytest.MonkeyPatch) -> None:
+    import timing
+
+    monkeypatch.setattr(timing, "STEPS", {})
+    monkeypatch.setattr(timing, "PHASES", {})
+    assert timing.timed("rsocket-rust server", lambda: 7) == 7  # the step's own value comes back
+    timing.record("rsocket-rust server", 90.0)
+    timing.record("rsocket-rust server isolated", 60.0)
+    timing.record("rsocket-rust client", 20.0)
+    timing.record("grid rsocket-py rsocket-rust", 18.0)
+    timing.record("grid rsocket-rust rsocket-py", 4.0)
+    timing.record("ditto", 12.0)
+    timing.record("builds", 1.0, timing.PHASES)
+    timing.record("steps (3 at a time)", 150.0, timing.PHASES)
+    lines = timing.summary(["rsocket-rust", "rsocket-py"], 200.0)
+    assert lines[0] == "time: builds 1 s; steps (3 at a time) 150 s; total 200 s"
+    assert lines[1] == ("time rsocket-rust: server 90 s (its isolated scenarios 60 s), client 20 s, "
+                        "grid as server 18 s, as client 4 s (2 pairs)")
+    assert lines[2] == "time rsocket-py: grid as server 4 s, as client 18 s (2 pairs)"
+    assert lines[3] == "time, other steps: ditto 12 s"
+    assert lines[4] == "time: the longest step was rsocket-rust server (90 s); the steps' seconds add up to 144 s"
+
+
+def test_a_site_is_offered_to_the_publisher_once_its_run_directories_are_written(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import types
+
+    import publish
+
+    for part in ("server/rsocket-py", "client/ditto-client"):
+        (tmp_path / part).mkdir(parents=True)
+    publishing = run.Publishing(tmp_path, ["rsocket-py", "rsocket-go"], grid_coming=True)
+    sent = io.StringIO()
+    publishing.process = types.SimpleNamespace(stdin=sent)  # type: ignore[assignment]
+    for site in ("server", "client", "ditto"):
+        publishing.offer(site)
+    lines = [json.loads(line) for line in sent.getvalue().splitlines()]
+    # The server site names only the run directories written and the grid to come; no client run, no client site.
+    assert lines == [
+        {"name": "server", "out": str(tmp_path / "site" / "server"), "runs": [str(tmp_path / "server" / "rsocket-py")],
+         "grid": str(tmp_path / "matrix.json")},
+        {"name": "ditto", "out": str(tmp_path / "site" / "ditto"), "runs": [str(tmp_path / "client" / "ditto-client")],
+         "grid": None}]
+    assert publishing.offered == ["server", "ditto"]
+    # publish.py takes them until the pages' line, and not past it.
+    monkeypatch.setattr(sys, "stdin", io.StringIO(sent.getvalue() + '{"pages": true}\n{"name": "late"}\n'))
+    assert [site["name"] for site in publish.sites_from_stdin()] == ["server", "ditto"]
