@@ -10,10 +10,12 @@ settings, shared by the byte-stream transports (``transport``) and the WebSocket
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import shlex
 import socket
 import ssl
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 
@@ -88,9 +90,18 @@ KIT_RECEIVE_BUFFER = 128 * 1024
 
 async def tcp_socket(host: str, port: int) -> socket.socket:
     loop = asyncio.get_running_loop()
-    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    places: list[tuple[int, int, int, Any]]
+    try:  # an address needs no lookup (a lookup is a thread-pool round trip per connection)
+        literal = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        places = [(family, kind, proto, address) for family, kind, proto, _, address in infos]
+    else:
+        v6 = literal.version == 6
+        places = [(socket.AF_INET6 if v6 else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP,
+                   (str(literal), port, 0, 0) if v6 else (str(literal), port))]
     last: OSError | None = None
-    for family, kind, proto, _, address in infos:
+    for family, kind, proto, address in places:
         sock = socket.socket(family, kind, proto)
         try:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, KIT_RECEIVE_BUFFER)
