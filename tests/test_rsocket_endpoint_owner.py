@@ -435,3 +435,47 @@ def test_the_endpoints_streams_follow_the_spec_whatever_crosses(data: st.DataObj
             _send(me, RequestN(stream_id=sid, request_n=data.draw(st.integers(1, 3), label="n")))
         _check(client, sids)
         _check(server, sids)
+
+
+def test_a_request_read_after_the_connection_closed_opens_no_stream() -> None:
+    """Hypothesis's counterexample, replayed step by step (mtu 40): the client sends ERROR[CONNECTION_CLOSE] and is
+    CLOSING on its last stream, a request-response (Protocol.md, Error Codes, CONNECTION_CLOSE: 'MUST wait for
+    outstanding streams to terminate before closing the connection').  One read brings the server's answer to it (a
+    PAYLOAD without C: Handling the Unexpected, the one answer completes it) and, behind it, a REQUEST_CHANNEL on
+    stream 4.  The answer ends the last stream: the client is CLOSED and reads nothing more, so stream 4 is not open
+    (it never was: no event for it), as when the request comes in a read of its own."""
+    client, server = Party(Endpoint(Side.CLIENT, mtu=40)), Party(Endpoint(Side.SERVER, mtu=40))
+    server.endpoint.receive_data(client.endpoint.data_to_send())
+    sids = {1, 2, 3, 4, 5}
+    steps: list[tuple[Party, Any]] = [
+        (server, RequestChannel(stream_id=2, initial_request_n=1)),
+        (server, Cancel(stream_id=2)),
+        (server, Error(stream_id=2, error_code=APPLICATION_ERROR, data=b"failed")),
+        (client, RequestChannel(stream_id=1, initial_request_n=1, complete=True)),
+        (client, Cancel(stream_id=1)),
+        (client, RequestResponse(stream_id=3)),
+        (server, 31),
+        (client, RequestN(stream_id=2, request_n=1)),
+        (client, RequestChannel(stream_id=5, initial_request_n=1, complete=True)),
+        (client, 30),
+        (client, 1),
+        (server, Payload(stream_id=3, next=True)),  # the answer without C, on purpose (RS-RR-2)
+        (server, RequestChannel(stream_id=4, initial_request_n=1, data=b"d" * 25)),
+        (client, Error(stream_id=0, error_code=CONNECTION_CLOSE, data=b"done")),
+        (client, Cancel(stream_id=2)),
+        (client, Cancel(stream_id=5)),
+    ]
+    for me, step in steps:
+        if isinstance(step, int):
+            _deliver(me, server if me is client else client, step)
+        else:
+            _send(me, step, check=not (isinstance(step, Payload) and step.stream_id == 3))
+        _check(client, sids)
+        _check(server, sids)
+    assert client.endpoint.state is ConnectionState.CLOSING and client.endpoint.open_stream_ids() == [3]
+    _deliver(server, client, 75)  # ERROR on 2 (ended: ignored), the answer on 3 (the last stream), REQUEST_CHANNEL 4
+    assert client.endpoint.state is ConnectionState.CLOSED
+    assert client.endpoint.open_stream_ids() == [] and client.endpoint.stream(4) is None
+    assert not client.endpoint.receiving(4) and not client.endpoint.sending(4) and client.endpoint.credit(4) == 0
+    _check(client, sids)
+    _check(server, sids)

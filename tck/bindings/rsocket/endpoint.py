@@ -42,7 +42,9 @@ remote's requests it refused (beyond the lease, on an id the remote may not
 open), which the judge still counts as opened.  The judge takes a batch of the
 remote's frames first and this side's answers to them after (as the monitor
 sees them cross); each frame is handled with its stream as the judge had it just
-before the frame.  So ``send(frame)`` holds this side to exactly the rules
+before the frame.  Once the connection is closed (or failed) the rest of the batch
+is neither read nor judged, as in a later read: a request behind the frame that
+closed it opens no stream.  So ``send(frame)`` holds this side to exactly the rules
 the kit judges: a ProtocolViolation naming the rule, and nothing queued.  The
 judge has seen the refused frame, as with RS-IO's ``Connection``: a refused send
 is a bug of the application, and the endpoint is not to be used further.
@@ -289,9 +291,11 @@ class Endpoint(EndpointStreams, EndpointTimers):
                     if self.error is not None or self.state is ConnectionState.CLOSED:
                         stopped = True
                         break
-            self._judged, _ = judge.judge_each(remote, frames[judged:], self.now, self._judged, _unheeded)
-            if wire_error is not None:
-                judge.wire_error(remote, wire_error)
+            if not stopped:  # once closed (or failed), this side reads nothing more: what follows in the read is
+                # unread, as it would be in a later read, and opens no stream in the judge it reads its streams from
+                self._judged, _ = judge.judge_each(remote, frames[judged:], self.now, self._judged, _unheeded)
+                if wire_error is not None:
+                    judge.wire_error(remote, wire_error)
         finally:
             self._held, self._before = None, None
             for answer in held:
