@@ -4,6 +4,9 @@ Each test module stays on one worker, so a module-scoped fixture (a whole run of
 suite for the Wireshark tests, a built wheel) is made once, not once per worker.  The
 modules that share the one Spark session and published corpus of ``pipeline_spark``
 go to one worker together, so a single JVM starts and the corpus is published once.
+The modules of ``BY_TEST`` share nothing costly between their tests (each starts its own
+peer or target), so each of their tests is a unit of its own: a module of long tests
+(the hostile targets' bounded runs, the self-checks) no longer runs on one worker alone.
 
 Workers take the units longest first (``LONGEST_FIRST``, from ``--durations`` beside two
 busy loops): a long module started last would otherwise run on alone at the end.
@@ -39,30 +42,58 @@ SPARK_MODULES = frozenset({"test_interrupted_run", "test_pipeline_cluster", "tes
 SPARK_TEST_TIMEOUT = 900
 
 
-# Units by their measured time, longest first (seconds beside two busy loops, four workers); the rest follow
-# in collection order.  A stale list only costs wall time, never a test.
-LONGEST_FIRST = ("spark",  # about 350 s, and 250-300 s more (load average 8) since test_pipeline_cluster joined it
-                 "tests/test_kit_violations.py",  # 532 s alone, load average 12 (every binding against each --ids)
-                 "tests/test_wireshark_rsocket.py",  # 404 s
-                 "tests/test_websocket_pcap.py",  # 398 s
-                 "tests/test_wireshark.py",  # 328 s
-                 "tests/test_pytest_plugin.py",  # 299 s
-                 "tests/test_selfcheck.py",  # 227 s
-                 "tests/test_flood.py",  # 150 s
-                 "tests/test_peer_ditto_selfcheck.py",  # 130 s
-                 "tests/test_ditto_scenarios.py")  # 97 s
+# Modules whose tests share no module- or session-scoped state worth keeping on one worker: each test is a unit.
+# (test_pytest_plugin's module-scoped embedded peer is a child process that starts in about a second; its tests
+# take 40-90 s each.)  A module that gains a costly module-scoped fixture leaves this list.
+BY_TEST = frozenset({"test_hostile_rsio", "test_hostile_ditto", "test_hostile_listen", "test_hostile_rsocket",
+                     "test_hostile_proxy", "test_hostile_fuzz", "test_hostile_peer", "test_websocket_pcap",
+                     "test_pytest_plugin", "test_selfcheck", "test_peer_ditto_selfcheck", "test_kit_violations",
+                     "test_flood", "test_ditto_scenarios", "test_listen", "test_fuzz_live", "test_rsocket_fuzz_live"})
+
+# Modules by the time of their longest unit, longest first (seconds from `--durations` of a whole run at load
+# average 10-15, about three times a quiet machine's; a module of BY_TEST by its longest test); the rest follow in
+# collection order.  A stale list only costs wall time, never a test.
+LONGEST_FIRST = ("spark",  # about 900 s together (test_pipeline_cluster 160 s, test_site_browser's setup 128 s)
+                 "tests/test_wireshark_rsocket.py",  # 340 s, one unit (a module-scoped full run per profile)
+                 "tests/test_websocket_pcap.py",  # a full Ditto run over ws labelled in tshark: 765 s, a third since
+                 "tests/test_selfcheck.py",  # 230 s (every RS-IO fault against the suite)
+                 "tests/test_wireshark.py",  # 170 s, one unit (a module-scoped full run per codec)
+                 "tests/test_peer_ditto_selfcheck.py",  # 160 s
+                 "tests/test_hostile_ditto.py",  # 143 s
+                 "tests/test_hostile_listen.py",  # 142 s
+                 "tests/test_rsocket_runs.py",  # 135 s
+                 "tests/test_rsocket_endpoint_owner.py",  # 108 s (hypothesis)
+                 "tests/test_hostile_rsio.py",  # 98 s
+                 "tests/ndjson_binding/test_ndjson_binding.py",  # 97 s + 49 s, one unit
+                 "tests/test_flood.py",  # 94 s
+                 "tests/test_hostile_rsocket.py",  # 92 s
+                 "tests/test_pytest_plugin.py",  # 91 s
+                 "tests/test_hostile_peer.py",  # 77 s
+                 "tests/test_interop_ditto_client.py",  # 73 s
+                 "tests/test_fuzz_machinery.py",  # 72 s
+                 "tests/test_hostile_fuzz.py",  # 64 s
+                 "tests/test_hostile_proxy.py",  # 64 s
+                 "tests/test_docs_examples.py",  # 57 s
+                 "tests/test_ditto_scenarios.py",  # 51 s
+                 "tests/test_rsocket_fuzz_live.py",  # 48 s
+                 "tests/test_kit_violations.py")  # 44 s a test, 550 s together
 
 
-def scope_of(nodeid: str) -> str:
-    """The unit a worker takes whole: the test's module, or "spark" for the modules sharing a Spark session."""
+def module_of(nodeid: str) -> str:
+    """The test's module, or "spark" for the modules sharing a Spark session."""
     module = nodeid.split("::", 1)[0]
     return "spark" if PurePosixPath(module).stem in SPARK_MODULES else module
 
 
+def scope_of(nodeid: str) -> str:
+    """The unit a worker takes whole: the test itself for the modules of ``BY_TEST``, else ``module_of``."""
+    return nodeid if PurePosixPath(nodeid.split("::", 1)[0]).stem in BY_TEST else module_of(nodeid)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest units first; a stable sort, so each module's own tests keep their order."""
+    """The longest modules first; a stable sort, so each module's own tests keep their order."""
     rank = {scope: position for position, scope in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(scope_of(item.nodeid), len(rank)))
+    items.sort(key=lambda item: rank.get(module_of(item.nodeid), len(rank)))
     for item in items:
         if scope_of(item.nodeid) == "spark" and item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(SPARK_TEST_TIMEOUT))
@@ -72,8 +103,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     from xdist.scheduler import LoadScopeScheduling
 
+    # LoadScopeScheduling by default hands out the units with the most tests first (--loadscope-reorder), which
+    # put the long one-test units (a whole run against a hostile target) last, behind hundreds of quick ones.
+    config.option.loadscopereorder = False
+
     class ModuleScheduling(LoadScopeScheduling):  # type: ignore[misc]
         def _split_scope(self, nodeid: str) -> str:
             return scope_of(nodeid)
+
+        def _reschedule(self, node: Any) -> None:
+            # xdist gives a worker another unit while it has up to two tests pending, so with one-test units a
+            # worker held three long tests while another went idle at the end.  Here: the running test and the
+            # next only (a worker needs its next test to finish the one it runs).
+            if node.shutting_down:
+                return
+            if not self.workqueue:
+                node.shutdown()
+                return
+            if self._pending_of(self.assigned_work[node]) < 2:
+                self._assign_work_unit(node)
 
     return ModuleScheduling(config, log)

@@ -77,9 +77,24 @@ def fields(capture: Path, names: list[str], *, lua: tuple[str, ...] = (), filter
 
 def expert_anomalies(capture: Path, lua: tuple[str, ...] = ()) -> list[str]:
     args = [f"-Xlua_script:{dissector_path(name)}" for name in lua] + ["-r", str(capture), "-q", "-z", "expert"]
+    return anomalies_of(run_tshark(args, timeout=60).stdout)
+
+
+def anomalies_of(expert: str) -> list[str]:
+    """The Errors and Warns sections of tshark's ``-z expert`` statistics.  They open with an empty line, so
+    the first section (the most severe there is) starts after a newline and is matched without it."""
+    return [s.strip("\n") for s in expert.split("\n\n") if s.strip("\n").startswith(("Errors", "Warns"))]
+
+
+def fields_and_anomalies(capture: Path, names: list[str], lua: tuple[str, ...]) -> tuple[list[list[str]], list[str]]:
+    """``fields`` of every packet and ``expert_anomalies`` from one tshark launch, not two: the launch (loading
+    the Lua dissectors) is most of the cost on a small pcap.  tshark prints the rows, then the statistics after
+    an empty line; no row is empty (its fields are joined by tabs)."""
+    args = [f"-Xlua_script:{dissector_path(name)}" for name in lua]
+    args += ["-r", str(capture), "-T", "fields", *(x for name in names for x in ("-e", name)), "-z", "expert"]
     out = run_tshark(args, timeout=60).stdout
-    sections = out.split("\n\n")
-    return [s for s in sections if s.startswith(("Errors", "Warns"))]
+    table, _, expert = out.partition("\n\n")
+    return [line.split("\t") for line in table.splitlines()], anomalies_of("\n" + expert)
 
 
 def v1_frames(stream: bytes) -> list[tuple[int, int]]:
@@ -320,15 +335,16 @@ def test_a_full_ditto_run_pcaps_are_labelled_as_the_kit_reads_them_without_warni
     labelled = 0
     for result in results:
         capture = tmp_path / "pcaps" / f"{result.id}.pcap"
-        kit_port = fields(capture, ["tcp.srcport"])[0][0]  # the SYN's sender
-        rows = [r for r in per_message(fields(capture, ["tcp.srcport", "ditto.signal", "ditto.subscription_id",
-                                                        "ditto.demand"], lua=("ditto",), filter_="ditto"))
-                if r[1] in RS_SIGNALS]
+        # One tshark launch a pcap: every packet's fields (no display filter, which would also filter the expert
+        # statistics; a packet without ditto has no signal and is dropped below) and the expert statistics.
+        table, anomalies = fields_and_anomalies(capture, ["tcp.srcport", "ditto.signal", "ditto.subscription_id",
+                                                          "ditto.demand"], ("ditto",))
+        kit_port = table[0][0]  # the SYN's sender
+        rows = [r for r in per_message(table) if r[1] in RS_SIGNALS]
         for sender, is_kit in ((Side.CLIENT, True), (Side.SERVER, False)):
             seen = [r[1:] for r in rows if (r[0] == kit_port) == is_kit]
             assert seen == expected_labels(signal_envelopes(result, sender)), (result.id, sender)
         labelled += len(rows)
-        anomalies = expert_anomalies(capture, ("ditto",))
         assert anomalies == [] or result.id in MALFORMED_ON_PURPOSE, (result.id, anomalies)
     assert labelled > 10 * len(results) // 2
 
