@@ -14,7 +14,7 @@ TEST_WORKERS ?= 4
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYSPARK_PYTHON := $(abspath $(PY))
 
-.PHONY: install run test bench mutation lint typecheck clean report publish docs
+.PHONY: install run test test-hostile bench mutation lint typecheck clean report publish docs
 
 # The set-up installs what the tests need from Debian: Java for Spark, chromium for the browser check of the
 # report (tests/test_report_browser.py), tshark to dissect captures.
@@ -55,7 +55,14 @@ test: $(STAMP)
 	$(MAKE) --no-print-directory typecheck
 	$(MAKE) --no-print-directory docs
 	@rm -rf build/coverage && mkdir -p build/coverage
-	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --cov --cov-report=term
+	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m "not hostile" --cov --cov-report=term
+
+# The tier of tests slow by nature (marker `hostile`: the kit against hostile peers, each within a bound of tens
+# of seconds), which `make interop` runs after the implementations; its coverage adds to `make test`'s, and the
+# total of both is printed.  Plain `pytest` runs every test.
+test-hostile: $(STAMP)
+	@mkdir -p build/coverage
+	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m hostile --cov --cov-append --cov-report=term
 
 bench: $(STAMP)
 	$(PY) -m benchmarks
@@ -116,3 +123,5 @@ interop-toolchains:
 
 interop: $(STAMP) interop-toolchains
 	SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON=$(abspath $(PY)) $(PY) interop/run.py $(INTEROP_ARGS)
+	@start=$$(date +%s); $(MAKE) --no-print-directory test-hostile; rc=$$?; \
+		echo "make interop: the hostile tier of the kit's tests (marker hostile) in $$(( $$(date +%s) - start )) s"; exit $$rc

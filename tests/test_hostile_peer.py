@@ -23,6 +23,10 @@ from rsio_tck.bindings.rsocket.frames import Payload, Setup
 from rsio_tck.errors import ProtocolViolation
 from rsio_tck.transport import Target
 
+# Slow by nature (each waits out a hostile peer within a bound of tens of seconds): the tier `make interop`
+# runs, not `make test` (issue 29).
+pytestmark = pytest.mark.hostile
+
 PEER = [sys.executable, "-m", "rsio_tck.reference_peer"]
 WAIT = 10.0  # seconds any read of these tests may wait
 

@@ -24,6 +24,10 @@ import re
 import pytest
 from hostile_roles import assert_role_bounded, run_proxy, run_proxy_many
 
+# Slow by nature (each waits out a hostile peer within a bound of tens of seconds): the tier `make interop`
+# runs, not `make test` (issue 29).
+pytestmark = pytest.mark.hostile
+
 LINE = re.compile(r"^connection 1: \d+ frames, client [\d.]+ [KM]?B, server [\d.]+ [KM]?B; .+; MUST violations "
                   r"client \d+, server \d+.*$", re.MULTILINE)
 # (binding, transport, mode, hostile side, a rule the line must cite or None)

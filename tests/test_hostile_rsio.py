@@ -35,6 +35,10 @@ from hostile_target import (
     run_kit,
 )
 
+# Slow by nature (each waits out a hostile peer within a bound of tens of seconds): the tier `make interop`
+# runs, not `make test` (issue 29).
+pytestmark = pytest.mark.hostile
+
 # mode -> a rule the mode certainly breaks, cited by some failing scenario (None: any rule of the catalogue)
 FULL_SUITE = {
     "garbage": None,  # random bytes: whatever they decode to (a type code, a field type, a length)
