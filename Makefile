@@ -58,11 +58,10 @@ test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m "not hostile" --cov --cov-report=term
 
 # The tier of tests slow by nature (marker `hostile`: the kit against hostile peers, each within a bound of tens
-# of seconds), which `make interop` runs after the implementations; its coverage adds to `make test`'s, and the
-# total of both is printed.  Plain `pytest` runs every test.
+# of seconds), which `make interop` runs after the implementations.  Without coverage: these tests assert wall
+# times (a flood judged within 60 s), and the tracer's CPU would be charged to the kit.  Plain `pytest` runs all.
 test-hostile: $(STAMP)
-	@mkdir -p build/coverage
-	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m hostile --cov --cov-append --cov-report=term
+	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m hostile
 
 bench: $(STAMP)
 	$(PY) -m benchmarks
