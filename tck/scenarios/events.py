@@ -25,6 +25,11 @@ class Event:
     size: int = 0  # element bytes held (what the inbox's byte cap counts)
     frame: str = ""  # the wire name of the frame that carried it, where it differs from ``kind``
 
+    @property
+    def left(self) -> int:
+        """The events this entry stands for in an inbox: one (an ``ElementBatch``, the elements it still holds)."""
+        return 1
+
 
 @dataclass(slots=True)
 class ElementBatch(Event):
@@ -54,10 +59,7 @@ class ElementBatch(Event):
         item = self.items[self.at]
         event = Event("onNext", {"subscriber": self.fields["subscriber"], "element": item},
                       self.index + self.at * self.step, self.via, len(item))
-        self.at += 1
-        self.size -= len(item)
-        if self.at < len(self.items):
-            self.fields = {"subscriber": self.fields["subscriber"], "element": self.items[self.at]}
+        self.take(1)
         return event
 
     def take(self, count: int) -> tuple[int, int]:

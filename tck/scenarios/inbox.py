@@ -12,6 +12,7 @@ hands them out one at a time and ``take_elements`` in bulk, so the caps and ever
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections import deque
 
 from .bounds import INBOX_MAX_BYTES, INBOX_MAX_EVENTS
@@ -31,7 +32,7 @@ class Inbox:
 
     def push(self, key: Key, event: Event) -> None:
         self.queues.setdefault(key, deque()).append(event)
-        self.size += event.left if type(event) is ElementBatch else 1
+        self.size += event.left
         self.held_bytes += event.size
         if self.size > INBOX_MAX_EVENTS or self.held_bytes > INBOX_MAX_BYTES:
             self.room.clear()
@@ -39,7 +40,7 @@ class Inbox:
     def put_back(self, key: Key, event: Event) -> None:
         """Return an event a step took but leaves for the next step."""
         self.queues.setdefault(key, deque()).appendleft(event)
-        self.size += event.left if type(event) is ElementBatch else 1
+        self.size += event.left
         self.held_bytes += event.size
 
     def pop(self, key: Key) -> Event | None:
@@ -65,12 +66,12 @@ class Inbox:
         """Take the elements at the head of ``key``'s inbox at once, at most ``limit`` (None: every one,
         a drain); returns how many."""
         queue = self.queues.get(key)
-        wanted = -1 if limit is None else limit
+        wanted = sys.maxsize if limit is None else limit
         taken = taken_bytes = 0
-        while queue and wanted and queue[0].kind == "onNext":
+        while queue and taken < wanted and queue[0].kind == "onNext":
             head = queue[0]
             if type(head) is ElementBatch:
-                count, size = head.take(head.left if wanted < 0 else wanted)
+                count, size = head.take(wanted - taken)
                 if not head.left:
                     queue.popleft()
             else:
@@ -78,8 +79,6 @@ class Inbox:
                 count, size = 1, head.size
             taken += count
             taken_bytes += size
-            if wanted > 0:
-                wanted -= count
         if taken:
             self._taken(taken, taken_bytes)
         return taken

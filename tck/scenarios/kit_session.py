@@ -47,7 +47,7 @@ from .bounds import (
     TRACE_MAX_BYTES,
 )
 from .clock import Budget, Nothing, Progress
-from .events import CONN, ElementBatch, Event, Key
+from .events import CONN, Event, Key
 from .inbox import Inbox
 from .transcript import Transcript, TranscriptLine, expand_runs, frame_count, holds_runs
 from .waits import InboxWaits
@@ -483,7 +483,7 @@ class KitSession(InboxWaits):
     def _push(self, key: Key, event: Event) -> None:
         self.inbox.push(key, event)
         if event.kind not in self.adapter.quiet_kinds:
-            self.signals += event.left if type(event) is ElementBatch else 1
+            self.signals += event.left
 
     def _note(self, key: Key, event: Event) -> None:
         """Push one received event; the first goodbye of the target is kept apart."""

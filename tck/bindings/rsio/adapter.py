@@ -197,8 +197,6 @@ class RsioScenarioAdapter:
         if kind is OnNextPacked:
             # Thousands of elements in one frame: one inbox entry that hands them out one by one.
             items = list(frame.elements())
-            if len(items) == 1:
-                return [self._element(frame.subscriber, items[0], index, "onNextPacked")]
             return [(("kit", frame.subscriber), ElementBatch.of(frame.subscriber, items, index, "onNextPacked"))] if items else []
         if kind in (OnNextPart, OnNextLastPart):
             return self._part(frame, index)
