@@ -192,6 +192,12 @@ class Binding(Protocol):
 
     def decoder(self, profile: str, limits: Any = None) -> Decoder: ...
 
+    def liveness_frames(self) -> tuple[type, ...]:
+        """The frame classes that only show their sender is alive (RSocket's KEEPALIVE), never the progress of a
+        stream: a relay that bounds a peer by silence (listen mode) does not count them as progress, or a peer
+        storming them would hold a case to its time-out.  Empty for a binding with none."""
+        ...
+
     def encoder(self, profile: str, limits: Any = None) -> Encoder: ...
 
     def judge(self, profile: str, limits: Any = None, *, contract: bool = True, keep: Keep | None = None) -> ConnectionJudge:

@@ -4,7 +4,8 @@ Each reads RSIO_URL like a real client under test.  Modes: ``unsupported`` (exit
 ``wrong`` (connects properly, then exits 1 as if the test case went wrong), ``garbage``
 (hello, then bytes that are no RS-IO frame: the client breaks a MUST rule), ``hang``
 (connects and never finishes), ``trickle`` (hello, then the start of a frame, one byte every 0.1 s, for a
-minute at most).
+minute at most), ``rsocket-keepalives`` (an RSocket client: SETUP, then a KEEPALIVE with R every 0.05 s, reading
+the answers, for a minute at most: alive, never getting on with its case).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ def main(mode: str) -> int:
         return 127
     url = urlsplit(os.environ["RSIO_URL"])
     sock = socket.create_connection((url.hostname, url.port), timeout=10)
+    if mode == "rsocket-keepalives":
+        return rsocket_keepalives(sock)
     hello = msgpack.packb(1) + msgpack.packb(0) + msgpack.packb([])  # clientHello, version 0, no extensions
     sock.sendall(hello)
     if mode == "garbage":
@@ -42,6 +45,21 @@ def main(mode: str) -> int:
         pass
     sock.close()
     return 1 if mode == "wrong" else 0
+
+
+def rsocket_keepalives(sock: socket.socket) -> int:
+    from rsio_tck.binding import get_binding
+    from rsio_tck.bindings.rsocket.frames import Keepalive, Setup
+
+    encoder = get_binding("rsocket").encoder("rsocket-1.0")
+    sock.sendall(encoder.encode(Setup(keepalive_interval=50, max_lifetime=10_000, metadata_mime=b"text/plain",
+                                      data_mime=b"text/plain")))
+    keepalive = encoder.encode(Keepalive(respond=True))
+    for _ in range(1200):  # the behaviour under test: keepalives, each answered, and nothing else (60 s at most)
+        sock.sendall(keepalive)
+        sock.recv(65536)
+        time.sleep(0.05)
+    return 0
 
 
 if __name__ == "__main__":

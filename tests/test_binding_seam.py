@@ -177,6 +177,7 @@ def test_each_binding_declares_what_neutral_code_uses(name: str) -> None:
     assert Capabilities.everything(name).tokens == frozenset(caps.everything)
     assert all(case.binding == name for case in binding.client_tests())
     assert binding.profile_word in ("codec", "profile")
+    assert all(isinstance(kind, type) for kind in binding.liveness_frames())
     assert isinstance(binding.scenario_adapter(binding.profiles[0], {}).features, frozenset)
 
 

@@ -49,6 +49,25 @@ def test_a_client_silent_with_its_connection_open_fails_after_the_silence_not_th
     assert not result.findings  # the kit ended it: the cut connection is not the client's to answer for
 
 
+def test_a_client_sending_only_keepalives_fails_after_the_silence_not_the_time_out() -> None:
+    # Whole, answered KEEPALIVEs show the client alive, not getting on with its case: they are no progress.
+    case = client_tests("rsocket", ["stream-range"])[0]
+
+    async def one() -> ScenarioResult:
+        with EmbeddedPeer(binding="rsocket") as serving:
+            return await run_client_case(case, f"{sys.executable} {HERE / 'listen_clients.py'} rsocket-keepalives",
+                                         "tcp://127.0.0.1:0", serving, get_binding("rsocket"), "rsocket-1.0",
+                                         timeout=30.0, silence=0.5)
+
+    result = asyncio.run(one())
+    assert result.verdict is Verdict.FAIL, result.explain()
+    got = result.failures[-1].got
+    assert got.startswith("only keepalives came (") and got.endswith("for 0.5 s with its connection open; the kit "
+                                                                     "ended the case"), result.explain()
+    assert result.duration < 15.0  # the 30 s time-out did not come (the client keeps alive for 60 s)
+    assert not result.findings, result.explain()  # its keepalives are correct: only the stall is charged
+
+
 def test_a_client_trickling_bytes_that_make_no_frame_is_too_slow_to_judge() -> None:
     result = _one("trickle", silence=0.5)
     assert result.verdict is Verdict.ERROR, result.explain()

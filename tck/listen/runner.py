@@ -24,10 +24,12 @@ the kit neither its time nor a long trace to re-judge in the report; the client 
 
 Silence, not total time (``CaseWatch``): the case also ends once a connection of the client's
 has stood open for ``silence`` seconds (``--client-silence``) with no progress (the relay's
-``Activity``: no whole frame either way, no connection opened or ended).  The kit's serving
-peer answers at once, so such a case is the client's: with no byte at all it went silent
-(fail, the case's rule, like a signal that did not come); with bytes that complete no frame it
-is too slow to judge (error, not judged, like a scenario whose budget ran out while bytes came).
+``Activity``: no whole frame either way but keepalives, no connection opened or ended).  The kit's
+serving peer answers at once, so such a case is the client's: with no byte at all, or only
+keepalives, it went silent (fail, the case's rule, like a signal that did not come: a keepalive
+shows a peer alive, as the kit's own waits take it, not getting on with its case); with bytes
+that complete no frame it is too slow to judge (error, not judged, like a scenario whose budget
+ran out while bytes came).
 
 Said once (``run_client_tests``): a client that stalls (went silent, too slow, or did not finish
 within ``timeout``) in one case is tried on the next; if it stalls there too, it has stopped, as
@@ -87,6 +89,7 @@ class CaseWatch:
         self.stop = asyncio.Event()
         self.stall: str | None = None
         self.trickled = 0  # bytes that came in the silence of a too-slow client
+        self.keepalives = 0  # keepalives that came, either way, in the silence of a stopped client
 
     def _due(self) -> tuple[str | None, float]:
         """What stalled, or how long until it is worth looking again (or progress comes first)."""
@@ -110,6 +113,7 @@ class CaseWatch:
             stall, wait = self._due()
             if stall is not None:
                 self.stall, self.trickled = stall, self.activity.bytes_since_progress
+                self.keepalives = self.activity.liveness_since_progress
                 self.activity.close_all(f"the kit ended the case: the client {STALL_WORDS[stall]}")
                 self.stop.set()
                 return
@@ -157,8 +161,9 @@ def _verdict(case: ClientTest, code: int | None, output: str, connected: bool, f
         if watch.stall == SILENT:
             failures.append(Failure(rule=primary, expectation=f"the client to go on with its case (a frame, or "
                                     f"the end of its connection) within {watch.silence:g} s",
-                                    got=f"nothing came either way for {watch.silence:g} s with its connection "
-                                        "open; the kit ended the case"))
+                                    got=(f"only keepalives came ({watch.keepalives}, either way)" if watch.keepalives
+                                         else "nothing came either way") + f" for {watch.silence:g} s with its "
+                                        "connection open; the kit ended the case"))
         else:
             failures.append(Failure(rule=primary, expectation=f"the client to finish within {timeout:g} s",
                                     got="it did not; the kit killed it"))

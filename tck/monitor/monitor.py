@@ -117,7 +117,7 @@ class Monitor:
 
     def __init__(
         self, profile: str | None = None, limits: Any = None, *, binding: Binding | str | None = None,
-        keep_frames: bool = False, contract: bool = True,
+        keep_frames: bool = False, contract: bool = True, count_liveness: bool = False,
     ) -> None:
         self.binding: Binding = (binding if binding is not None and not isinstance(binding, str)
                                  else get_binding(binding or DEFAULT_BINDING))
@@ -134,6 +134,10 @@ class Monitor:
         self._kept_per_rule: Counter[str] = Counter()
         self.must_seen: dict[Side, int] = {side: 0 for side in Side}  # MUST violations, kept or dropped
         self.frame_count = 0
+        # Of those, the binding's liveness frames (``Binding.liveness_frames``: keepalives), counted only when
+        # asked (``count_liveness``): a relay bounding a peer by silence does not take them for progress.
+        self.liveness_count = 0
+        self._liveness = self.binding.liveness_frames() if count_liveness else ()
         self.bytes_ignored = {side: 0 for side in Side}
 
     @property
@@ -232,6 +236,10 @@ class Monitor:
         def report(violation: ProtocolViolation, index: int | None, frame: Any) -> None:
             found(violation, index, t, frame)
 
+        liveness = self._liveness
+        if liveness:
+            frames = list(frames)
+            self.liveness_count += sum(1 for frame in frames if isinstance(frame, liveness))
         self.frame_count = self.session.judge(sender, frames, t, self.frame_count, report)
 
     def close(self, sender: Side, t: float = 0.0) -> list[Finding]:

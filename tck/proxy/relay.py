@@ -127,9 +127,11 @@ class ProxyResult:
 class Activity:
     """Whether the relay's connections are getting anywhere, for a caller that bounds them by silence (listen
     mode ends a client test case whose client stopped, ``listen.runner``).  Progress is a connection opening
-    or ending, or a whole frame either way (the monitor's count): bytes that complete no frame are counted
-    apart, so a sender trickling bytes forever is told from one that is silent.  The relay is the only
-    writer; ``changed`` is set at every progress, for the reader to wait on."""
+    or ending, or a whole frame either way (the monitor's count) other than the binding's liveness frames
+    (``Binding.liveness_frames``: a keepalive shows its sender alive, not getting anywhere).  Bytes that complete
+    no frame, and keepalives, are counted apart, so a sender trickling bytes forever, or storming keepalives, is
+    told from one that is silent.  The relay is the only writer; ``changed`` is set at every progress, for the
+    reader to wait on."""
 
     def __init__(self) -> None:
         self.changed = asyncio.Event()
@@ -137,10 +139,12 @@ class Activity:
         self.open: set[_Relayed] = set()  # connections being relayed now
         self.closed_at_verdict = 0  # connections the relay closed once a verdict was certain (``certain``)
         self.bytes_since_progress = 0
+        self.liveness_since_progress = 0  # keepalives, either way
 
     def progress(self) -> None:
         self.last_progress = time.monotonic()
         self.bytes_since_progress = 0
+        self.liveness_since_progress = 0
         self.changed.set()
 
     def close_all(self, why: str) -> None:
@@ -306,7 +310,9 @@ async def _pump(reader: asyncio.StreamReader, sender: Side, relayed: _Relayed) -
             if not data:
                 relayed.close_at_verdict(sender)
                 return
-        frames = monitor.frame_count  # a whole frame, judged here or by the WebSocket view, is progress
+        # A whole frame, judged here or by the WebSocket view, is progress, unless it only shows its sender alive
+        # (a keepalive: a storm of them is no progress).
+        frames, liveness = monitor.frame_count, monitor.liveness_count
         if view is not None:
             if data:
                 judged = view.judged(t, sender, data)
@@ -329,8 +335,11 @@ async def _pump(reader: asyncio.StreamReader, sender: Side, relayed: _Relayed) -
         if judged:
             recorder.add(t, sender, judged)
             monitor.observe(sender, judged, t)
-        if monitor.frame_count != frames:
+        made = monitor.frame_count - frames
+        if made > monitor.liveness_count - liveness:
             relayed.activity.progress()
+        elif made:  # whole frames, every one a keepalive
+            relayed.activity.liveness_since_progress += made
         else:  # bytes short of a frame (over WebSocket, perhaps short of a message)
             relayed.activity.bytes_since_progress += len(data)
         if not relayed.within_budget():
@@ -353,7 +362,7 @@ async def _relay_one(index: int, client_reader: asyncio.StreamReader, client_wri
                      target: Target, binding: Binding, profile: str | None, out_dir: Path | None,
                      verdicts: list[ConnectionVerdict], certain: Side | None = None, limits: Any = None, *,
                      budget: HeldBudget, activity: Activity, keep_traces: bool = True) -> None:
-    monitor = Monitor(profile, limits, binding=binding)
+    monitor = Monitor(profile, limits, binding=binding, count_liveness=True)
     verdict = ConnectionVerdict(index, monitor)
     verdicts.append(verdict)
     record = keep_traces or out_dir is not None  # else nobody reads the traces: none are recorded

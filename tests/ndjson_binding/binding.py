@@ -71,6 +71,9 @@ class NdjsonBinding:
     def client_tests(self) -> Sequence[Any]:
         return ()
 
+    def liveness_frames(self) -> tuple[type, ...]:
+        return ()
+
     def liveness_probe(self, profile: str) -> _Probe:
         self._check(profile)
         return _Probe()

@@ -60,6 +60,9 @@ class DittoBinding:
         from .client_tests import CLIENT_TESTS
 
         return CLIENT_TESTS
+
+    def liveness_frames(self) -> tuple[type, ...]:
+        return ()  # the Ditto protocol has no keepalive of its own (WebSocket's pings are the transport's)
     # -- end of the seam's declarations --
 
     def _check(self, profile: str) -> None:

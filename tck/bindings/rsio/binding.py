@@ -49,6 +49,9 @@ class RsioBinding:
         from .client_tests import CLIENT_TESTS
 
         return CLIENT_TESTS
+
+    def liveness_frames(self) -> tuple[type, ...]:
+        return ()  # rsio-v0 has no keepalive frame
     # -- end of the seam's declarations --
 
     def decoder(self, profile: str, limits: Any = None) -> Any:

@@ -47,6 +47,11 @@ class RSocketBinding:
         from .client_tests import CLIENT_TESTS
 
         return CLIENT_TESTS
+
+    def liveness_frames(self) -> tuple[type, ...]:
+        from .frames import Keepalive
+
+        return (Keepalive,)
     # -- end of the seam's declarations --
 
     def _profile(self, profile: str) -> Any:
