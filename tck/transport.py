@@ -55,11 +55,12 @@ READ_LIMIT = 256 * 1024  # StreamReader buffer: one read of the kit's session
 
 
 async def open_target(target: Target | str, timeout: float = 5.0, *, binding: Any = DEFAULT_BINDING,
-                      profile: str | None = None) -> tuple[asyncio.StreamReader, Any]:
+                      profile: str | None = None, limits: Any = None) -> tuple[asyncio.StreamReader, Any]:
     """Connect; returns a StreamReader and a StreamWriter-like object.
 
     Over ws:// and wss:// both carry the binding's byte stream (``binding``, ``profile``: its
-    ``websocket_framing``); the writer then also holds the raw bytes (``wire``) and, once the
+    ``websocket_framing``, its largest message the one ``limits`` allow: a scenario connection's are the
+    kit's configured maxima); the writer then also holds the raw bytes (``wire``) and, once the
     WebSocket failed, why (``failure``)."""
     if isinstance(target, str):
         target = Target.parse(target)
@@ -68,7 +69,7 @@ async def open_target(target: Target | str, timeout: float = 5.0, *, binding: An
         from .websocket.shells import open_websocket
 
         try:
-            framing = framing_for(binding, profile)
+            framing = framing_for(binding, profile, limits)
         except ValueError as exc:
             raise TargetError(f"{target.url}: {exc}") from None
         return await open_websocket(target, framing, timeout)

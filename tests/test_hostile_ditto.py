@@ -43,7 +43,16 @@ def test_a_subset_against_a_slow_ditto_target_is_bounded(mode: str, tmp_path: Pa
 
 
 @pytest.mark.timeout(400)
-@pytest.mark.parametrize("mode", ["endless-line", "ws-continuations", "ws-huge-frame"])
+def test_the_whole_suite_against_an_endless_websocket_message_is_bounded_and_cites_the_line_rule(tmp_path: Path) -> None:
+    # Eight connections each held a message growing to the WebSocket framing's 16 MiB (334 MB): a scenario connection
+    # now opens its WebSocket with the kit's configured maximum (4 MiB), and the message over it breaks DITTO-LINE-1.
+    measured, results = bounded_run("ditto", "ws", "endless-line", tmp_path, wanted="DITTO-LINE-1")
+    failing = [r for r in results if r["verdict"] == "fail"]
+    assert failing and all({v["rule"] for v in r["violations"]} == {"DITTO-LINE-1"} for r in failing), failing[:2]
+
+
+@pytest.mark.timeout(400)
+@pytest.mark.parametrize("mode", ["ws-continuations", "ws-huge-frame"])
 def test_websocket_modes_against_the_kit_are_bounded(mode: str, tmp_path: Path) -> None:
     bounded_run("ditto", "ws", mode, tmp_path, "-k", "DITTO-001 or DITTO-002 or DITTO-003")
 

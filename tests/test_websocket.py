@@ -269,12 +269,51 @@ def test_a_text_message_to_the_rsocket_kit_is_one_line_with_close_1003() -> None
     (b"\xc2\x01x", 1002, "reserved bits"),  # FIN, RSV1, binary, 1 byte
     (b"\x8f\x00", 1002, "invalid opcode"),
     (Frame(Opcode.BINARY, b"xy").serialize(mask=True), 1002, "incorrect masking"),
-    (b"\x82\x7f" + (2**40).to_bytes(8, "big"), 1009, "frame with 1099511627776 bytes"),
-], ids=["reserved-bits", "invalid-opcode", "masked-by-the-server", "2^40-bytes"])  # a random mask: no bytes in ids
+], ids=["reserved-bits", "invalid-opcode", "masked-by-the-server"])  # a random mask: no bytes in ids
 def test_a_malformed_frame_to_the_kit_is_one_line_with_its_close_code(raw: bytes, code: int, words: str) -> None:
     error = run(_kit_error(lambda: _Raw(raw), binding="rsio"))
     assert error.startswith("WebSocket: a malformed WebSocket frame from the server")
     assert f"(close {code})" in error and words in error and "\n" not in error
+
+
+HUGE = b"\x82\x7f" + (2**40).to_bytes(8, "big")  # a binary frame announcing 2^40 bytes, as a server sends it
+
+
+@pytest.mark.parametrize(("binding", "rule", "limit"), [
+    ("rsocket", "RS-FRAME-2", 4 * 1024 * 1024),  # a frame over the receiver's configured maximum
+    ("ditto", "DITTO-LINE-1", 4 * 1024 * 1024 + 1),  # a line over it (one byte over: the codec judges that one)
+    ("rsio", None, 16 * 1024 * 1024),  # a message is no unit of RS-IO: the limit is the kit's, no rule is broken
+])
+def test_a_message_over_the_largest_is_closed_1009_citing_the_bindings_size_rule(binding: str, rule: str | None,
+                                                                                  limit: int) -> None:
+    # A scenario connection opens its WebSocket with the session's limits (the kit's configured maxima).
+    from rsio_tck.scenarios.bounds import session_limits
+    from rsio_tck.scenarios.kit_session import KitSession
+
+    async def one() -> KitSession:
+        server = await asyncio.get_running_loop().create_server(lambda: _Raw(HUGE), "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        chosen = get_binding(binding)
+        limits = session_limits(chosen, chosen.profiles[0], None, {})
+        try:
+            reader, writer = await open_target(f"ws://127.0.0.1:{port}/", TIMEOUT, binding=binding, limits=limits)
+            session = KitSession(reader, writer, binding=binding, end_when_certain=True)
+            session.start()
+            await asyncio.wait_for(session.reading_done.wait(), TIMEOUT)
+            await session.shutdown()
+            return session
+        finally:
+            server.close()
+
+    session = run(one())
+    assert session.error is not None and "(close 1009)" in session.error, session.error
+    assert f"sent a message over {limit} bytes" in session.error, session.error
+    cited = [f.rule for f in session.monitor.findings]
+    if rule is None:
+        assert session.kit_limit is not None and not cited, (session.kit_limit, cited)
+    else:
+        assert cited == [rule] and session.kit_limit is None, cited
+        assert session.verdict_certain.is_set()  # the scenario ends at the rule broken, citing no other
 
 
 def test_a_message_in_more_frames_than_the_kit_takes_is_closed_1009_and_one_within_them_is_whole() -> None:

@@ -371,7 +371,7 @@ async def _relay_one(index: int, client_reader: asyncio.StreamReader, client_wri
     server_writer: Any = None
     view = None
     if target.websocket:
-        view = _WebSocketView(Observer(framing_for(binding, profile)), verdict, budget, record)
+        view = _WebSocketView(Observer(framing_for(binding, profile, limits)), verdict, budget, record)
         # The relay passes the WebSocket bytes through: a plain TCP connection to the target.
         target = Target.parse(f"tcp://{target.host}:{target.port}" if ":" not in target.host
                               else f"tcp://[{target.host}]:{target.port}")
@@ -429,7 +429,7 @@ async def run_proxy(listen: str, target: str, binding: Binding, profile: str | N
             raise TargetError(f"{listen} -> {target}: over WebSocket the proxy relays the bytes unchanged, so it "
                               "listens on ws:// for a ws:// target (not wss://, not mixed with tcp://)")
         try:
-            framing_for(binding, profile)
+            framing_for(binding, profile, limits)
         except ValueError as exc:
             raise TargetError(f"{target}: {exc}") from None
     elif where.scheme != "tcp":

@@ -30,6 +30,8 @@ The proxy's relay keeps the same trace and post-verdict bounds as the kit's own 
 
 from __future__ import annotations
 
+from typing import Any
+
 INBOX_MAX_EVENTS = 16_384  # events not yet taken by a step before the kit stops reading
 INBOX_MAX_BYTES = 8 * 1024 * 1024  # element bytes not yet taken by a step before the kit stops reading
 TRACE_MAX_BYTES = 4 * 1024 * 1024  # bytes of both directions a connection's trace records
@@ -50,3 +52,11 @@ MAX_TRANSCRIPT = 400  # transcript lines kept: the first and the last half
 # bounds how far one read can overshoot the inbox caps.
 READ_SIZE = 64 * 1024
 FIRST_READ_SIZE = 2 * 1024
+
+
+def session_limits(binding: Any, profile: str, limits: Any, options: dict[str, Any]) -> Any:
+    """The limits one scenario connection judges and holds with: its adapter's (``ScenarioAdapter.session_limits``,
+    where the binding caps its own at the kit's configured maxima), else ``limits``.  The transport opens with them
+    too, before the session (a WebSocket's largest message)."""
+    adapter = binding.scenario_adapter(profile, {"limits": limits, **options})
+    return getattr(adapter, "session_limits", None) or limits

@@ -12,9 +12,8 @@ target's subscriptions (request, cancel).  The adapter also says what the kit's
 own frames imply, what the binding answers by itself (sent after each read) and
 what the kit sends on a timer (RSocket's keepalive).  Every wait has a deadline.
 
-What one connection may hold is bounded (a flooding target gets the same memory as a polite one);
-``bounds`` says how, bound by bound.  Received events are sorted into ``Event``s under inbox keys
-(``events``), and the transcript keeps its first and last lines (``transcript.Transcript``).
+What one connection may hold is bounded (``bounds`` says how); received events are sorted into ``Event``s
+under inbox keys (``events``), and the transcript keeps its first and last lines (``transcript.Transcript``).
 
 ``truncated`` collects, per store, where and why its record was cut; the runner
 copies it into the result.  ``verdict_certain`` is set as soon as the target
@@ -80,7 +79,7 @@ class KitSession(InboxWaits):
         self.codec = profile_of(binding, self.codec)
         self.adapter: ScenarioAdapter = binding.scenario_adapter(
             self.codec, {"limits": self.limits, **self.options})
-        # One set of limits for the connection: the adapter's, where the binding caps its own for a kit session.
+        # One set of limits for the connection (``bounds.session_limits``, which the transport opened with).
         self.limits = getattr(self.adapter, "session_limits", None) or self.limits
         self.monitor = Monitor(self.codec, self.limits, binding=binding)
         attach = getattr(self.adapter, "attach", None)
@@ -313,9 +312,8 @@ class KitSession(InboxWaits):
                 size = min(size * 2, READ_SIZE) if len(data) == size else max(size // 2, FIRST_READ_SIZE)
                 t = self.now()
                 if not data:
-                    self._transport_failed(t)
-                    # Closed by the kit at its own limit: what the target still owed was cut by us, not by it.
-                    self._on_eof(t, judged=self.kit_limit is None)
+                    # A WebSocket the kit failed (it sent the close): what the target still owed was cut by us.
+                    self._on_eof(t, judged=not self._transport_failed(t))
                     return
                 self._record(t, TARGET, data)
                 arrived = time.monotonic()
@@ -449,18 +447,19 @@ class KitSession(InboxWaits):
         wire = getattr(self.writer, "wire", None)
         return wire.trace(self.t0) if wire is not None else []
 
-    def _transport_failed(self, t: float) -> None:
-        """A WebSocket transport that failed (a message of the wrong type, a malformed frame): the
-        binding's rule when one was broken, and one line saying what happened."""
+    def _transport_failed(self, t: float) -> bool:
+        """A WebSocket that failed (a message of the wrong type, too big, a malformed frame): the binding's rule
+        when one was broken, and one line saying what happened.  Whether it failed."""
         failure = getattr(self.writer, "failure", None)
         if failure is None or self.error is not None:
-            return
+            return failure is not None
         if failure.violation is not None and failure.violation.rule in RULES:
             self.monitor.observe_error(TARGET, failure.violation, t)
         self.error = f"WebSocket: {failure}"
         if failure.kit_limit:
             self.kit_limit = self.error
         self._line("target->kit", f"(WebSocket failed: {failure})", b"", None)
+        return True
 
     def _on_eof(self, t: float, judged: bool = True) -> None:
         self.eof = True
@@ -475,7 +474,7 @@ class KitSession(InboxWaits):
                 self.monitor.observe_error(TARGET, violation, t)
             self._record(t, TARGET, None)
             self.monitor.close(TARGET, t)
-            self._check_verdict()
+        self._check_verdict()  # judged or not: a rule the target broke on its way out (undecodable bytes) is certain
         self._line("target->kit", "(target closed)" if judged else "(kit stopped reading)", b"", None)
         self._push(CONN, Event("close", {}, self.monitor.frame_count))
         self._arrival.set()

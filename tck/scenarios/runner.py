@@ -29,13 +29,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import __version__
-from ..binding import DEFAULT_BINDING, get_binding
+from ..binding import DEFAULT_BINDING, get_binding, profile_of
 from ..capabilities import Capabilities
 from ..catalogue import RULES, Level
 from ..errors import Side
 from ..monitor.monitor import MAX_FINDINGS, MAX_FINDINGS_PER_RULE
 from ..transport import TargetError, open_target
-from .bounds import MAX_TRANSCRIPT
+from .bounds import MAX_TRANSCRIPT, session_limits
 from .clock import DEFAULT_BUDGET, Budget
 from .events import CONN
 from .kit_session import KitSession
@@ -234,7 +234,10 @@ async def _until_verdict_certain(script: Coroutine[Any, Any, None], session: Kit
     # trace) alive until a full collection, which large bytes objects never trigger (1.2 GB against a target
     # that sent random bytes, two dozen finished sessions held).
     del steps
-    if cancelled or isinstance(failure, VerdictCertain):
+    # A step that failed once the verdict was certain failed on what the kit did then (it stopped reading, closed):
+    # the rule the target broke is the verdict's, and the step's rule, not broken, is not cited beside it.
+    if cancelled or isinstance(failure, VerdictCertain) or (isinstance(failure, StepFailed)
+                                                            and session.verdict_certain.is_set()):
         broken = next((f for f in session.monitor.findings if f.side is Side.SERVER and f.level is Level.MUST), None)
         rule = broken.rule if broken is not None else "a MUST rule"
         where = f"at step {ctx.index}" if ctx.index else "in the handshake"
@@ -278,7 +281,9 @@ async def _run(scenario: Scenario, config: RunConfig, result: ScenarioResult) ->
     started = time.monotonic()
     try:
         reader, writer = await open_target(config.target, timeout=max(10.0, config.signal_timeout * 2),
-                                           binding=binding, profile=config.profile)
+                                           binding=binding, profile=config.profile,
+                                           limits=session_limits(binding, profile_of(binding, config.profile),
+                                                                 config.limits, config.options))
     except TargetError as exc:
         result.verdict, result.reason, result.timed_out = Verdict.ERROR, str(exc), exc.timed_out
         return result
@@ -312,7 +317,9 @@ async def _run(scenario: Scenario, config: RunConfig, result: ScenarioResult) ->
         if session.kit_limit is not None and not result.failures:
             inconclusive = inconclusive or f"not judged: the kit closed the connection at a limit of its own " \
                 f"({session.kit_limit})"
-        elif session.error and not result.failures:
+        elif session.error and not result.failures and not any(
+                f.side is Side.SERVER and f.level is Level.MUST for f in session.monitor.findings):
+            # (a MUST rule the target broke is the verdict's: the error it caused is no second rule broken)
             failed_at = len(session.monitor.findings)
             result.failures.append(Failure(rules[0], "a target the kit can follow", session.error))
         await _answer_goodbye(session)
@@ -327,8 +334,10 @@ async def _run(scenario: Scenario, config: RunConfig, result: ScenarioResult) ->
                 await session.next_event(("eof", None), config.silence_window if not session.eof else 0, total=True)
         await session.shutdown()
     result.duration = time.monotonic() - started
-    if session.slowest_frame > config.signal_timeout:  # a frame trickled in for longer than a signal may take
-        result.stretched = session.slowest_frame
+    # A frame trickled in for longer than a signal may take (over WebSocket, the message that carried it).
+    slowest = max(session.slowest_frame, getattr(session.writer, "slowest_message", 0.0))
+    if slowest > config.signal_timeout:
+        result.stretched = slowest
     result.findings = list(session.monitor.findings)
     result.transcript = [line.render() for line in session.transcript]
     result.truncated.update(session.truncated)

@@ -367,7 +367,8 @@ async def step_liveness(ctx: StepContext, step: dict[str, Any]) -> None:
     rule = step.get("rule", "ERR-3")
     try:
         reader, writer = await open_target(ctx.target, max(10.0, ctx.signal_timeout * 2),
-                                           binding=ctx.session.binding, profile=ctx.codec)
+                                           binding=ctx.session.binding, profile=ctx.codec,
+                                           limits=ctx.session.limits)
     except TargetError as exc:
         raise StepFailed(rule, "a fresh connection to keep working", str(exc)) from None
     session = ctx.session

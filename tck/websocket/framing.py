@@ -31,7 +31,10 @@ DEFAULT_MAX_MESSAGE = 16 * 1024 * 1024
 class Framing(Protocol):
     message_type: str
     max_message: int
-    rule: str | None
+    rule: str | None  # the binding's rule a message of the wrong type breaks (None: it names none)
+    # The binding's rule a message over ``max_message`` breaks (the receiver's maximum: RSocket's RS-FRAME-2, Ditto's
+    # DITTO-LINE-1).  None: ``max_message`` is the kit's own limit (RS-IO, whose message boundaries mean nothing).
+    size_rule: str | None
 
     def incoming(self, message: bytes | str) -> bytes: ...
 
@@ -62,6 +65,7 @@ class StreamFraming:
 
     message_type = "binary"
     rule: str | None = None
+    size_rule: str | None = None  # a message is no unit of RS-IO: its size breaks nothing, so the limit is the kit's
     stream = True  # a fragment's bytes are the stream's at once: a message need not be whole to be read
 
     def __init__(self, max_message: int = DEFAULT_MAX_MESSAGE) -> None:
@@ -74,13 +78,13 @@ class StreamFraming:
         return [data[i : i + MESSAGE_MAX] for i in range(0, len(data), MESSAGE_MAX)]
 
 
-def framing_for(binding: Any, profile: str | None = None) -> Framing:
-    """The binding's framing for ``profile`` (its default when None); ValueError (one line) when the
-    binding has no WebSocket framing."""
+def framing_for(binding: Any, profile: str | None = None, limits: Any = None) -> Framing:
+    """The binding's framing for ``profile`` (its default when None), its largest message the one ``limits`` allow
+    (None: the binding's defaults); ValueError (one line) when the binding has no WebSocket framing."""
     if isinstance(binding, str):
         binding = get_binding(binding)
     hook = getattr(binding, "websocket_framing", None)
     if hook is None:
         raise ValueError(f"binding {binding.name!r} has no WebSocket framing (websocket_framing)")
-    framing: Framing = hook(profile or binding.profiles[0])
+    framing: Framing = hook(profile or binding.profiles[0], limits)
     return framing

@@ -33,7 +33,7 @@ import logging
 from typing import Any
 
 from websockets.client import ClientProtocol
-from websockets.exceptions import InvalidHandshake
+from websockets.exceptions import InvalidHandshake, PayloadTooBig
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Request, Response
 from websockets.protocol import State
@@ -58,6 +58,16 @@ FEED_SLICE = 8 * 1024
 
 LOG = logging.getLogger("rsio_tck.websocket")
 LOG.setLevel(logging.WARNING)  # websockets logs every close at INFO
+
+
+def too_big(framing: Framing, message: str) -> WebSocketError:
+    """A message over ``framing.max_message`` (1009): it breaks the binding's size rule, the receiver's maximum
+    (``framing.size_rule``, its side set by whoever judges it); with none, the limit is the kit's own, and what
+    the peer does after the close is not charged (``kit_limit``)."""
+    rule = framing.size_rule
+    if rule is None:
+        return WebSocketError(f"{message} (the kit's limit)", 1009, kit_limit=True)
+    return WebSocketError(message, 1009, ProtocolViolation(rule=rule, side=None, message=message))
 
 
 class _Messages:
@@ -114,8 +124,8 @@ class _Messages:
         # before its bytes are kept, so continuation frames cannot grow it past the framing's limit (1009).
         self.size += len(frame.data)
         if self.size > self.framing.max_message:
-            return WebSocketError(f"the {self.sender} sent a message of more than {self.framing.max_message} bytes "
-                                  "in continuation frames", 1009)
+            return too_big(self.framing, f"the {self.sender} sent a message of more than {self.framing.max_message} "
+                                         "bytes in continuation frames")
         self.frames += 1
         if self.frames > MAX_MESSAGE_FRAMES:
             return WebSocketError(f"the {self.sender} sent a message in more than {MAX_MESSAGE_FRAMES} frames (the "
@@ -223,7 +233,10 @@ class WebSocketLink:
         exc = self.ws.parser_exc or self.ws.handshake_exc
         if isinstance(exc, EOFError) and self.opened:
             exc = None  # TCP ended without a Close frame (1006): the binding's stream ends, as on TCP
-        if exc is not None and self.failure is None:
+        if isinstance(exc, PayloadTooBig) and self.failure is None:
+            self.failure = too_big(self.framing, f"the {self.peer} sent a message over {self.framing.max_message} "
+                                                 f"bytes ({_one_line(exc)})")
+        elif exc is not None and self.failure is None:
             sent = self.ws.close_sent
             code = sent.code if sent is not None else None
             kind = "a malformed WebSocket frame" if self.opened else "a failed WebSocket opening handshake"
@@ -330,8 +343,11 @@ class Observer:
                     break
                 out += got
         exc = ws.parser_exc or ws.handshake_exc
-        if exc is not None and sender not in self.failure:
-            name = "client" if sender is Side.CLIENT else "server"
+        name = "client" if sender is Side.CLIENT else "server"
+        if isinstance(exc, PayloadTooBig) and sender not in self.failure:
+            self.failure[sender] = too_big(self.framing, f"the {name} sent a message over "
+                                                         f"{self.framing.max_message} bytes ({_one_line(exc)})")
+        elif exc is not None and sender not in self.failure:
             self.failure[sender] = WebSocketError(f"the {name} sent bytes that are not WebSocket: {_one_line(exc)}")
         self.server_side.data_to_send()
         self.client_side.data_to_send()  # what the observers would answer is never sent

@@ -110,6 +110,11 @@ class _KitProtocol(asyncio.Protocol):
         # Monotonic time of the last bytes that went toward a message not yet whole (the link holds them until
         # it is): the kit's silence clock counts them, since the stream reader sees only whole messages.
         self.partial_at = 0.0
+        # Seconds the slowest message took, from the read that brought its first bytes to the one that completed
+        # it: a frame that trickled in, as ``KitSession.slowest_frame`` measures it on a byte stream, which sees
+        # a message only once it is whole (a target writing a frame a byte a WebSocket frame is too slow to judge).
+        self.slowest_message = 0.0
+        self._message_began: float | None = None  # the read that brought the first bytes of the message in progress
         self.held = False  # reading paused by ``_hold_reading``
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -121,10 +126,17 @@ class _KitProtocol(asyncio.Protocol):
         self.wire.add(Side.SERVER, data)
         stream = self.link.receive_data(data)
         self.pump.flush()
+        now = time.monotonic()
+        began = self._message_began
         if stream:
+            if began is not None:
+                self.slowest_message = max(self.slowest_message, now - began)
+            self._message_began = now if self.link.partial else None  # the read may begin the next one too
             self.reader.feed_data(stream)
         elif self.link.partial:
-            self.partial_at = time.monotonic()
+            self.partial_at = now
+            if began is None:
+                self._message_began = now
         self._settle()
         self._hold_reading()
 
@@ -196,6 +208,11 @@ class WebSocketWriter:
         """When bytes of a message not yet whole last arrived (monotonic; 0.0: never): ``KitSession`` counts
         them as the target's progress, though the reader gets the stream a whole message at a time."""
         return self._protocol.partial_at
+
+    @property
+    def slowest_message(self) -> float:
+        """Seconds the slowest message took to arrive whole, from its first bytes (the runner's ``stretched``)."""
+        return self._protocol.slowest_message
 
     def write(self, data: bytes) -> None:
         self.link.send(bytes(data))

@@ -18,6 +18,7 @@ from .codec import DEFAULT_LIMITS, DittoLimits
 class DittoFraming:
     message_type = "text"
     rule: str | None = "DITTO-WS-1"
+    size_rule: str | None = "DITTO-LINE-1"  # a text message is one line: over the receiver's maximum
 
     def __init__(self, limits: DittoLimits | None = None) -> None:
         self.max_message = (limits or DEFAULT_LIMITS).max_message + 1

@@ -19,6 +19,7 @@ from .codec import RSocketLimits
 class RSocketFraming:
     message_type = "binary"
     rule: str | None = None  # RSocket names no rule for a text message; the connection fails (close 1003)
+    size_rule: str | None = "RS-FRAME-2"  # a message is one frame: over the receiver's configured maximum
 
     def __init__(self, profile: Any, limits: RSocketLimits | None = None) -> None:
         self.profile = profile
