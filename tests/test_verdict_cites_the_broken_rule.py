@@ -1,0 +1,35 @@
+"""A failing verdict cites the rule the target really broke, and no rule the kit's own reaction made look broken.
+
+Once the target's bytes break a MUST rule where the kit reads them (a line over the kit's configured maximum:
+DITTO-LINE-1, on TCP by the line decoder, over WebSocket on the message's frames), the verdict is certain: the
+kit stops reading, and what the scenario's steps then miss (the ``created`` that could not come through a
+connection the kit stopped reading), or what the target owed when the kit failed its WebSocket, is not charged
+as a second rule broken (before: DITTO-TCK-2 "expected created; got nothing (the connection ended)" beside
+DITTO-LINE-1, and over WebSocket DITTO-SUB-1 for the close the kit made).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hostile_target import HostileTarget
+from typer.testing import CliRunner
+
+from rsio_tck.cli import app
+from rsio_tck.gate import ExitCode
+
+
+@pytest.mark.parametrize("transport", ["tcp", "ws"])
+def test_a_line_over_the_kits_maximum_fails_citing_only_the_line_rule(transport: str, tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    with HostileTarget("ditto", "endless-line", transport, max_seconds=60) as url:
+        result = CliRunner().invoke(app, ["run", "--binding", "ditto", "--target", url, "-k", "DITTO-014",
+                                          "--report-dir", str(reports), "--quiet"])
+    assert result.exit_code == int(ExitCode.FAILED), result.output
+    (run_dir,) = reports.iterdir()
+    (entry,) = map(json.loads, (run_dir / "results.jsonl").read_text().splitlines())
+    assert entry["verdict"] == "fail", entry
+    assert [v["rule"] for v in entry["violations"]] == ["DITTO-LINE-1"], entry["violations"]
+    assert entry["truncated"]["steps"].endswith("the target broke DITTO-LINE-1, so the verdict was certain"), entry
