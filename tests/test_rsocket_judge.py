@@ -492,3 +492,19 @@ def test_findings_name_the_frame_and_the_rule_title() -> None:
     assert finding.frame is not None and finding.frame.startswith("PAYLOAD(stream_id=1")
     assert RULES["RS-FLOW-2"].title in finding.message and "\n" not in finding.message
     assert "DEM-" not in finding.message and "STR-" not in finding.message
+
+
+def test_an_error_rejected_on_an_id_in_use_answers_the_request_there_and_the_stream_goes_on() -> None:
+    # SPEC.md RS-q: the second request on stream 1 must be ignored (the requester broke RS-STREAMID-4 sending it);
+    # an ERROR[REJECTED] while it is unanswered is its answer (RS-UNEXPECTED-1), not the end of the running stream,
+    # whose later elements are no signal after a terminal (rsocket-py, FINDINGS.md F9).  A second ERROR[REJECTED]
+    # has no request left to answer: it ends the stream.
+    def server(trace: list[Item]) -> list[str]:
+        return [rule for rule, side in judge(trace) if side is S]
+
+    opened = [setup(), rs(1, 2, data=b"tck/infinite"), nxt(1, data=b"0"), nxt(1, data=b"1"),
+              rs(1, 5, data=b"tck/infinite?start=500"), err(1, REJECTED)]
+    assert server([*opened, rn(1, 1), nxt(1, data=b"2"), cancel(1)]) == ["RS-UNEXPECTED-1"]
+    ended = server([*opened, rn(1, 1), err(1, REJECTED), nxt(1, data=b"2")])
+    assert ended[0] == "RS-UNEXPECTED-1" and "RS-STREAM-3" in ended, ended
+    assert server([*opened[:4], err(1, REJECTED)]) == ["RS-TCK-2"]  # no request on the id in use: the end
