@@ -242,21 +242,27 @@ class _Raw(asyncio.Protocol):
             self.raw = b""
 
 
-async def _kit_error(factory: Any, binding: str = "rsocket") -> str:
+async def _kit_session(factory: Any, binding: str = "rsio", limits: Any = None, **options: Any) -> Any:
+    """A kit session over WebSocket to the server ``factory`` makes, read to its end (``options``: ``KitSession``'s)."""
     from rsio_tck.scenarios.kit_session import KitSession
 
     server = await asyncio.get_running_loop().create_server(factory, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     try:
-        reader, writer = await open_target(f"ws://127.0.0.1:{port}/", TIMEOUT, binding=binding)
-        session = KitSession(reader, writer, binding=binding)
+        reader, writer = await open_target(f"ws://127.0.0.1:{port}/", TIMEOUT, binding=binding, limits=limits)
+        session = KitSession(reader, writer, binding=binding, **options)
         session.start()
         await asyncio.wait_for(session.reading_done.wait(), TIMEOUT)
         await session.shutdown()
-        assert session.error is not None
-        return session.error
+        return session
     finally:
         server.close()
+
+
+async def _kit_error(factory: Any, binding: str = "rsocket") -> str:
+    session = await _kit_session(factory, binding)
+    assert session.error is not None
+    return str(session.error)
 
 
 def test_a_text_message_to_the_rsocket_kit_is_one_line_with_close_1003() -> None:
@@ -288,24 +294,10 @@ def test_a_message_over_the_largest_is_closed_1009_citing_the_bindings_size_rule
                                                                                   limit: int) -> None:
     # A scenario connection opens its WebSocket with the session's limits (the kit's configured maxima).
     from rsio_tck.scenarios.bounds import session_limits
-    from rsio_tck.scenarios.kit_session import KitSession
 
-    async def one() -> KitSession:
-        server = await asyncio.get_running_loop().create_server(lambda: _Raw(HUGE), "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
-        chosen = get_binding(binding)
-        limits = session_limits(chosen, chosen.profiles[0], None, {})
-        try:
-            reader, writer = await open_target(f"ws://127.0.0.1:{port}/", TIMEOUT, binding=binding, limits=limits)
-            session = KitSession(reader, writer, binding=binding, end_when_certain=True)
-            session.start()
-            await asyncio.wait_for(session.reading_done.wait(), TIMEOUT)
-            await session.shutdown()
-            return session
-        finally:
-            server.close()
-
-    session = run(one())
+    chosen = get_binding(binding)
+    limits = session_limits(chosen, chosen.profiles[0], None, {})
+    session = run(_kit_session(lambda: _Raw(HUGE), binding, limits, end_when_certain=True))
     assert session.error is not None and "(close 1009)" in session.error, session.error
     assert f"sent a message over {limit} bytes" in session.error, session.error
     cited = [f.rule for f in session.monitor.findings]
@@ -469,23 +461,7 @@ def test_a_tcp_close_without_a_close_frame_ends_the_stream_without_a_websocket_e
             transport.write(b"\x02\x00\x90")  # RS-IO serverHello (msgpack), then the TCP connection ends
             transport.abort()  # type: ignore[attr-defined]
 
-    async def go() -> Any:
-        from rsio_tck.scenarios.kit_session import KitSession
-
-        server = await asyncio.get_running_loop().create_server(
-            lambda: CarryOverWebSocket(_Aborts, StreamFraming()), "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
-        try:
-            reader, writer = await open_target(f"ws://127.0.0.1:{port}/", TIMEOUT)
-            session = KitSession(reader, writer)
-            session.start()
-            await asyncio.wait_for(session.reading_done.wait(), TIMEOUT)
-            await session.shutdown()
-            return session
-        finally:
-            server.close()
-
-    session = run(go())
+    session = run(_kit_session(lambda: CarryOverWebSocket(_Aborts, StreamFraming())))
     assert session.error is None and session.eof and writer_failure(session) is None
     assert session.monitor.frame_count == 1  # the serverHello was judged
 
