@@ -13,10 +13,6 @@ TEST_WORKERS ?= 4
 # The Spark pipeline (tck/pipeline) runs in local mode on loopback with the venv's Python.
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYSPARK_PYTHON := $(abspath $(PY))
-# The JVM options of the Spark JVMs the tests start (RSIO_SPARK_JAVA_OPTIONS, tck/pipeline/spark_session.py): their
-# jobs are small, so C1 alone and one GC thread.  The Spark modules alone, -n 0, no coverage: 246 -> 174 s of the
-# machine's CPU (157 -> 168 s wall), 2026-11-28; make test is CPU-bound on two cores.
-TEST_SPARK_JAVA_OPTIONS ?= -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:CICompilerCount=1
 
 .PHONY: install run test test-hostile bench mutation lint typecheck clean report publish docs
 
@@ -59,8 +55,7 @@ test: $(STAMP)
 	$(MAKE) --no-print-directory typecheck
 	$(MAKE) --no-print-directory docs
 	@rm -rf build/coverage && mkdir -p build/coverage
-	RSIO_SPARK_JAVA_OPTIONS="$(TEST_SPARK_JAVA_OPTIONS)" \
-		$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m "not hostile" --cov --cov-report=term
+	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m "not hostile" --cov --cov-report=term
 
 # The tier of tests slow by nature (marker `hostile`: the kit against hostile peers, each within a bound of tens
 # of seconds), which `make interop` runs after the implementations.  Without coverage: these tests assert wall

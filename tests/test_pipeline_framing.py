@@ -165,18 +165,3 @@ def test_bytes_after_a_wire_error_keep_their_place_in_time() -> None:
     expected = [(f.rule, f.side, f.frame_index) for f in Monitor("msgpack").replay(records)]
     assert [(f.rule, f.side, f.frame_index) for f in judge_rows(*_columns(rows))] == expected
     assert ("BYE-3", S) not in [(rule, side) for rule, side, _ in expected]
-
-
-def test_the_spark_java_options_reach_every_jvm_the_kit_starts(monkeypatch: pytest.MonkeyPatch) -> None:
-    # `make test` sets RSIO_SPARK_JAVA_OPTIONS: the driver and executors of a session the kit builds, and the
-    # standalone daemons it starts, get them; unset, nothing is added (a user's JVM keeps Spark's defaults).
-    from rsio_tck.pipeline.spark_session import JAVA_OPTIONS_ENV, local_settings
-    from rsio_tck.pipeline.standalone import daemon_env
-
-    monkeypatch.setenv(JAVA_OPTIONS_ENV, " -XX:+UseSerialGC ")
-    settings = local_settings("local[2]")
-    assert settings["spark.driver.extraJavaOptions"] == settings["spark.executor.extraJavaOptions"] == "-XX:+UseSerialGC"
-    assert daemon_env()["SPARK_DAEMON_JAVA_OPTS"] == "-XX:+UseSerialGC"
-    monkeypatch.delenv(JAVA_OPTIONS_ENV)
-    assert not any(key.endswith("extraJavaOptions") for key in local_settings("spark://127.0.0.1:7077"))
-    assert daemon_env()["SPARK_DAEMON_JAVA_OPTS"] == ""

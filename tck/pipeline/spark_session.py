@@ -22,14 +22,6 @@ log = logging.getLogger(__name__)
 
 LOCAL_MASTER = "local[*]"
 LOOPBACK = "127.0.0.1"
-# The JVM options of every Spark JVM the kit starts itself (the driver here, the standalone daemons and their
-# executors in ``standalone``), when set.  `make test` sets it: its jobs are small and short, so a JVM that
-# compiles with C1 only and collects with one thread spends its CPU on them, not on its compilers and GC threads.
-JAVA_OPTIONS_ENV = "RSIO_SPARK_JAVA_OPTIONS"
-
-
-def java_options() -> str:
-    return os.environ.get(JAVA_OPTIONS_ENV, "").strip()
 
 
 def local_settings(master: str) -> dict[str, str]:
@@ -46,9 +38,6 @@ def local_settings(master: str) -> dict[str, str]:
         "spark.driver.memory": os.environ.get("RSIO_DRIVER_MEMORY", "4g"),
         "spark.python.worker.reuse": "true",
     }
-    if java_options():
-        settings["spark.driver.extraJavaOptions"] = java_options()
-        settings["spark.executor.extraJavaOptions"] = java_options()
     if master.startswith("local"):
         settings["spark.driver.host"] = LOOPBACK
         settings["spark.driver.bindAddress"] = LOOPBACK

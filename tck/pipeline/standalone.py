@@ -64,13 +64,10 @@ def daemon_env() -> dict[str, str]:
     path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     if kit_root.name not in ("site-packages", "dist-packages") and str(kit_root) not in path:
         path.insert(0, str(kit_root))
-    from .spark_session import java_options
-
     return {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": LOOPBACK,
             "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
             "PYTHONPATH": os.pathsep.join(path),
-            "SPARK_MASTER_OPTS": "-Dspark.master.rest.enabled=false",
-            "SPARK_DAEMON_JAVA_OPTS": java_options()}
+            "SPARK_MASTER_OPTS": "-Dspark.master.rest.enabled=false"}
 
 
 class Daemon:
