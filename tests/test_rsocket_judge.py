@@ -435,6 +435,10 @@ LEGAL: dict[str, list[Item]] = {
     "ERROR answering a peer's protocol error": [setup(), rs(2, 1), err(0, CONNECTION_ERROR)],
     "ids wrap after the max id": [setup(), rs(1, 1), nc(1), rs(2**31 - 1, 1), nc(2**31 - 1), rs(1, 1), nc(1),
                                   rs(3, 1), rs(3, 1)],
+    # SPEC.md RS-q: once the ids wrapped, a responder may ERROR[REJECT] an id it considers still in use.
+    "ERROR[REJECTED] on an id in use after the ids wrapped": [setup(), rs(1, 1), nc(1), rs(2**31 - 1, 1),
+                                                              nc(2**31 - 1), rs(3, 2), nxt(3), rs(3, 1),
+                                                              err(3, REJECTED)],
 }
 # Findings a legal-looking trace must have: exactly these (the kit's deliberate violations).
 EXPECTED_ONLY: dict[str, list[tuple[str, Side]]] = {
@@ -442,6 +446,7 @@ EXPECTED_ONLY: dict[str, list[tuple[str, Side]]] = {
     "ERROR answering a peer's protocol error": [("RS-STREAMID-1", C)],
     # The jump to the max id is out of order; after it a finished id may be reused, one in use still not.
     "ids wrap after the max id": [("RS-STREAMID-2", C), ("RS-STREAMID-4", C)],
+    "ERROR[REJECTED] on an id in use after the ids wrapped": [("RS-STREAMID-2", C), ("RS-STREAMID-4", C)],
     # The client did send beyond the lease it had seen; the server's answer either way is legal.
     "a request crossing the server's renewed LEASE is served": [("RS-LEASE-4", C)],
     "a request crossing the server's renewed LEASE is rejected": [("RS-LEASE-4", C)],

@@ -390,7 +390,8 @@ class Interactions:
                 self._step(sender, sid, None, StreamRecord(), Signal.ON_ERROR, SignalArgs(), "ERROR")
             model.ignorable(sender.peer, sid, "RS-UNEXPECTED-1")
             return
-        if sid and st.requester is not sender and frame.error_code == REJECTED and st.in_use():
+        if (sid and st.requester is not sender and frame.error_code == REJECTED and st.in_use()
+                and not model.parties[st.requester].wrapped):  # after the max id a REJECT is allowed (RS-q)
             rule = model.parties[sender].ignorable.pop(sid, None)
             if rule is not None:  # a request on this id, in use, is unanswered: the REJECTED answers it (RS-q)
                 model.report(rule, sender, f"{sender} answered a request on stream {sid}, in use, which it must "
