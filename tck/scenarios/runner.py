@@ -317,8 +317,7 @@ async def _run(scenario: Scenario, config: RunConfig, result: ScenarioResult) ->
         if session.kit_limit is not None and not result.failures:
             inconclusive = inconclusive or f"not judged: the kit closed the connection at a limit of its own " \
                 f"({session.kit_limit})"
-        elif session.error and not result.failures and not any(
-                f.side is Side.SERVER and f.level is Level.MUST for f in session.monitor.findings):
+        elif session.error and not result.failures and not session.monitor.must_seen[Side.SERVER]:
             # (a MUST rule the target broke is the verdict's: the error it caused is no second rule broken)
             failed_at = len(session.monitor.findings)
             result.failures.append(Failure(rules[0], "a target the kit can follow", session.error))
