@@ -70,6 +70,11 @@ def too_big(framing: Framing, message: str) -> WebSocketError:
     return WebSocketError(message, 1009, ProtocolViolation(rule=rule, side=None, message=message))
 
 
+def _parser_too_big(framing: Framing, sender: str, exc: PayloadTooBig) -> WebSocketError:
+    """websockets' parser refused a frame (its header, or the message so far) over ``framing.max_message``."""
+    return too_big(framing, f"the {sender} sent a message over {framing.max_message} bytes ({_one_line(exc)})")
+
+
 class _Messages:
     """Joins data frames into messages and unwraps them with the framing; the first failure sticks.
 
@@ -234,8 +239,7 @@ class WebSocketLink:
         if isinstance(exc, EOFError) and self.opened:
             exc = None  # TCP ended without a Close frame (1006): the binding's stream ends, as on TCP
         if isinstance(exc, PayloadTooBig) and self.failure is None:
-            self.failure = too_big(self.framing, f"the {self.peer} sent a message over {self.framing.max_message} "
-                                                 f"bytes ({_one_line(exc)})")
+            self.failure = _parser_too_big(self.framing, self.peer, exc)
         elif exc is not None and self.failure is None:
             sent = self.ws.close_sent
             code = sent.code if sent is not None else None
@@ -345,8 +349,7 @@ class Observer:
         exc = ws.parser_exc or ws.handshake_exc
         name = "client" if sender is Side.CLIENT else "server"
         if isinstance(exc, PayloadTooBig) and sender not in self.failure:
-            self.failure[sender] = too_big(self.framing, f"the {name} sent a message over "
-                                                         f"{self.framing.max_message} bytes ({_one_line(exc)})")
+            self.failure[sender] = _parser_too_big(self.framing, name, exc)
         elif exc is not None and sender not in self.failure:
             self.failure[sender] = WebSocketError(f"the {name} sent bytes that are not WebSocket: {_one_line(exc)}")
         self.server_side.data_to_send()
