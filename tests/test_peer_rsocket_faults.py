@@ -329,6 +329,13 @@ async def bad_metadata_ignorable(port: int) -> Client:
     return c
 
 
+async def bad_metadata_ignorable_answered_late(port: int) -> Client:
+    """As ``bad_metadata_ignorable``, then one more barrier: a frame after the first barrier's answer."""
+    c = await bad_metadata_ignorable(port)
+    await _barrier(c)
+    return c
+
+
 async def draft_bad_metadata(port: int) -> Client:
     """The draft: a CANCEL whose metadata length (256) runs past the frame; the receiver ignores it."""
     c = await connect(port)
@@ -410,6 +417,7 @@ TRIGGERS: dict[str, Trigger] = {
     "tck-push-closes": metadata_push,
     "ignore-flag-answered": unknown_type_ignorable,
     "ignore-bad-metadata-answered": bad_metadata_ignorable,
+    "ignore-bad-metadata-answered-late": bad_metadata_ignorable_answered_late,
     "resume-ok-unasked": just_setup,
     "resume-refused-with-setup-code": resume_first,
     "frame-over-limit": until_closed_after_setup,
@@ -465,6 +473,7 @@ DRAFT_NOT_APPLICABLE = {
     "error-frames-after-connection-error": "its trigger " + _RAW, "error-silent-close": "its trigger " + _RAW,
     **{name: _RAW for name in TRIGGERS if name.startswith("frame-") and name != "frame-over-limit"},
     "ignore-bad-metadata-answered": "its trigger " + _RAW + " (the draft's own rule is RS-DRAFT-2)",
+    "ignore-bad-metadata-answered-late": "its trigger " + _RAW + " (the draft's own rule is RS-DRAFT-2)",
     "resume-ok-unasked": "the draft has no resumption", "resume-refused-with-setup-code": "the draft has no resumption",
 }
 # Faults of the draft's own framing, with no form on rsocket-1.0.
@@ -475,6 +484,7 @@ V1_NOT_APPLICABLE = {
 }
 V1_CLEAN_NOT_APPLICABLE = {"draft_bad_metadata"}
 DRAFT_CLEAN_NOT_APPLICABLE = {"wrong_version", "malformed", "bad_metadata_length", "channel", "bad_metadata_ignorable",
+                              "bad_metadata_ignorable_answered_late",
                               "resume_first"}
 
 

@@ -125,6 +125,9 @@ UNKNOWN_WITH_I = IgnoredFrame(frame_type=0x0F, stream_id=1, rule="RS-IGNORE-1", 
 BAD_METADATA_WITH_I = IgnoredFrame(frame_type=0x0A, stream_id=1, rule="RS-IGNORE-2", reason="",
                                    raw=bytes.fromhex("00000001 2b20 000010 6869"))
 BAD_METADATA = bytes.fromhex("000009 00000001 2920 000010 6869")  # PAYLOAD N+M, metadata length 16 of 2 bytes
+# REQUEST_STREAM with I and M on stream 1, whose metadata length runs past the frame (scenario RSERR-004).
+BAD_REQUEST_WITH_I = IgnoredFrame(frame_type=0x06, stream_id=1, rule="RS-IGNORE-2", reason="",
+                                  raw=bytes.fromhex("00000001 1b00 00000001 ffffff 6162"), type_name="REQUEST_STREAM")
 DRAFT_BAD_METADATA = IgnoredFrame(frame_type=0x0B, stream_id=1, rule="RS-DRAFT-2", reason="",
                                   raw=bytes.fromhex("00 40 0020 0000000000000001 00 000009 6869"))
 
@@ -167,6 +170,9 @@ CASES: list[tuple[Any, ...]] = [
     ("RS-FRAME-10", S, [setup(), (S, Ext(stream_id=0, ignore=True, extended_type=0))]),
     ("RS-IGNORE-1", S, [setup(), (C, UNKNOWN_WITH_I), err(0, CONNECTION_ERROR)]),
     ("RS-IGNORE-2", S, [setup(), (C, BAD_METADATA_WITH_I), err(0, CONNECTION_ERROR)]),
+    # The answer may come after the requester's next request (rsocket-go's, F33): still on the ignored id.
+    ("RS-IGNORE-2", S, [setup(), (C, BAD_REQUEST_WITH_I), rs(3, 1), err(1), nc(3)]),
+    ("RS-STREAMID-2", C, [setup(), (C, BAD_REQUEST_WITH_I), rs(5, 1)]),  # SPEC.md RS-r: 1 or 3, not 5
     ("RS-DRAFT-2", S, [(C, DRAFT_SETUP), (C, DRAFT_BAD_METADATA), err(0, CONNECTION_ERROR)], DRAFT),
     ("RS-FRAG-1", C, [setup(), rs(1, 5, follows=True), (C, RequestResponse(stream_id=1, data=b"x"))]),
     ("RS-FRAG-1", S, [setup(), rc(1, 5), nxt(1, follows=True, data=b"a"), rn(1, 1, by=S), nxt(1, data=b"b")]),
@@ -435,6 +441,10 @@ LEGAL: dict[str, list[Item]] = {
     "ERROR answering a peer's protocol error": [setup(), rs(2, 1), err(0, CONNECTION_ERROR)],
     "ids wrap after the max id": [setup(), rs(1, 1), nc(1), rs(2**31 - 1, 1), nc(2**31 - 1), rs(1, 1), nc(1),
                                   rs(3, 1), rs(3, 1)],
+    # SPEC.md RS-r: whether an ignored request spent its id is open, so the next request may take either.
+    "a request on the id of an ignored request": [setup(), (C, BAD_REQUEST_WITH_I), rs(1, 1), nc(1)],
+    "a request on the id after an ignored request": [setup(), (C, BAD_REQUEST_WITH_I), rs(3, 1), nc(3),
+                                                    rs(5, 1), nc(5)],
     # SPEC.md RS-q: once the ids wrapped, a responder may ERROR[REJECT] an id it considers still in use.
     "ERROR[REJECTED] on an id in use after the ids wrapped": [setup(), rs(1, 1), nc(1), rs(2**31 - 1, 1),
                                                               nc(2**31 - 1), rs(3, 2), nxt(3), rs(3, 1),

@@ -33,3 +33,20 @@ def test_a_line_over_the_kits_maximum_fails_citing_only_the_line_rule(transport:
     assert entry["verdict"] == "fail", entry
     assert [v["rule"] for v in entry["violations"]] == ["DITTO-LINE-1"], entry["violations"]
     assert entry["truncated"]["steps"].endswith("the target broke DITTO-LINE-1, so the verdict was certain"), entry
+
+
+def test_an_answer_to_an_ignored_frame_that_comes_after_the_barrier_is_still_that_rule() -> None:
+    """RSERR-004: a target that answers the frame it must ignore (I flag, invalid metadata length) with an
+    ERROR on its stream, but writes that ERROR after its answer to the kit's KEEPALIVE barrier (rsocket-go
+    does, from its responder task: FINDINGS F33).  The silence step has ended by then, so the monitor judges
+    the ERROR: RS-IGNORE-2 (the stream was never opened), and nothing else.  Before, the kit's next request
+    reused stream 1, and the late ERROR was taken for that request's answer (RS-TCK-1, RS-STREAM-3)."""
+    from rsio_tck.scenarios import Verdict, load_directory
+    from rsio_tck.selfcheck import run_against_peer
+
+    scenarios = [s for s in load_directory(binding="rsocket") if s.id == "RSERR-004"]
+    (result,) = run_against_peer(scenarios, binding="rsocket", faults=("ignore-bad-metadata-answered-late",), jobs=1)
+    assert result.verdict is Verdict.FAIL, result.explain()
+    assert sorted({v["rule"] for v in result.violations}) == ["RS-IGNORE-2"], result.explain()
+    (clean,) = run_against_peer(scenarios, binding="rsocket", jobs=1)
+    assert clean.verdict is Verdict.PASS, clean.explain()

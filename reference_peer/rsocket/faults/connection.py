@@ -339,6 +339,44 @@ endpoint_override("ignore-flag-answered", "RS-IGNORE-1",
 endpoint_override("ignore-bad-metadata-answered", "RS-IGNORE-2",
                   "answers a frame with the I flag and an invalid metadata length with ERROR[CONNECTION_ERROR]",
                   "_ignore", _answer_ignored("RS-IGNORE-2"))
+
+late_answer = fault("ignore-bad-metadata-answered-late", "RS-IGNORE-2",
+                    "answers a frame with the I flag and an invalid metadata length with ERROR[APPLICATION_ERROR] "
+                    "on its stream, but late: after its answer to the next KEEPALIVE, when the frame after that "
+                    "comes (as rsocket-go's responder task may, F33)")
+
+
+@late_answer.on("make_endpoint")
+def _late_answer(p: Policy, base: Base, s: RSocketConnection, **options: Any) -> Endpoint:
+    """The answer goes out of order: a barrier read after the frame is answered first, and the ERROR is
+    written only once the kit's next step has sent something (a request on the same stream id would meet it)."""
+    endpoint: Endpoint = base(s, **options)
+    parent = type(endpoint)
+    owed: list[Error] = []
+    barrier_answered = [False]
+
+    def ignore(self: Endpoint, frame: Any, why: str, events: list[Any], rule: str = "RS-UNEXPECTED-1") -> None:
+        if rule != "RS-IGNORE-2":
+            parent._ignore(self, frame, why, events, rule)
+            return
+        owed.append(Error(stream_id=frame.stream_id, error_code=APPLICATION_ERROR, data=f"failed: {why}".encode()))
+
+    def receive_keepalive(self: Endpoint, frame: Keepalive, events: list[Any]) -> None:
+        parent._receive_keepalive(self, frame, events)
+        barrier_answered[0] = bool(owed)
+
+    def receive_decoded(self: Endpoint, decoded: Any, whole: Any, events: list[Any]) -> None:
+        if barrier_answered[0]:
+            barrier_answered[0] = False
+            while owed:
+                self.send(owed.pop(0), check=False)
+        parent._receive_decoded(self, decoded, whole, events)
+
+    endpoint.__class__ = type(f"{parent.__name__}_late_answer", (parent,), {
+        "_ignore": ignore, "_receive_keepalive": receive_keepalive, "_receive_decoded": receive_decoded})
+    return endpoint
+
+
 endpoint_override("draft-bad-metadata-answered", "RS-DRAFT-2",
                   "reactivesocket-draft: answers a frame whose metadata length does not fit with ERROR[CONNECTION_ERROR]",
                   "_ignore", _answer_ignored("RS-DRAFT-2"))

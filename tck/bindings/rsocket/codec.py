@@ -237,6 +237,7 @@ class Profile:
                 rule=signal.rule,
                 reason=f"{name}: {signal.reason}",
                 raw=bytes(raw),
+                type_name=name,
             )
 
     def encode_frame(self, frame: Frame | IgnoredFrame) -> bytes:

@@ -262,6 +262,7 @@ class IgnoredFrame:
     rule: str
     reason: str
     raw: bytes
+    type_name: str = ""  # the frame type's wire name, when the type is known (an invalid metadata length)
 
 
 Frame = Union[

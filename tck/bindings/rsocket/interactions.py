@@ -31,6 +31,7 @@ from .frames import (
     REJECTED,
     Cancel,
     Error,
+    IgnoredFrame,
     Payload,
     RequestChannel,
     RequestFnf,
@@ -43,6 +44,7 @@ from .model import ConnectionModel, max_stream_id
 
 Request = RequestStream | RequestChannel | RequestResponse | RequestFnf | RequestSubscription
 REQUEST_TYPES = (RequestStream, RequestChannel, RequestResponse, RequestFnf, RequestSubscription)
+REQUEST_NAMES = frozenset(t.wire_name for t in REQUEST_TYPES)
 
 # RSocket's wire: no onSubscribe frame, ids never reused, demand saturating at 2^63-1 (RS-e).  A requester
 # that has used the max id may wrap (RS-a): its reused id then opens a fresh stream, never asking the table.
@@ -236,7 +238,7 @@ class Interactions:
                              f"ids are {'odd' if odd else 'even'} and never 0")
             elif not known and not party.wrapped and not model.parties[Side.CLIENT].resumed:
                 expected = party.last_stream_id + 2 if party.last_stream_id else (1 if odd else 2)
-                if sid != expected:
+                if sid != expected and not (party.ignored_stream_id == expected and sid == expected + 2):
                     model.report("RS-STREAMID-2", sender, f"{sender} sent {name} on stream {sid} where its next "
                                  f"stream id is {expected}")
         party.last_stream_id = max(party.last_stream_id, sid)
@@ -244,6 +246,14 @@ class Interactions:
             party.wrapped = True
         if model.lease_request(sender, sid, name, t):
             self._pending_reject.add(sid)
+
+    def ignored_request(self, sender: Side, frame: IgnoredFrame) -> None:
+        """A request the receiver must ignore (RS-IGNORE-2: its metadata length runs past it).  Whether it
+        spent its stream id is not the spec's to say, so the sender's next request may take that id or the
+        one after it (decision RS-r)."""
+        sid, party = frame.stream_id, self.model.parties[sender]
+        if frame.type_name in REQUEST_NAMES and sid > party.last_stream_id:
+            party.ignored_stream_id = sid
 
     def request(self, sender: Side, frame: Request) -> None:
         """A whole request: opens its stream (RS-m: a fragmented one when its last fragment arrives)."""

@@ -177,6 +177,7 @@ class RSocketJudge:
         model.before(sender, frame, frame.wire_name, frame.stream_id)
         if type(frame) is IgnoredFrame:
             model.ignorable(sender.peer, frame.stream_id, frame.rule)  # an ERROR answering it breaks that rule
+            streams.ignored_request(sender, frame)
             return
         if isinstance(frame, REQUEST_TYPES):
             streams.request_start(sender, frame, t)

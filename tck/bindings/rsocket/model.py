@@ -95,6 +95,7 @@ class Party:
     lease_at: float = 0.0  # as requester: when the peer's last LEASE was seen (0 or less: no time given)
     lease_ttl: float = 0.0  # as requester: the seconds that LEASE is valid for from then
     last_stream_id: int = 0  # as requester
+    ignored_stream_id: int = 0  # as requester: its last request the receiver must ignore (RS-IGNORE-2; RS-r)
     wrapped: bool = False  # as requester: it has used the max stream id (RS-a: reuse allowed from then on)
     ignorable: dict[int, str] = field(default_factory=dict)  # frames it received that it must ignore: stream -> rule
     closed: bool = False  # its transport ended
