@@ -242,9 +242,14 @@ class Monitor:
             self.liveness_count += sum(1 for frame in frames if isinstance(frame, liveness))
         self.frame_count = self.session.judge(sender, frames, t, self.frame_count, report)
 
-    def close(self, sender: Side, t: float = 0.0) -> list[Finding]:
-        """``sender``'s direction ended (the observer read end-of-file from it)."""
+    def close(self, sender: Side, t: float = 0.0, *, reset: bool = False) -> list[Finding]:
+        """``sender``'s direction ended (the observer read end-of-file from it).  ``reset``: it ended by a
+        connection reset, which discards what was still in flight (SPEC.md, decision y): a frame or line it
+        cut is not judged as one its sender left unfinished; what a close settles (a goodbye owed) still is."""
         found: list[Finding | None] = []
+        if reset and not self._dead[sender]:
+            self._dead[sender] = True
+            self._let_go(sender)
         if not self._dead[sender]:
             try:
                 self._decoders[sender].eof()
@@ -263,7 +268,7 @@ class Monitor:
             if record.truncated:
                 break  # the rest of the connection was not recorded
             if record.data is None:
-                self.close(record.sender, record.t)
+                self.close(record.sender, record.t, reset=record.reset)
             else:
                 self.observe(record.sender, record.data, record.t)
         return self.findings

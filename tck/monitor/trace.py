@@ -2,8 +2,9 @@
 
 A trace file is a MessagePack stream of maps, one per record:
 ``{"t": seconds (float), "dir": "c2s" | "s2c", "bytes": bin}`` for data and
-``{"t": ..., "dir": ..., "eof": true}`` when that direction ended.  The bytes are
-exactly what was written or read (frames, parts of frames, or garbage), so the
+``{"t": ..., "dir": ..., "eof": true}`` when that direction ended, with ``"reset": true``
+when it ended by a connection reset (TCP RST), which discards what was still in flight.  The
+bytes are exactly what was written or read (frames, parts of frames, or garbage), so the
 monitor re-decodes them: a trace of malformed input replays as it happened.
 
 A recorder that bounds its trace (the kit keeps ``TRACE_MAX_BYTES`` per
@@ -44,6 +45,7 @@ class TraceRecord:
     sender: Side
     data: bytes | None  # None: the sender's direction ended (eof), or the trace was cut here
     truncated: bool = False  # the truncation marker: nothing after it was recorded
+    reset: bool = False  # an end (data None) by a connection reset, not an orderly close
 
     def to_map(self) -> dict[str, object]:
         out: dict[str, object] = {"t": self.t, "dir": DIRECTIONS[self.sender]}
@@ -51,6 +53,8 @@ class TraceRecord:
             out["truncated"] = True
         elif self.data is None:
             out["eof"] = True
+            if self.reset:
+                out["reset"] = True
         else:
             out["bytes"] = self.data
         return out
@@ -160,7 +164,7 @@ def _record(item: object, index: int) -> TraceRecord:
     if item.get("truncated"):
         return TraceRecord(t=float(item["t"]), sender=sender, data=None, truncated=True)
     if item.get("eof"):
-        return TraceRecord(t=float(item["t"]), sender=sender, data=None)
+        return TraceRecord(t=float(item["t"]), sender=sender, data=None, reset=item.get("reset") is True)
     if isinstance(item.get("bytes"), bytes):
         return TraceRecord(t=float(item["t"]), sender=sender, data=item["bytes"])
     raise TraceFormatError(f"trace record {index} has neither bytes nor eof")

@@ -164,7 +164,7 @@ class _Recorder:
         self.cut = not on
         self.budget = budget
 
-    def add(self, t: float, sender: Side, data: bytes | None) -> None:
+    def add(self, t: float, sender: Side, data: bytes | None, *, reset: bool = False) -> None:
         if self.cut:
             return
         size = len(data or b"")
@@ -174,7 +174,7 @@ class _Recorder:
             self.records.append(TraceRecord(t=t, sender=sender, data=None, truncated=True))
             return
         self.size += size
-        self.records.append(TraceRecord(t=t, sender=sender, data=data))
+        self.records.append(TraceRecord(t=t, sender=sender, data=data, reset=reset))
 
 
 class _WebSocketView:
@@ -233,12 +233,13 @@ class _Relayed:
         self.kit_closed = False  # the relay ended it: no side's end of stream is judged from here
         self.budget = budget or HeldBudget()  # the run's, shared by every connection
 
-    def close(self, sender: Side, t: float) -> None:
-        """The end of ``sender``'s stream, judged (over WebSocket, as the view decides)."""
+    def close(self, sender: Side, t: float, *, reset: bool = False) -> None:
+        """The end of ``sender``'s stream, judged (over WebSocket, as the view decides); ``reset``: by a
+        connection reset, which leaves a frame it cut unjudged (SPEC.md decision y)."""
         if self.view is not None:
             self.view.close(sender, t)
         else:
-            self.monitor.close(sender, t)
+            self.monitor.close(sender, t, reset=reset)
 
     def ended(self, what: str) -> None:
         if self.verdict.ended is None:
@@ -298,8 +299,12 @@ async def _pump(reader: asyncio.StreamReader, sender: Side, relayed: _Relayed) -
             data = await reader.read(READ_SIZE)
         except (ConnectionError, OSError):  # the sender's transport ended abruptly (reset): its close
             if not relayed.kit_closed:
+                t = time.monotonic() - relayed.t0
                 relayed.ended(f"the {sender}'s connection was reset")
-                relayed.close(sender, time.monotonic() - relayed.t0)
+                recorder.add(t, sender, None, reset=True)
+                if view is not None:
+                    view.wire.add(t, sender, None, reset=True)
+                relayed.close(sender, t, reset=True)
             return
         if relayed.kit_closed:
             return  # what came after the relay ended the connection is nobody's to judge

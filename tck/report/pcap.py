@@ -180,6 +180,9 @@ def iter_trace_packets(records: Iterable[TraceRecord], *, server_port: int = DEF
             return
         if end.fin:
             continue
+        if record.data is None and record.reset:
+            yield packet(record.sender, "RA", t)  # a reset ends both directions: nothing follows it
+            return
         if record.data is None:
             yield packet(record.sender, "FA", t)
             end.fin = True

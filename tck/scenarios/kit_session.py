@@ -128,7 +128,7 @@ class KitSession(InboxWaits):
     def now(self) -> float:
         return time.monotonic() - self.t0
 
-    def _record(self, t: float, sender: Side, data: bytes | None) -> None:
+    def _record(self, t: float, sender: Side, data: bytes | None, *, reset: bool = False) -> None:
         """Append to the trace within ``TRACE_MAX_BYTES``; past it, one truncation marker ends the trace."""
         if "trace" in self.truncated:
             return
@@ -139,7 +139,7 @@ class KitSession(InboxWaits):
                                        f"(TRACE_MAX_BYTES = {TRACE_MAX_BYTES}); nothing later was recorded")
             return
         self.trace_bytes += size
-        self.trace.append(TraceRecord(t=t, sender=sender, data=data))
+        self.trace.append(TraceRecord(t=t, sender=sender, data=data, reset=reset))
 
     def _line(self, direction: str, text: str | Frame, data: bytes | None, index: int | None) -> None:
         self._transcript.add(self.now(), direction, text, data, index)
@@ -355,7 +355,7 @@ class KitSession(InboxWaits):
                         return
         except (ConnectionError, OSError) as exc:
             self.error = f"connection failed: {exc}"
-            self._on_eof(self.now())
+            self._on_eof(self.now(), reset=True)
         finally:
             self.reading_done.set()
 
@@ -461,7 +461,9 @@ class KitSession(InboxWaits):
         self._line("target->kit", f"(WebSocket failed: {failure})", b"", None)
         return True
 
-    def _on_eof(self, t: float, judged: bool = True) -> None:
+    def _on_eof(self, t: float, judged: bool = True, *, reset: bool = False) -> None:
+        """The target's stream ended: ``judged`` (not cut by the kit); ``reset``: by a connection reset, whose
+        cut frame is not the target's to answer for (SPEC.md decision y)."""
         self.eof = True
         if self.kit_aborted:
             # We reset the connection: whatever the target was writing was cut by us, so a
@@ -469,13 +471,15 @@ class KitSession(InboxWaits):
             judged = False
         if judged:
             try:
-                self.decoder.eof()
+                if not reset:
+                    self.decoder.eof()
             except ProtocolViolation as violation:
                 self.monitor.observe_error(TARGET, violation, t)
-            self._record(t, TARGET, None)
-            self.monitor.close(TARGET, t)
+            self._record(t, TARGET, None, reset=reset)
+            self.monitor.close(TARGET, t, reset=reset)
         self._check_verdict()  # judged or not: a rule the target broke on its way out (undecodable bytes) is certain
-        self._line("target->kit", "(target closed)" if judged else "(kit stopped reading)", b"", None)
+        ended = "(target reset the connection)" if reset else "(target closed)"
+        self._line("target->kit", ended if judged else "(kit stopped reading)", b"", None)
         self._push(CONN, Event("close", {}, self.monitor.frame_count))
         self._arrival.set()
 
