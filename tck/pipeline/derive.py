@@ -23,7 +23,7 @@ from pyspark.sql import functions as F
 
 from ..catalogue import RULES
 from ..reader_words import FAILED_OUTCOMES
-from .framing import ELEMENT_TYPES, EOF, PART_TYPES, UNDECODABLE
+from .framing import ELEMENT_TYPES, EOF, PART_TYPES, RESET, UNDECODABLE
 
 VERDICT_ORDER = ("fail", "error", "xpass", "warn", "xfail", "pass", "skip")
 FAILING = ("fail", "error", "xpass")
@@ -138,7 +138,7 @@ def wire_stats(runs: DataFrame, frames: DataFrame) -> DataFrame:
     element = F.col("type").isin(*ELEMENT_TYPES)
     # per connection first: partial aggregation shrinks millions of rows to one per connection
     per_connection = (
-        frames.filter(~F.col("type").isin(EOF, UNDECODABLE))
+        frames.filter(~F.col("type").isin(EOF, RESET, UNDECODABLE))
         .groupBy("run_id", "connection")
         .agg(F.count("*").alias("frames"), F.sum("size").alias("bytes"),
              F.sum(F.when(element, F.col("size")).otherwise(0)).alias("element_frame_bytes"),
@@ -167,7 +167,7 @@ def wire_stats(runs: DataFrame, frames: DataFrame) -> DataFrame:
 def frame_types(runs: DataFrame, frames: DataFrame) -> DataFrame:
     """Per target, direction and wire type: frames and bytes.  Binding-neutral: the type is the binding's own
     frame name (RSocket's PAYLOAD, Ditto's envelope kind, RS-IO's onNext), so every binding's page has it."""
-    return (frames.filter(~F.col("type").isin(EOF, UNDECODABLE))
+    return (frames.filter(~F.col("type").isin(EOF, RESET, UNDECODABLE))
             .join(F.broadcast(runs.select("run_id", "target")), "run_id")
             .groupBy("target", "direction", "type")
             .agg(F.count("*").alias("frames"), F.sum("size").alias("bytes")))

@@ -32,6 +32,8 @@ from ..monitor import Finding, Monitor, TraceRecord
 from ..monitor.trace import DIRECTIONS, SENDERS
 
 EOF = "eof"
+RESET = "reset"  # an end by a connection reset: the frame it cut is not judged (SPEC.md decision y)
+ENDS = frozenset({EOF, RESET})
 UNDECODABLE = "undecodable"
 # Row types that carry elements, and the parts of a split element: RS-IO's wire names today
 # (derive.py's element and reassembly tables read them).
@@ -45,7 +47,7 @@ class FrameRow:
 
     seq: int  # order within the connection, both directions
     direction: str  # c2s (kit -> target) or s2c
-    type: str  # wire name, "eof" or "undecodable"
+    type: str  # wire name, "eof", "reset" or "undecodable"
     id: int | None  # subscriber Id, when the frame has one
     size: int  # bytes on the wire
     payload: int  # element bytes carried
@@ -157,7 +159,7 @@ def frame_rows(records: Iterable[TraceRecord], codec: str | None = None,
             yield FrameRow(seq, side.direction, kind, sid, len(data), payload, elements, record.t, data)
             seq += 1
         if record.data is None:
-            yield FrameRow(seq, side.direction, EOF, None, 0, 0, 0, record.t, b"")
+            yield FrameRow(seq, side.direction, RESET if record.reset else EOF, None, 0, 0, 0, record.t, b"")
             seq += 1
     for side in sides.values():  # a trace cut short: keep the unjudged tail visible
         for kind, sid, data, payload, elements in side.eof():
@@ -177,15 +179,15 @@ def judge_rows(
     monitor = Monitor(codec, binding=binding)
     observe, close = monitor.observe, monitor.close
     for start, stop in zip(*_groups(directions, kinds)):
-        if kinds[start] == EOF:
-            close(SENDERS[directions[start]], times[start])
+        if kinds[start] in ENDS:
+            close(SENDERS[directions[start]], times[start], reset=kinds[start] == RESET)
             continue
         chunks = [i for i in range(start, stop) if data[i]]
         if chunks:
             observe(SENDERS[directions[start]], b"".join([data[i] or b"" for i in chunks]), times[chunks[0]])
     if not monitor.findings:
         return []
-    frame_times = [t for t, chunk, kind in zip(times, data, kinds) if chunk and kind != EOF and kind != UNDECODABLE]
+    frame_times = [t for t, chunk, kind in zip(times, data, kinds) if chunk and kind not in ENDS and kind != UNDECODABLE]
     return [_timed(finding, frame_times) for finding in monitor.findings]
 
 
@@ -196,7 +198,7 @@ def _groups(directions: Sequence[str], kinds: Sequence[str]) -> tuple[list[int],
     count = len(kinds)
     if not count:
         return [], []
-    eof = list(map(EOF.__eq__, kinds))
+    eof = list(map(ENDS.__contains__, kinds))
     turns = map(or_, map(ne, directions[1:], directions[:-1]), map(or_, eof[1:], eof[:-1]))
     starts = [0, *compress(range(1, count), turns)]
     return starts, [*starts[1:], count]
