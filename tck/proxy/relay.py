@@ -206,14 +206,14 @@ class _WebSocketView:
             self.close(sender, t)
         return stream
 
-    def close(self, sender: Side, t: float) -> None:
-        """Judge the end of ``sender``'s stream, unless the other side had gone past a limit of the kit's own (a
+    def close(self, sender: Side, t: float, *, reset: bool = False) -> None:
+        """Judge the end of ``sender``'s stream (``reset``: SPEC.md decision y), unless the other side had gone past a limit of the kit's own (a
         ping flood): a peer that closes then refused it, as the kit's own endpoints do, and owes nothing."""
         if self.observer.past_a_limit(sender.peer):
             self.verdict.error = self.verdict.error or (f"WebSocket: the {sender} closed once the {sender.peer} "
                                                         "had gone past a limit of the kit's own (not judged)")
         else:
-            self.verdict.monitor.close(sender, t)
+            self.verdict.monitor.close(sender, t, reset=reset)
 
 
 class _Relayed:
@@ -237,7 +237,7 @@ class _Relayed:
         """The end of ``sender``'s stream, judged (over WebSocket, as the view decides); ``reset``: by a
         connection reset, which leaves a frame it cut unjudged (SPEC.md decision y)."""
         if self.view is not None:
-            self.view.close(sender, t)
+            self.view.close(sender, t, reset=reset)
         else:
             self.monitor.close(sender, t, reset=reset)
 
