@@ -462,8 +462,7 @@ class KitSession(InboxWaits):
         return True
 
     def _on_eof(self, t: float, judged: bool = True, *, reset: bool = False) -> None:
-        """The target's stream ended: ``judged`` (not cut by the kit); ``reset``: by a connection reset, whose
-        cut frame is not the target's to answer for (SPEC.md decision y)."""
+        """The target's stream ended (``judged``: not cut by the kit; ``reset``: by a reset, SPEC.md decision y)."""
         self.eof = True
         if self.kit_aborted:
             # We reset the connection: whatever the target was writing was cut by us, so a
