@@ -465,12 +465,10 @@ class KitSession(InboxWaits):
         """The target's stream ended (``judged``: not cut by the kit; ``reset``: by a reset, SPEC.md decision y)."""
         self.eof = True
         if self.kit_aborted:
-            # We reset the connection: whatever the target was writing was cut by us, so a
-            # truncated last frame or a missing goodbye is not the target's violation.
-            judged = False
+            judged = False  # we reset it: a frame cut or a goodbye missing then is not the target's violation
         if judged:
             try:
-                if not reset:
+                if not reset:  # a frame a reset cut is not judged
                     self.decoder.eof()
             except ProtocolViolation as violation:
                 self.monitor.observe_error(TARGET, violation, t)
