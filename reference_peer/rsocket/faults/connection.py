@@ -26,7 +26,7 @@ from rsio_tck.protocol.events import ProtocolError
 
 from ...sources import End
 from ..policy import Policy
-from .declare import Base, endpoint_override, fault, first_on_connection
+from .declare import Base, endpoint_override, endpoint_overrides, fault, first_on_connection
 
 if TYPE_CHECKING:
     from ..connection import RSocketConnection
@@ -340,18 +340,9 @@ endpoint_override("ignore-bad-metadata-answered", "RS-IGNORE-2",
                   "answers a frame with the I flag and an invalid metadata length with ERROR[CONNECTION_ERROR]",
                   "_ignore", _answer_ignored("RS-IGNORE-2"))
 
-late_answer = fault("ignore-bad-metadata-answered-late", "RS-IGNORE-2",
-                    "answers a frame with the I flag and an invalid metadata length with ERROR[APPLICATION_ERROR] "
-                    "on its stream, but late: after its answer to the next KEEPALIVE, when the frame after that "
-                    "comes (as rsocket-go's responder task may, F33)")
-
-
-@late_answer.on("make_endpoint")
-def _late_answer(p: Policy, base: Base, s: RSocketConnection, **options: Any) -> Endpoint:
+def _answer_ignored_late(parent: type[Endpoint]) -> dict[str, Callable[..., None]]:
     """The answer goes out of order: a barrier read after the frame is answered first, and the ERROR is
     written only once the kit's next step has sent something (a request on the same stream id would meet it)."""
-    endpoint: Endpoint = base(s, **options)
-    parent = type(endpoint)
     owed: list[Error] = []
     barrier_answered = [False]
 
@@ -372,9 +363,13 @@ def _late_answer(p: Policy, base: Base, s: RSocketConnection, **options: Any) ->
                 self.send(owed.pop(0), check=False)
         parent._receive_decoded(self, decoded, whole, events)
 
-    endpoint.__class__ = type(f"{parent.__name__}_late_answer", (parent,), {
-        "_ignore": ignore, "_receive_keepalive": receive_keepalive, "_receive_decoded": receive_decoded})
-    return endpoint
+    return {"_ignore": ignore, "_receive_keepalive": receive_keepalive, "_receive_decoded": receive_decoded}
+
+
+endpoint_overrides("ignore-bad-metadata-answered-late", "RS-IGNORE-2",
+                   "answers a frame with the I flag and an invalid metadata length with ERROR[APPLICATION_ERROR] on "
+                   "its stream, but late: after its answer to the next KEEPALIVE, when the frame after that comes "
+                   "(as rsocket-go's responder task may, F33)", _answer_ignored_late)
 
 
 endpoint_override("draft-bad-metadata-answered", "RS-DRAFT-2",

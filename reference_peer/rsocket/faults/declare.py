@@ -40,16 +40,24 @@ def once_per_flow(flow: Flow, mark: str) -> bool:
 def endpoint_override(name: str, rule: str, description: str, method: str,
                       make: Callable[[Any], Callable[..., Any]]) -> Fault:
     """A fault that overrides endpoint method ``method``: ``make(parent_method)`` returns the override."""
+    return endpoint_overrides(name, rule, description, lambda parent: {method: make(getattr(parent, method))})
+
+
+def endpoint_overrides(name: str, rule: str, description: str,
+                       make: Callable[[type[Endpoint]], dict[str, Callable[..., Any]]]) -> Fault:
+    """A fault that overrides several endpoint methods: ``make(parent_class)``, called once per connection (so
+    the overrides may share state of that connection), returns them by name."""
     declared = fault(name, rule, description)
 
     @declared.on("make_endpoint")
     def _make(p: Policy, base: Base, s: RSocketConnection, **options: Any) -> Endpoint:
         endpoint: Endpoint = base(s, **options)
         parent = type(endpoint)
-        endpoint.__class__ = type(f"{parent.__name__}_{method}", (parent,), {method: make(getattr(parent, method))})
+        methods = make(parent)
+        endpoint.__class__ = type(f"{parent.__name__}_{'_'.join(methods)}", (parent,), methods)
         return endpoint
 
     return declared
 
-__all__ = ["FAULTS", "Base", "Fault", "build_policy", "endpoint_override", "fault", "first_on_connection",
-           "once_per_flow"]
+__all__ = ["FAULTS", "Base", "Fault", "build_policy", "endpoint_override", "endpoint_overrides", "fault",
+           "first_on_connection", "once_per_flow"]
