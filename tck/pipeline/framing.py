@@ -187,7 +187,8 @@ def judge_rows(
             observe(SENDERS[directions[start]], b"".join([data[i] or b"" for i in chunks]), times[chunks[0]])
     if not monitor.findings:
         return []
-    frame_times = [t for t, chunk, kind in zip(times, data, kinds) if chunk and kind not in ENDS and kind != UNDECODABLE]
+    frame_times = [t for t, chunk, kind in zip(times, data, kinds)
+                   if chunk and kind not in ENDS and kind != UNDECODABLE]
     return [_timed(finding, frame_times) for finding in monitor.findings]
 
 

@@ -207,8 +207,9 @@ class _WebSocketView:
         return stream
 
     def close(self, sender: Side, t: float, *, reset: bool = False) -> None:
-        """Judge the end of ``sender``'s stream (``reset``: SPEC.md decision y), unless the other side had gone past a limit of the kit's own (a
-        ping flood): a peer that closes then refused it, as the kit's own endpoints do, and owes nothing."""
+        """Judge the end of ``sender``'s stream (``reset``: SPEC.md decision y), unless the other side had gone
+        past a limit of the kit's own (a ping flood): a peer that closes then refused it, as the kit's own
+        endpoints do, and owes nothing."""
         if self.observer.past_a_limit(sender.peer):
             self.verdict.error = self.verdict.error or (f"WebSocket: the {sender} closed once the {sender.peer} "
                                                         "had gone past a limit of the kit's own (not judged)")
