@@ -147,16 +147,3 @@ def test_the_kit_as_client_does_not_charge_a_frame_a_reset_cut(reset: bool) -> N
     ending = "(target reset the connection)" if reset else "(target closed)"
     assert ending in result.explain(), result.explain()
 
-
-def test_the_pipelines_frames_table_keeps_a_reset_and_judges_it_as_the_monitor_does() -> None:
-    from rsio_tck.pipeline.framing import EOF, RESET, frame_rows, judge_rows
-
-    half = _rsocket()[:20]
-    for reset, end, expected in ((False, EOF, ["RS-FRAME-8"]), (True, RESET, [])):
-        records = [TraceRecord(t=0.0, sender=Side.SERVER, data=half),
-                   TraceRecord(t=0.1, sender=Side.SERVER, data=None, reset=reset)]
-        rows = list(frame_rows(records, "rsocket-1.0", "rsocket"))
-        assert rows[-1].type == end, rows
-        found = judge_rows([r.direction for r in rows], [r.data or None for r in rows], [r.t for r in rows],
-                           [r.type for r in rows], "rsocket-1.0", "rsocket")
-        assert [f.rule for f in found] == expected

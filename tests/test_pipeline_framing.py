@@ -165,3 +165,15 @@ def test_bytes_after_a_wire_error_keep_their_place_in_time() -> None:
     expected = [(f.rule, f.side, f.frame_index) for f in Monitor("msgpack").replay(records)]
     assert [(f.rule, f.side, f.frame_index) for f in judge_rows(*_columns(rows))] == expected
     assert ("BYE-3", S) not in [(rule, side) for rule, side, _ in expected]
+
+
+def test_an_end_by_a_reset_is_a_row_of_its_own_and_judged_as_the_monitor_judges_it() -> None:
+    # SPEC.md decision y: an orderly end inside a frame is ERR-6; a reset leaves the cut frame unjudged.
+    half = get_codec("msgpack").encoder(None).encode(OnNext(subscriber=1, element=b"\xa3abc"))[:3]
+    for reset, end, expected in ((False, "eof", ["ERR-6"]), (True, "reset", [])):
+        records = [TraceRecord(t=0.0, sender=Side.SERVER, data=half),
+                   TraceRecord(t=0.1, sender=Side.SERVER, data=None, reset=reset)]
+        rows = list(frame_rows(records))
+        assert rows[-1].type == end, rows
+        assert [f.rule for f in judge_rows(*_columns(rows))] == expected
+        assert [f.rule for f in Monitor("msgpack").replay(records)] == expected
