@@ -146,4 +146,3 @@ def test_the_kit_as_client_does_not_charge_a_frame_a_reset_cut(reset: bool) -> N
     assert rules, result.explain()  # five elements never came either way
     ending = "(target reset the connection)" if reset else "(target closed)"
     assert ending in result.explain(), result.explain()
-
