@@ -8,6 +8,14 @@ The modules of ``BY_TEST`` share nothing costly between their tests (each starts
 peer or target), so each of their tests is a unit of its own: a module of long tests
 (the hostile targets' bounded runs, the self-checks) no longer runs on one worker alone.
 
+Coverage's tracer (``make test``'s ``--cov``: coverage.py's CTracer through ``sys.settrace``, the only
+tracer Python 3.11 has) more than doubles the CPU of a test that replays whole suites or hypothesis's
+hundreds of examples.  Line coverage is the union of the lines run, so such a test, whose lines other tests
+run too, is marked ``no_cover`` (pytest-cov's marker): it runs and asserts as before, with the tracer paused
+in its worker (pytest-cov) and not started in the children it starts (here).  Leaving it out can only lower
+the figure ``make test`` prints, never raise it, and docs/benchmarks.md has the comparison with everything
+traced.
+
 Workers take the units longest first (``LONGEST_FIRST``, from ``--durations`` beside two
 busy loops): a long module started last would otherwise run on alone at the end.
 
@@ -79,6 +87,16 @@ LONGEST_FIRST = ("spark",  # about 900 s together (test_pipeline_cluster 160 s, 
                  "tests/test_ditto_scenarios.py",  # 51 s
                  "tests/test_rsocket_fuzz_live.py",  # 48 s
                  "tests/test_kit_violations.py")  # 44 s a test, 550 s together
+
+
+@pytest.fixture(autouse=True)
+def _children_untraced_under_no_cover(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest-cov's ``no_cover`` pauses the tracer in the worker only: the reference peers, kits and command
+    lines a test starts would still be traced, through the environment coverage's ``patch = subprocess``
+    leaves for them (its .pth file starts coverage in any Python that finds these variables)."""
+    if request.node.get_closest_marker("no_cover") is not None:
+        for variable in ("COVERAGE_PROCESS_CONFIG", "COVERAGE_PROCESS_START"):
+            monkeypatch.delenv(variable, raising=False)
 
 
 def module_of(nodeid: str) -> str:
