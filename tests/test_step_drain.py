@@ -37,3 +37,18 @@ def test_within_ends_a_drain_that_never_quietens_and_fails_its_rule() -> None:
         (result,) = asyncio.run(run_suite([quick], RunConfig(target=url, signal_timeout=120.0), jobs=1))
     assert result.verdict is Verdict.FAIL
     assert any(f.rule == "STR-6" and "delivery on subscriber 1 to stop" in f.expectation for f in result.failures)
+
+
+@pytest.mark.timeout(60)
+def test_max_ends_a_drain_that_never_quietens_and_fails_its_rule() -> None:
+    # The same faulty peer, with the time bound out of reach: the count of elements after the cancel ends it.
+    (scenario,) = [s for s in load_directory() if s.id == "STR-006"]
+    steps = tuple({"drain": {**step["drain"], "max": 1000, "within": 120}} if "drain" in step else step
+                  for step in scenario.steps)
+    quick = dataclasses.replace(scenario, steps=steps)
+    with EmbeddedPeer(binding="rsio", profile="msgpack", faults=("str-ignore-cancel",)) as url:
+        (result,) = asyncio.run(run_suite([quick], RunConfig(target=url), jobs=1))
+    assert result.verdict is Verdict.FAIL
+    (failure,) = [f for f in result.failures if f.rule == "STR-6"]
+    assert "at most 1000 more elements" in failure.expectation and "and still sending" in failure.got
+    assert int(failure.got.split()[0]) > 1000
