@@ -7,6 +7,8 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 TEST_WORKERS ?= 4
+# The markers of the tier of tests slow by nature (test-slow, below): `make test` runs everything else.
+SLOW_TIER := hostile or slow
 # `make test` prints the line coverage of tck/ and reference_peer/, child processes included ([tool.coverage] in
 # pyproject.toml; data and report under build/coverage/).  Python 3.11's tracer costs: three CPU-heavy modules took
 # about 80 % more CPU (47 s -> 84 s user) and 27-50 % more wall with it (issue 29).
@@ -14,7 +16,7 @@ TEST_WORKERS ?= 4
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYSPARK_PYTHON := $(abspath $(PY))
 
-.PHONY: install run test test-hostile bench mutation lint typecheck clean report publish docs
+.PHONY: install run test test-slow bench mutation lint typecheck clean report publish docs
 
 # The set-up installs what the tests need from Debian: Java for Spark, chromium for the browser check of the
 # report (tests/test_report_browser.py), tshark to dissect captures.
@@ -55,13 +57,15 @@ test: $(STAMP)
 	$(MAKE) --no-print-directory typecheck
 	$(MAKE) --no-print-directory docs
 	@rm -rf build/coverage && mkdir -p build/coverage
-	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m "not hostile" --cov --cov-report=term
+	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m "not ($(SLOW_TIER))" --cov --cov-report=term
 
-# The tier of tests slow by nature (marker `hostile`: the kit against hostile peers, each within a bound of tens
-# of seconds), which `make interop` runs after the implementations.  Without coverage: these tests assert wall
-# times (a flood judged within 60 s), and the tracer's CPU would be charged to the kit.  Plain `pytest` runs all.
-test-hostile: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m hostile
+# The tier of tests slow by nature, which `make interop` runs after the implementations: marker `hostile` (the
+# kit against hostile peers, each within a bound of tens of seconds) and marker `slow` (the whole matrix of the
+# peer's id choices, fuzz budgets, floods waited out to their bound, whole runs read back through tshark).
+# Without coverage: these tests assert wall times (a flood judged within 60 s), and the tracer's CPU would be
+# charged to the kit.  Plain `pytest` runs all.  SLOW_TIER (above) names its markers.
+test-slow: $(STAMP)
+	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m "$(SLOW_TIER)"
 
 bench: $(STAMP)
 	$(PY) -m benchmarks
@@ -122,5 +126,5 @@ interop-toolchains:
 
 interop: $(STAMP) interop-toolchains
 	SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON=$(abspath $(PY)) $(PY) interop/run.py $(INTEROP_ARGS)
-	@start=$$(date +%s); $(MAKE) --no-print-directory test-hostile; rc=$$?; \
-		echo "make interop: the hostile tier of the kit's tests (marker hostile) in $$(( $$(date +%s) - start )) s"; exit $$rc
+	@start=$$(date +%s); $(MAKE) --no-print-directory test-slow; rc=$$?; \
+		echo "make interop: the slow tier of the kit's tests (markers $(SLOW_TIER)) in $$(( $$(date +%s) - start )) s"; exit $$rc
