@@ -78,6 +78,14 @@ RSOCKET_DRAFT_IDS = ("fresh", "lowest", "highest", "mirror", "random")
 DITTO_IDS = ("fresh", "lowest", "mirror", "random")
 
 
+def _matrix(choices: tuple[str, ...]) -> list[object]:
+    """Each of the peer's id choices, a whole suite run apiece: ``random`` runs in ``make test``, the whole
+    matrix of choices in the slow tier (marker ``slow``, run by ``make interop``).  ``random`` runs untraced
+    (``no_cover``): each choice's own lines are run by tests/test_peer_id_choices.py, the suite's by others."""
+    return [pytest.param(choice, marks=pytest.mark.no_cover if choice == "random" else pytest.mark.slow)
+            for choice in choices]
+
+
 def _run_against(binding: str, profile: str, ids: str, scenarios: list | None = None,  # type: ignore[type-arg]
                  extra: tuple[str, ...] = ()) -> list:  # type: ignore[type-arg]
     chosen = scenarios if scenarios is not None else load_directory(binding=binding)
@@ -101,7 +109,7 @@ def _chosen_ids(result, pattern: str) -> list[int]:  # type: ignore[no-untyped-d
 
 
 @pytest.mark.parametrize("codec", ["msgpack", "varint"])
-@pytest.mark.parametrize("ids", RSIO_IDS)
+@pytest.mark.parametrize("ids", _matrix(RSIO_IDS))
 def test_rsio_no_scenario_fails_whatever_subscribe_back_ids_the_target_chooses(ids: str, codec: str) -> None:
     results = _run_against("rsio", codec, ids)
     assert len([r for r in results if r.verdict is not Verdict.SKIP]) > 100
@@ -114,7 +122,7 @@ def test_rsio_no_scenario_fails_whatever_subscribe_back_ids_the_target_chooses(i
     assert tid == expected[ids] if ids in expected else tid not in expected.values()
 
 
-@pytest.mark.parametrize("ids", RSOCKET_DRAFT_IDS)
+@pytest.mark.parametrize("ids", _matrix(RSOCKET_DRAFT_IDS))
 def test_rsocket_draft_no_scenario_fails_whatever_stream_ids_the_target_picks(ids: str) -> None:
     results = _run_against("rsocket", "reactivesocket-draft", ids)
     assert len([r for r in results if r.verdict is not Verdict.SKIP]) > 60
@@ -140,7 +148,7 @@ def test_rsocket_1_0_leaves_the_server_no_choice_of_stream_ids() -> None:
 
 
 @pytest.mark.parametrize("profile", ["streaming", "search"])
-@pytest.mark.parametrize("ids", DITTO_IDS)
+@pytest.mark.parametrize("ids", _matrix(DITTO_IDS))
 def test_ditto_no_scenario_fails_whatever_subscription_ids_the_target_gives(ids: str, profile: str) -> None:
     results = _run_against("ditto", profile, ids)
     assert len([r for r in results if r.verdict is not Verdict.SKIP]) >= (55 if profile == "streaming" else 15)

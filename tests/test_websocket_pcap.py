@@ -324,6 +324,7 @@ def signal_envelopes(result: Any, sender: Side) -> list[dict[str, Any]]:
 # A whole run, then three tshark launches (each loading the Lua dissectors) per scenario: some 200 processes of
 # CPU-bound work, not a wait.  Alone on this 2-core machine it takes about 85 s; beside two busy loops and three
 # other test workers over 120 s (pytest's default bound here), so it gets the bound of the other whole-run tshark tests.
+@pytest.mark.slow  # a whole Ditto run a profile and transport, each pcap labelled through tshark
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize(("profile", "scheme"), [("streaming", "ws"), ("search", "ws"), ("streaming", "tcp")])
 def test_a_full_ditto_run_pcaps_are_labelled_as_the_kit_reads_them_without_warnings(

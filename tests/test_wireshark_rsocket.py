@@ -343,6 +343,7 @@ def test_the_dissector_loads_beside_rsio_and_registers_its_fields() -> None:
 # -- sessions with every frame type -------------------------------------------------------------
 
 
+@pytest.mark.no_cover
 @pytest.mark.parametrize("how", HOW)
 @pytest.mark.parametrize("profile", PROFILES)
 def test_every_frame_type_decodes_as_the_kit_decodes_it(tmp_path: Path, profile: str, how: str) -> None:
@@ -591,6 +592,7 @@ def test_malformed_frames_show_as_malformed_frames_not_as_dissector_errors(tmp_p
 # 40 sessions are ~10,500 TCP segments (half of them cut 1-9 bytes a write), which scapy builds and reads back
 # at about 1.4 ms each: 25 s on a quiet machine, 93 s and 131 s in loaded runs (two busy loops, four workers),
 # where the default 120 s fired in the middle of parsing tshark's 68 MB of PDML.
+@pytest.mark.slow  # a fuzz budget: 40 mutated sessions a profile, ~10,500 segments read back through tshark
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("profile", PROFILES)
 def test_mutated_sessions_decode_as_the_kit_decodes_them(tmp_path: Path, profile: str) -> None:
