@@ -22,6 +22,7 @@ def _ditto() -> None:
         pytest.skip(f"the Ditto binding is not in the kit yet: {exc}")
 
 
+@pytest.mark.no_cover
 @pytest.mark.parametrize("profile", ["streaming", "search"])
 def test_the_correct_ditto_peer_fails_no_scenario(profile: str) -> None:
     _ditto()

@@ -13,6 +13,7 @@ import dataclasses
 from collections import deque
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -382,6 +383,7 @@ def _choices(me: Party, peer: Party, closing: bool) -> list[tuple[str, Party, in
     return options
 
 
+@pytest.mark.no_cover
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), mtu=st.sampled_from([None, 40]))
 def test_the_endpoints_streams_follow_the_spec_whatever_crosses(data: st.DataObject, mtu: int | None) -> None:

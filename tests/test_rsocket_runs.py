@@ -8,6 +8,7 @@ with the same frames before it (``salvaged``).
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_rsocket_codec import GENERATED
@@ -64,6 +65,7 @@ def streams(draw: st.DrawFn, profile: str) -> bytes:
     return bytes(data)
 
 
+@pytest.mark.no_cover
 @SETTINGS
 @given(data=st.data(), profile=st.sampled_from([V1, DRAFT]))
 def test_feed_runs_expanded_equals_feed(data: st.DataObject, profile: str) -> None:

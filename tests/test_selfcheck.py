@@ -10,6 +10,7 @@ from rsio_tck.scenarios import Verdict, load_directory
 from rsio_tck.selfcheck import NOT_FORCEABLE, check_all_faults, freedom_only, mutation_score, run_against_peer
 
 
+@pytest.mark.no_cover
 @pytest.mark.parametrize("codec", ["msgpack", "varint"])
 def test_the_correct_peer_fails_no_scenario(codec: str) -> None:
     results = run_against_peer(load_directory(), codec, jobs=8)
