@@ -164,8 +164,10 @@ def test_the_draining_scenarios_pass_a_peer_writing_a_few_bytes_at_a_time(bindin
     assert not bad, "\n\n".join(bad)
 
 
-# Slow by nature: each try waits out STR-006's (DITTO-030's) 60 s bound on a flood that never stops, at full CPU.
-@pytest.mark.slow
+# Not in the slow tier (whose tests run untraced): the fault shows only while the kit's reads fall behind the
+# trickle.  An untraced kit on a loaded machine drains the socket faster than a starved peer refills it, sees a
+# quiet spell and misses the fault; that happened in all four tries of one such run.  A miss, not a wrong
+# verdict, but this test asserts the catch.
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize(("binding", "fault", "caught"),
                          [("rsio", "str-ignore-cancel", "STR-006"), ("ditto", "cancel-ignored", "DITTO-030")])
