@@ -64,7 +64,7 @@ BY_TEST = frozenset({"test_hostile_rsio", "test_hostile_ditto", "test_hostile_li
 # collection order.  A stale list only costs wall time, never a test.
 LONGEST_FIRST = ("spark",  # about 900 s together (test_pipeline_cluster 160 s, test_site_browser's setup 128 s)
                  "tests/test_wireshark_rsocket.py",  # 340 s, one unit (a module-scoped full run per profile)
-                 "tests/test_websocket_pcap.py",  # a full Ditto run over ws labelled in tshark: 765 s, a third since
+                 "tests/test_websocket_pcap.py",  # its full Ditto runs are in the slow tier; 15 s a test without them
                  "tests/test_selfcheck.py",  # 230 s (every RS-IO fault against the suite)
                  "tests/test_wireshark.py",  # 170 s, one unit (a module-scoped full run per codec)
                  "tests/test_peer_ditto_selfcheck.py",  # 160 s
@@ -86,7 +86,7 @@ LONGEST_FIRST = ("spark",  # about 900 s together (test_pipeline_cluster 160 s, 
                  "tests/test_docs_examples.py",  # 57 s
                  "tests/test_ditto_scenarios.py",  # 51 s
                  "tests/test_rsocket_fuzz_live.py",  # 48 s
-                 "tests/test_kit_violations.py")  # 44 s a test, 550 s together
+                 "tests/test_kit_violations.py")  # 15-44 s a test (the id-choice matrix but random: slow tier)
 
 
 @pytest.fixture(autouse=True)
