@@ -61,7 +61,7 @@ test: $(STAMP)
 
 # The tier of tests slow by nature, which `make interop` runs after the implementations: marker `hostile` (the
 # kit against hostile peers, each within a bound of tens of seconds) and marker `slow` (the whole matrix of the
-# peer's id choices, fuzz budgets, floods waited out to their bound, whole runs read back through tshark).
+# peer's id choices, a fuzz budget read back through tshark, whole Ditto runs labelled by tshark).
 # Without coverage: these tests assert wall times (a flood judged within 60 s), and the tracer's CPU would be
 # charged to the kit.  Plain `pytest` runs all.  SLOW_TIER (above) names its markers.
 test-slow: $(STAMP)
