@@ -164,10 +164,9 @@ def test_the_draining_scenarios_pass_a_peer_writing_a_few_bytes_at_a_time(bindin
     assert not bad, "\n\n".join(bad)
 
 
-# Not in the slow tier (whose tests run untraced): the fault shows only while the kit's reads fall behind the
-# trickle.  An untraced kit on a loaded machine drains the socket faster than a starved peer refills it, sees a
-# quiet spell and misses the fault; that happened in all four tries of one such run.  A miss, not a wrong
-# verdict, but this test asserts the catch.
+# Not in the slow tier, whose tests run untraced: untraced, in a loaded run, the kit saw a quiet spell in the
+# RS-IO flood and missed the fault in all four tries.  A miss, not a wrong verdict, but this test asserts the
+# catch; traced, in `make test`, it has passed every run.
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize(("binding", "fault", "caught"),
                          [("rsio", "str-ignore-cancel", "STR-006"), ("ditto", "cancel-ignored", "DITTO-030")])
