@@ -1,13 +1,15 @@
 """The two tiers of the kit's own tests: ``make test`` and the slow tier ``make interop`` runs after it.
 
 Tests slow by nature (markers ``hostile`` and ``slow``) may leave ``make test`` only for a tier that CI
-runs: these tests hold the Makefile and the CI script to that, so no test falls between the two.
+runs: these tests hold the Makefile and the CI script to that, so no test falls between the two.  And a
+test marked ``no_cover`` runs untraced in the processes it starts too (``tests/conftest.py``).
 """
 
 from __future__ import annotations
 
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -44,3 +46,11 @@ def test_every_marker_of_the_tier_is_registered(pytestconfig: pytest.Config) -> 
     (slow,) = _dry_run("test-slow")
     registered = {line.split(":", 1)[0] for line in pytestconfig.getini("markers")}
     assert set(_marker_expression(slow).split(" or ")) <= registered
+
+
+@pytest.mark.no_cover
+def test_a_no_cover_test_starts_its_children_untraced() -> None:
+    # Under `make test` (--cov) coverage's .pth file would start the tracer in this child but for the fixture.
+    child = subprocess.run([sys.executable, "-c", "import sys; print('coverage' in sys.modules, sys.gettrace())"],
+                           capture_output=True, text=True, timeout=60, check=True)
+    assert child.stdout.split() == ["False", "None"]
