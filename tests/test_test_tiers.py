@@ -17,11 +17,15 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _make_n(target: str) -> str:
+    """What ``make -n target`` prints (the lines it would run; those calling $(MAKE) are dry runs as well)."""
+    return subprocess.run(["make", "-n", "--no-print-directory", target, "STAMP=", "PY=python"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, check=True).stdout
+
+
 def _dry_run(target: str) -> list[list[str]]:
     """The pytest command lines ``make -n target`` would run, split into words."""
-    done = subprocess.run(["make", "-n", "--no-print-directory", target, "STAMP=", "PY=python"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60, check=True)
-    return [shlex.split(line) for line in done.stdout.splitlines() if " -m pytest " in line]
+    return [shlex.split(line) for line in _make_n(target).splitlines() if " -m pytest " in line]
 
 
 def _marker_expression(command: list[str]) -> str:
@@ -34,8 +38,7 @@ def test_make_test_runs_everything_but_the_slow_tier_and_make_interop_runs_that_
     tier = _marker_expression(slow)
     assert _marker_expression(test) == f"not ({tier})"
     assert set(tier.split(" or ")) == {"hostile", "slow"}
-    interop = subprocess.run(["make", "-n", "--no-print-directory", "interop", "STAMP=", "PY=python"], cwd=ROOT,
-                             capture_output=True, text=True, timeout=60, check=True).stdout
+    interop = _make_n("interop")
     assert "make --no-print-directory test-slow" in interop  # and, dry run as well, the tier's own pytest line:
     assert f'-m "{tier}"' in interop
     ci = (ROOT / ".ci" / "run").read_text().split()
