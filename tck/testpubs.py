@@ -176,7 +176,11 @@ def element(spec: TestPublisher, index: int) -> bytes:
     if isinstance(spec, Error):
         return msgpack.packb(index)
     if isinstance(spec, Fixed):
-        return (index % (256**spec.size)).to_bytes(spec.size, "big")
+        # Only a narrow element wraps.  The modulo is skipped where it changes nothing: 256**size of a
+        # 64 KiB element is a bignum that cost 2.4 ms per element, and the judge asks for every one.
+        if index.bit_length() > 8 * spec.size:
+            index %= 1 << (8 * spec.size)
+        return index.to_bytes(spec.size, "big")
     if isinstance(spec, Large):
         return large_bytes(index, 0, spec.size)
     raise ValueError(f"{spec!r} has no fixed elements")

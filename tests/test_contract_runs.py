@@ -28,7 +28,7 @@ from rsio_tck.bindings.rsio.wire.frames import (
 from rsio_tck.bindings.rsio.wire.runs import StridedRun, VariableRun
 from rsio_tck.errors import Side
 from rsio_tck.monitor import Monitor
-from rsio_tck.testpubs import element, fixed_elements, parse
+from rsio_tck.testpubs import Fixed, element, fixed_elements, parse
 
 CODECS = ("msgpack", "varint")
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -125,3 +125,11 @@ def test_a_right_run_advances_its_contract_in_bulk(name: str, run_type: type) ->
     assert not monitor.findings and not expanded
     contract = next(iter(monitor.session.contract.contracts.values()))  # type: ignore[attr-defined]
     assert contract.index == (5000 if size else 3000)
+
+
+@given(size=st.integers(1, 2048), index=st.integers(0, 2**70))
+def test_a_fixed_element_is_its_index_modulo_256_to_its_size(size: int, index: int) -> None:
+    """tck/fixed's definition, which ``element`` computes without the power once the index fits."""
+    assert element(Fixed(size=size), index) == (index % 256**size).to_bytes(size, "big")
+    if size <= 8:
+        assert fixed_elements(size, index, 3) == b"".join(element(Fixed(size=size), i) for i in range(index, index + 3))
