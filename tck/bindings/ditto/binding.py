@@ -100,8 +100,7 @@ class DittoBinding:
         if not hasattr(frame, "topic"):
             return f"control message {str(frame)[:80]!r}"  # WebSocket's START-SEND-EVENTS and the like
         sid = getattr(frame, "subscription_id", None)
-        topic = getattr(frame, "topic", None)
-        name = f"{frame.profile} {frame.action}" if hasattr(frame, "action") else f"envelope {topic}"
+        name = f"{frame.profile} {frame.action}" if hasattr(frame, "action") else f"envelope {frame.topic}"
         details = [f"subscriptionId={sid!r}"] if sid is not None else []
         cid = getattr(frame, "correlation_id", None)
         if cid is not None:

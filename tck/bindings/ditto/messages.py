@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, ClassVar, Union
 
 from .topic import Topic
@@ -82,6 +83,14 @@ class ErrorInfo:
     other: Mapping[str, Any] = field(default_factory=dict)
 
 
+# A connection's messages address a handful of targets, and describing, judging and writing each asks for its
+# topic: each is made once.  Topics are frozen, so a cached one is safe to share.
+@lru_cache(maxsize=1024)
+def _topic_of(target: Target, profile: str, action: str) -> Topic:
+    return Topic(namespace=target.namespace, entity_name=target.entity_name, group=target.group,
+                 channel=target.channel, criterion=profile, action=action)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Message:
     profile: ClassVar[str]
@@ -97,15 +106,7 @@ class _Message:
 
     @property
     def topic(self) -> Topic:
-        t = self.target
-        return Topic(
-            namespace=t.namespace,
-            entity_name=t.entity_name,
-            group=t.group,
-            channel=t.channel,
-            criterion=self.profile,
-            action=self.action,
-        )
+        return _topic_of(self.target, self.profile, self.action)
 
 
 # -- the streaming profile (protocol-specification-streaming-subscription.md) --------------

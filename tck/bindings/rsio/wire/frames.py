@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, fields
+from functools import cache
 from typing import ClassVar, Union
 
 from ....semantics.demand import UNBOUNDED
@@ -170,11 +171,17 @@ RESERVED_CODES = range(0x0E, 0x40)  # later core versions
 EXTENSION_CODES = range(0x40, 0x80)  # extensions; never declared in version 0
 
 
+@cache
+def _field_names(cls: type[Frame]) -> tuple[str, ...]:
+    """A frame class's field names, read once: ``dataclasses.fields`` builds its tuple on every call, and every
+    transcript line is described."""
+    return tuple(spec.name for spec in fields(cls))
+
+
 def describe(frame: Frame, max_bytes: int = 16) -> str:
     """A one-line, human-readable rendering: ``onNext(subscriber=1, element=6869)``."""
     parts = []
-    for spec in fields(frame):
-        name = spec.name
+    for name in _field_names(type(frame)):
         value = getattr(frame, name)
         if isinstance(value, bytes):
             shown = value[:max_bytes].hex()
