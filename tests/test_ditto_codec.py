@@ -370,3 +370,27 @@ def test_a_value_taken_as_valid_without_jsonschema_is_valid_by_jsonschema(kind: 
     name = SCHEMA_OF[kind][0]
     if _plainly_valid(name, value):
         assert not list(_validator(name).iter_errors(value))
+
+
+@pytest.mark.parametrize("kind", sorted(SCHEMA_OF))
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_a_value_with_every_required_member_is_taken_by_the_shortcut_only_if_jsonschema_agrees(
+        kind: tuple[str, str], data: st.DataObject) -> None:
+    """As above, with the schema's required members always there, so that the member types are what decides
+    (a bool is no ``number``: a demand of true must go to jsonschema, which rejects it)."""
+    from rsio_tck.bindings.ditto.schemas import _plainly_valid, _validator, load_schema
+    name = SCHEMA_OF[kind][0]
+    required = load_schema(name).get("required", [])
+    value = data.draw(st.fixed_dictionaries({member: _JSON_VALUES for member in required},
+                                            optional={"other": _JSON_VALUES}))
+    if _plainly_valid(name, value):
+        assert not list(_validator(name).iter_errors(value))
+
+
+def test_a_request_of_plain_members_is_judged_without_jsonschema() -> None:
+    """The shortcut covers the request payload's ``number`` demand (the kit's own requests are judged too)."""
+    from rsio_tck.bindings.ditto.schemas import _plainly_valid
+    name = SCHEMA_OF[("streaming", "request")][0]
+    assert _plainly_valid(name, {"subscriptionId": "s", "demand": 3})
+    assert not _plainly_valid(name, {"subscriptionId": "s", "demand": True})

@@ -56,21 +56,24 @@ def _validator(name: str) -> jsonschema.protocols.Validator:
     return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
 
-# The JSON types a schema without nested constraints names, as the parsed values' Python types (what
-# jsonschema's draft-04 type checker accepts for them; "integer" and "number" are left to jsonschema).
-_PLAIN_TYPES: dict[str, type] = {"string": str, "array": list, "object": dict}
+# The JSON types a schema without nested constraints names, as the exact Python types of parsed values that
+# jsonschema's draft-04 type checker accepts for them ("number" is an int or a float, never a bool, whose type is
+# bool; "integer" is left to jsonschema, as drafts differ on 1.0).  A value of any other type, a subclass
+# included, is left to jsonschema.
+_PLAIN_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "array": (list,), "object": (dict,),
+                                             "number": (int, float)}
 _ANNOTATIONS = frozenset({"$schema", "description", "title"})
 
 
 @cache
-def _plain_shape(name: str) -> tuple[tuple[str, ...], tuple[tuple[str, type | None], ...]] | None:
+def _plain_shape(name: str) -> tuple[tuple[str, ...], tuple[tuple[str, tuple[type, ...] | None], ...]] | None:
     """(required members, (member, its type or None for any)) when schema ``name`` is an object whose members
     have at most a plain type (``_PLAIN_TYPES``) and nothing else is constrained; else None.  A value of that
     shape is valid without asking jsonschema, whose per-value cost dominated floods of ``next`` events."""
     schema = load_schema(name)
     if set(schema) - _ANNOTATIONS - {"type", "properties", "required"} or schema.get("type") != "object":
         return None
-    members: list[tuple[str, type | None]] = []
+    members: list[tuple[str, tuple[type, ...] | None]] = []
     for member, sub in schema.get("properties", {}).items():
         extra = set(sub) - _ANNOTATIONS - {"type"}
         if extra or ("type" in sub and sub["type"] not in _PLAIN_TYPES):
@@ -89,7 +92,7 @@ def _plainly_valid(name: str, value: Any) -> bool:
         if member not in value:
             return False
     for member, kind in members:
-        if kind is not None and member in value and not isinstance(value[member], kind):
+        if kind is not None and member in value and type(value[member]) not in kind:
             return False
     return True
 
