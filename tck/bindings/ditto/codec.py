@@ -113,6 +113,14 @@ def parse_json(raw: str | bytes, limits: DittoLimits = DEFAULT_LIMITS) -> dict[s
 
 def decode_envelope(obj: Mapping[str, Any]) -> Envelope:
     """The generic envelope of a parsed message; the DITTO-ENV, DITTO-HDR and DITTO-TOPIC rules."""
+    topic, headers, path, value, status, other = _envelope_parts(obj)
+    return Envelope(topic=topic, headers=headers, path=path, value=value, status=status, other=other)
+
+
+def _envelope_parts(obj: Mapping[str, Any]) -> tuple[Topic, dict[str, Any], str | None, Any, int | None,
+                                                     dict[str, Any]]:
+    """The envelope's members, checked: topic, headers, path, value, status and the other members (a new dict).
+    ``read_message`` takes them without making the ``Envelope`` a profile's message would replace."""
     topic_text = obj.get("topic", MISSING)
     if topic_text is MISSING:
         raise violation("DITTO-ENV-3", "envelope has no topic")
@@ -133,14 +141,9 @@ def decode_envelope(obj: Mapping[str, Any]) -> Envelope:
     fields = obj.get("fields", MISSING)
     if fields is not MISSING and not isinstance(fields, str):
         raise violation("DITTO-ENV-9", f"{topic}: fields is {with_article(json_kind(fields))}, not a string")
-    return Envelope(
-        topic=topic,
-        headers=headers,
-        path=None if path is MISSING else path,
-        value=obj.get("value", MISSING),
-        status=None if status is MISSING else status,
-        other={k: v for k, v in obj.items() if k not in _ENVELOPE_MEMBERS and k != "status"},
-    )
+    other = {k: v for k, v in obj.items() if k not in _ENVELOPE_MEMBERS and k != "status"}
+    return (topic, headers, None if path is MISSING else path, obj.get("value", MISSING),
+            None if status is MISSING else status, other)
 
 
 def _check_headers(topic: Topic, headers: Mapping[str, Any]) -> None:
@@ -161,23 +164,19 @@ def decode_message(raw: str | bytes, limits: DittoLimits = DEFAULT_LIMITS) -> De
 
 def read_message(obj: Mapping[str, Any]) -> Decoded:
     """A parsed JSON object as a message (see ``decode_message``)."""
-    envelope = decode_envelope(obj)
-    topic = envelope.topic
+    topic, headers, path, value, status, other = _envelope_parts(obj)
     key = (topic.criterion, topic.action or "")
     if key not in READERS:
-        return envelope
+        return Envelope(topic=topic, headers=headers, path=path, value=value, status=status, other=other)
     what, target = _reading_of(topic)
-    if envelope.path != "/":
-        path = "missing" if envelope.path is None else repr(envelope.path)
-        raise violation("DITTO-ENV-8", f"{what}: path is {path}, not '/'")
-    value = envelope.value
+    if path != "/":
+        raise violation("DITTO-ENV-8", f"{what}: path is {'missing' if path is None else repr(path)}, not '/'")
     if value is MISSING:
         raise violation("DITTO-ENV-7", f"{what}: value is missing")
     check_value(topic.criterion, topic.action or "", value, what)
-    other = dict(envelope.other)
-    if envelope.status is not None:
-        other["status"] = envelope.status
-    return READERS[key](_Read(what=what, target=target, headers=envelope.headers, value=value, other=other))
+    if status is not None:
+        other["status"] = status
+    return READERS[key](_Read(what=what, target=target, headers=headers, value=value, other=other))
 
 
 # A connection's messages repeat a handful of topics (as ``parse_topic``'s cache says): each topic's name for
