@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, fields
-from functools import cache
 from typing import ClassVar, Union
 
 from ....semantics.demand import UNBOUNDED
@@ -171,17 +170,16 @@ RESERVED_CODES = range(0x0E, 0x40)  # later core versions
 EXTENSION_CODES = range(0x40, 0x80)  # extensions; never declared in version 0
 
 
-@cache
-def _field_names(cls: type[Frame]) -> tuple[str, ...]:
-    """A frame class's field names, read once: ``dataclasses.fields`` builds its tuple on every call, and every
-    transcript line is described."""
-    return tuple(spec.name for spec in fields(cls))
+# Each frame class's field names, read once: ``dataclasses.fields`` builds its tuple on every call, and every
+# transcript line is described.
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {cls: tuple(spec.name for spec in fields(cls)) for cls in FRAME_TYPES}
 
 
 def describe(frame: Frame, max_bytes: int = 16) -> str:
     """A one-line, human-readable rendering: ``onNext(subscriber=1, element=6869)``."""
     parts = []
-    for name in _field_names(type(frame)):
+    names = _FIELD_NAMES.get(type(frame)) or tuple(spec.name for spec in fields(frame))
+    for name in names:
         value = getattr(frame, name)
         if isinstance(value, bytes):
             shown = value[:max_bytes].hex()
