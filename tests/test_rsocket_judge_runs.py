@@ -228,3 +228,110 @@ def test_translation_depends_on_the_interaction_and_the_direction() -> None:
     assert contract_rule("DEM-1", Kind.CHANNEL) == "RS-FLOW-2"
     assert contract_rule("TCK-1") == "RS-TCK-1" and contract_rule("TCK-5") == "RS-TCK-3"
     assert contract_rule("TCK-9") == "TCK-9"  # no RSocket form: scenarios citing it do not apply
+
+
+# -- plain PAYLOADs of several streams interleaved, judged in one batch -----------------------------------------
+# A responder serving several streams at once interleaves their elements, so the decoder forms no run; a stretch
+# of them in one batch is taken stream by stream (``RSocketJudge._take_segment``) when every stream takes all
+# of its elements whole.  Whatever the interleaving, the judgement must be the full path's, frame by frame.
+
+
+def _interleaved(items: list[tuple[Side, Any]], draw: st.DrawFn) -> list[list[tuple[Side, Any]]]:
+    """``items`` as batches, one per stretch of one side's consecutive items: runs expanded to their frames, and
+    the server's shuffled across streams (each stream's own order kept)."""
+    batches: list[list[tuple[Side, Any]]] = []
+    for side, item in items:
+        frames = item.to_frames() if isinstance(item, PayloadRun) else [item]
+        if batches and batches[-1][0][0] is side:
+            batches[-1] += [(side, frame) for frame in frames]
+        else:
+            batches.append([(side, frame) for frame in frames])
+    mixed = []
+    for batch in batches:
+        if batch[0][0] is C:  # the requester's frames as they were (its stream ids in order, SETUP first)
+            mixed.append(batch)
+            continue
+        queues: dict[Any, list[tuple[Side, Any]]] = {}
+        for side, frame in batch:  # a stream's frames stay in order; frames of other kinds keep their stream's
+            queues.setdefault(getattr(frame, "stream_id", None), []).append((side, frame))
+        out = []
+        while queues:
+            key = draw(st.sampled_from(sorted(queues, key=str)))
+            out.append(queues[key].pop(0))
+            if not queues[key]:
+                del queues[key]
+        mixed.append(out)
+    return mixed
+
+
+def _judge_batches(batches: list[list[tuple[Side, Any]]], *, shortcuts: bool,
+                   monkeypatch: pytest.MonkeyPatch) -> tuple[Any, ...]:
+    judge = RSocketJudge("rsocket-1.0")
+    found: list[tuple[str, Side | None, int | None]] = []
+
+    def report(violation: ProtocolViolation, index: int | None, frame: Any) -> None:
+        found.append((violation.rule, violation.side, index))
+
+    index = 0
+    with monkeypatch.context() as patched:
+        if not shortcuts:
+            patched.setattr(judge_module, "deliver_fast", lambda rec, count: False)
+        for batch in batches:
+            frames = [frame for _, frame in batch]
+            if shortcuts:
+                index = judge.judge(batch[0][0], frames, 0.0, index, report)
+            else:
+                for frame in frames:
+                    index = judge.judge(batch[0][0], [frame], 0.0, index, report)
+    for side in Side:
+        found += [(v.rule, v.side, None) for v in judge.close(side)]
+    streams = {sid: (s.out.state, s.out.demand.outstanding, s.out.demand.delivered)
+               for sid, s in judge.streams.streams.items()}
+    return found, streams, {side: party.frames_sent for side, party in judge.model.parties.items()}, index
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(ops=st.lists(OPS, max_size=25), initial=st.lists(st.integers(min_value=0, max_value=10), min_size=3,
+                                                         max_size=3), data=st.data())
+def test_interleaved_streams_judged_in_one_batch_judge_as_the_full_path(monkeypatch: pytest.MonkeyPatch,
+                                                                        ops: list[Op], initial: list[int],
+                                                                        data: st.DataObject) -> None:
+    monkeypatch.setattr(judge_module, "SEGMENT_MIN", 2)  # every stretch of two plain PAYLOADs is a segment
+    for watched in (False, True):
+        items = _items(ops, initial, watched=watched)
+        items.insert(1, (S, Keepalive(respond=False)))
+        batches = _interleaved(items, data.draw)
+        assert _judge_batches(batches, shortcuts=True, monkeypatch=monkeypatch) == \
+            _judge_batches(batches, shortcuts=False, monkeypatch=monkeypatch)
+
+
+def test_four_interleaved_streams_within_their_demand_are_taken_stream_by_stream(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three tck/infinite streams interleaved, as the offline corpus has them: the server's first frame goes the
+    whole way alone (it accepts the connection), the rest of the stretch in bulk (the frame-by-frame path is never
+    asked), and an element beyond a stream's demand is still found at its frame."""
+    requests = [RequestStream(stream_id=sid, initial_request_n=10, data=b"tck/infinite?start=0") for sid in SIDS]
+    frames = [Payload(stream_id=sid, next=True, data=str(i).encode()) for i in range(10) for sid in SIDS]
+    judge = RSocketJudge("rsocket-1.0")
+    found: list[tuple[str, int | None]] = []
+
+    def report(violation: ProtocolViolation, index: int | None, frame: Any) -> None:
+        found.append((violation.rule, index))
+
+    index = judge.judge(C, [SETUP, *requests], 0.0, 0, report)
+    singles: list[int] = []
+    original = judge_module.RSocketJudge._judge
+
+    def counting(self: Any, sender: Side, batch: Any, *args: Any) -> int:
+        singles.append(len(list(batch)))
+        return original(self, sender, batch, *args)
+
+    monkeypatch.setattr(judge_module.RSocketJudge, "_judge", counting)
+    index = judge.judge(S, frames, 0.0, index, report)
+    assert singles == [1] and found == [] and index == 4 + len(frames)
+    assert all(judge.streams.streams[sid].out.demand.delivered == 10 for sid in SIDS)
+    beyond = [Payload(stream_id=sid, next=True, data=b"10") for sid in SIDS] * 6  # 18 frames, none with demand
+    index = judge.judge(S, beyond, 0.0, index, report)
+    assert singles == [1, 18] and [rule for rule, _ in found][:1] == ["RS-FLOW-2"]
+    assert found[0][1] == 4 + len(frames)

@@ -19,8 +19,11 @@ demand and nothing else, exactly as the table's entry would: the table's own fas
 requester's CANCEL, where ``Interactions.payload`` of a plain stream takes the same unit);
 a ``PayloadRun`` (the decoder's run of such frames on one stream) is taken whole
 with one demand take when its stream's demand covers ``count``, and otherwise
-judged ``to_frames()`` one by one, so findings never depend on the grouping.
-``tests/test_rsocket_judge_runs.py`` holds both fast paths to the frame-by-frame path.
+judged ``to_frames()`` one by one, so findings never depend on the grouping.  A batch's
+stretch of plain PAYLOADs on several streams interleaved (a responder serving them at once)
+forms no run; it is taken stream by stream in bulk when every stream of it would take all
+its elements on the single frame's path, and otherwise judged frame by frame (``_take_segment``).
+``tests/test_rsocket_judge_runs.py`` holds the fast paths to the frame-by-frame path.
 With ``contract=True`` the test-publisher contract (``contract.py``) watches the
 streams whose request names a test publisher; their plain elements take the same
 fast paths only when the contract finds them exactly the publisher's next
@@ -36,7 +39,7 @@ from typing import Any
 
 from ...binding import Found, Keep
 from ...errors import ProtocolViolation, Side
-from ...semantics.streams import deliver_fast
+from ...semantics.streams import deliver_fast, takes_elements
 from .codec import RSocketLimits
 from .contract import ContractJudge
 from .fragments import Reassembler
@@ -60,6 +63,8 @@ from .interactions import REQUEST_TYPES, Interactions
 from .model import ConnectionModel
 from .runs import PayloadRun
 
+SEGMENT_MIN = 16  # plain PAYLOADs in a row worth grouping by stream (``RSocketJudge._judge_segments``)
+
 
 class RSocketJudge:
     def __init__(self, profile: str = "rsocket-1.0", limits: RSocketLimits | None = None, *,
@@ -82,11 +87,96 @@ class RSocketJudge:
     # -- the loop -------------------------------------------------------------------
 
     def judge(self, sender: Side, frames: Iterable[Any], t: float, index: int, found: Found) -> int:
-        model = self.model
+        if self.keep is None and type(frames) is list and len(frames) >= SEGMENT_MIN:
+            return self._judge_segments(sender, frames, t, index, found)
+        return self._judge(sender, frames, t, index, found)
+
+    def _judge_segments(self, sender: Side, frames: list[Any], t: float, index: int, found: Found) -> int:
+        """``_judge`` over ``frames``, except that each stretch of at least ``SEGMENT_MIN`` plain PAYLOAD(N)s (a
+        responder serving several streams at once interleaves them, so no ``PayloadRun`` forms) is taken stream
+        by stream in bulk when every stream of it takes its elements whole (``_take_segment``), else judged as
+        the other frames are."""
+        self._tick(t, found, index)  # once, as one ``_judge`` call would: the calls below find the time unchanged
+        start = position = 0
+        end = len(frames)
+        while position < end:
+            item = frames[position]
+            if type(item) is not Payload or not item.next or item.follows or item.complete:
+                position += 1
+                continue
+            stop = position + 1
+            while stop < end:
+                item = frames[stop]
+                if type(item) is not Payload or not item.next or item.follows or item.complete:
+                    break
+                stop += 1
+            if stop - position >= SEGMENT_MIN:
+                if start < position:
+                    index = self._judge(sender, frames[start:position], t, index, found)
+                segment = frames[position:stop]
+                if not self._plain[sender] and not self.reassembly[sender].held:
+                    # The party's first frame (or one after a pending connection-level check) goes the whole way
+                    # alone, as a run's does: it may leave the party plain, and the rest of the stretch then whole.
+                    index = self._judge(sender, segment[:1], t, index, found)
+                    segment = segment[1:]
+                if self._take_segment(sender, segment):
+                    index += len(segment)
+                else:
+                    index = self._judge(sender, segment, t, index, found)
+                start = stop
+            position = stop
+        if start < end:
+            index = self._judge(sender, frames[start:] if start else frames, t, index, found)
+        return index
+
+    def _take_segment(self, sender: Side, segment: list[Payload]) -> bool:
+        """Plain PAYLOAD(N)s of ``sender`` taken at once, stream by stream: only when each of their streams would
+        take every one of its elements on the single frame's fast path (its demand covers them all and, for a
+        watched stream, they are its publisher's next elements), so that judging them one by one would find
+        nothing and change the same counts.  False changes nothing."""
+        if not self._plain[sender] or self.reassembly[sender].held:
+            return False
+        groups: dict[int, list[bytes]] = {}
+        for frame in segment:
+            datas = groups.get(frame.stream_id)
+            if datas is None:
+                groups[frame.stream_id] = [frame.data]
+            else:
+                datas.append(frame.data)
+        streams, contract = self.streams.streams, self.contract
+        plan: list[tuple[Any, int, int, bool]] = []  # (stream, its id, elements, watched)
+        for sid, datas in groups.items():
+            st = streams.get(sid)
+            if st is None or st.requester is sender or not takes_elements(st.out) \
+                    or not st.out.demand.covers(len(datas)):
+                return False
+            if st.plain:
+                plan.append((st, sid, len(datas), False))
+            elif st.watched_plain and contract is not None and contract.due(sid, datas):
+                plan.append((st, sid, len(datas), True))
+            else:
+                return False
+        for number, (st, sid, count, watched) in enumerate(plan):
+            # ``deliver_fast`` is the gate, as on every fast path: the checks above make it take each stream's
+            # elements, and were it to decline, it declines the first (nothing is taken yet) or it is a bug.
+            if not deliver_fast(st.out, count):
+                if number:
+                    raise AssertionError(f"stream {sid}: deliver_fast declined what its checks accepted")
+                return False
+            if watched:
+                contract.took(sid, count)  # type: ignore[union-attr]
+        self.model.parties[sender].frames_sent += len(segment)
+        return True
+
+    def _tick(self, t: float, found: Found, index: int) -> None:
         if t > self._t:
             self._t = t
-            model.tick(t)
+            self.model.tick(t)
             self._flush(found, index, None)
+
+    def _judge(self, sender: Side, frames: Iterable[Any], t: float, index: int, found: Found) -> int:
+        model = self.model
+        self._tick(t, found, index)
         keep = self.keep
         party = model.parties[sender]
         plain = self._plain
@@ -100,7 +190,7 @@ class RSocketJudge:
                     # The party's first frame (or one after a pending connection-level check) goes the
                     # whole way alone; it may leave the party plain, and the rest of the run then whole.
                     head, run = run.split(1)
-                    index = self.judge(sender, head.to_frames(), t, index, found)
+                    index = self._judge(sender, head.to_frames(), t, index, found)
                 if keep is None and plain[sender] and not reassembler.held:
                     st = streams.get(run.stream_id)
                     if st is not None and st.requester is not sender and (
@@ -109,7 +199,7 @@ class RSocketJudge:
                         party.frames_sent += run.count
                         index += run.count
                         continue
-                index = self.judge(sender, run.to_frames(), t, index, found)
+                index = self._judge(sender, run.to_frames(), t, index, found)
                 continue
             if keep is not None:
                 keep(index, sender, t, item)
