@@ -100,11 +100,7 @@ class RSocketJudge:
         start = position = 0
         end = len(frames)
         while position < end:
-            item = frames[position]
-            if type(item) is not Payload or not item.next or item.follows or item.complete:
-                position += 1
-                continue
-            stop = position + 1
+            stop = position  # the stretch of plain PAYLOAD(N)s from ``position``, perhaps none
             while stop < end:
                 item = frames[stop]
                 if type(item) is not Payload or not item.next or item.follows or item.complete:
@@ -124,7 +120,7 @@ class RSocketJudge:
                 else:
                     index = self._judge(sender, segment, t, index, found)
                 start = stop
-            position = stop
+            position = stop + 1  # the frame at ``stop`` (if any) is no plain PAYLOAD: no stretch starts there
         if start < end:
             index = self._judge(sender, frames[start:] if start else frames, t, index, found)
         return index
