@@ -74,6 +74,14 @@ def _items(ops: list[Op], initial: list[int], *, watched: bool = False) -> list[
 
 
 def _judge(items: list[tuple[Side, Any]], *, whole_runs: bool, keep: bool = False) -> tuple[Any, ...]:
+    calls = [(side, [item] if whole_runs or not isinstance(item, PayloadRun) else item.to_frames())
+             for side, item in items]
+    return _judge_calls(calls, keep=keep)
+
+
+def _judge_calls(calls: list[tuple[Side, list[Any]]], *, keep: bool = False) -> tuple[Any, ...]:
+    """One ``judge`` call per (side, frames); the findings, every stream's state, the frames counted per side,
+    the next index and the indices ``keep`` saw."""
     kept: list[int] = []
     judge = RSocketJudge("rsocket-1.0", keep=(lambda index, side, t, frame: kept.append(index)) if keep else None)
     found: list[tuple[str, Side | None, int | None]] = []
@@ -82,8 +90,7 @@ def _judge(items: list[tuple[Side, Any]], *, whole_runs: bool, keep: bool = Fals
         found.append((violation.rule, violation.side, index))
 
     index = 0
-    for side, item in items:
-        frames = [item] if whole_runs or not isinstance(item, PayloadRun) else item.to_frames()
+    for side, frames in calls:
         index = judge.judge(side, frames, 0.0, index, report)
     for side in Side:
         found += [(v.rule, v.side, None) for v in judge.close(side)]
@@ -264,32 +271,6 @@ def _interleaved(items: list[tuple[Side, Any]], draw: st.DrawFn) -> list[list[tu
     return mixed
 
 
-def _judge_batches(batches: list[list[tuple[Side, Any]]], *, shortcuts: bool,
-                   monkeypatch: pytest.MonkeyPatch) -> tuple[Any, ...]:
-    judge = RSocketJudge("rsocket-1.0")
-    found: list[tuple[str, Side | None, int | None]] = []
-
-    def report(violation: ProtocolViolation, index: int | None, frame: Any) -> None:
-        found.append((violation.rule, violation.side, index))
-
-    index = 0
-    with monkeypatch.context() as patched:
-        if not shortcuts:
-            patched.setattr(judge_module, "deliver_fast", lambda rec, count: False)
-        for batch in batches:
-            frames = [frame for _, frame in batch]
-            if shortcuts:
-                index = judge.judge(batch[0][0], frames, 0.0, index, report)
-            else:
-                for frame in frames:
-                    index = judge.judge(batch[0][0], [frame], 0.0, index, report)
-    for side in Side:
-        found += [(v.rule, v.side, None) for v in judge.close(side)]
-    streams = {sid: (s.out.state, s.out.demand.outstanding, s.out.demand.delivered)
-               for sid, s in judge.streams.streams.items()}
-    return found, streams, {side: party.frames_sent for side, party in judge.model.parties.items()}, index
-
-
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(ops=st.lists(OPS, max_size=25), initial=st.lists(st.integers(min_value=0, max_value=10), min_size=3,
@@ -302,15 +283,18 @@ def test_interleaved_streams_judged_in_one_batch_judge_as_the_full_path(monkeypa
         items = _items(ops, initial, watched=watched)
         items.insert(1, (S, Keepalive(respond=False)))
         batches = _interleaved(items, data.draw)
-        assert _judge_batches(batches, shortcuts=True, monkeypatch=monkeypatch) == \
-            _judge_batches(batches, shortcuts=False, monkeypatch=monkeypatch)
+        with monkeypatch.context() as patched:  # the full path, frame by frame, as _judge_without_shortcuts
+            patched.setattr(judge_module, "deliver_fast", lambda rec, count: False)
+            full = _judge_calls([(side, [frame]) for batch in batches for side, frame in batch])
+        assert _judge_calls([(batch[0][0], [frame for _, frame in batch]) for batch in batches]) == full
 
 
 def test_four_interleaved_streams_within_their_demand_are_taken_stream_by_stream(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Three tck/infinite streams interleaved, as the offline corpus has them: the server's first frame goes the
     whole way alone (it accepts the connection), the rest of the stretch in bulk (the frame-by-frame path is never
-    asked), and an element beyond a stream's demand is still found at its frame."""
+    asked).  A stretch where one stream, not the first, lacks the demand or sends what its publisher does not is
+    judged frame by frame, and each finding is at its frame."""
     requests = [RequestStream(stream_id=sid, initial_request_n=10, data=b"tck/infinite?start=0") for sid in SIDS]
     frames = [Payload(stream_id=sid, next=True, data=str(i).encode()) for i in range(10) for sid in SIDS]
     judge = RSocketJudge("rsocket-1.0")
@@ -331,7 +315,23 @@ def test_four_interleaved_streams_within_their_demand_are_taken_stream_by_stream
     index = judge.judge(S, frames, 0.0, index, report)
     assert singles == [1] and found == [] and index == 4 + len(frames)
     assert all(judge.streams.streams[sid].out.demand.delivered == 10 for sid in SIDS)
-    beyond = [Payload(stream_id=sid, next=True, data=b"10") for sid in SIDS] * 6  # 18 frames, none with demand
-    index = judge.judge(S, beyond, 0.0, index, report)
-    assert singles == [1, 18] and [rule for rule, _ in found][:1] == ["RS-FLOW-2"]
-    assert found[0][1] == 4 + len(frames)
+    # Six more of each: the first two streams have the demand, the last none, so the stretch is judged frame by
+    # frame (nothing of it taken, though the first streams could be) and each of the last's elements breaks RS-FLOW-2.
+    index = judge.judge(C, [RequestN(stream_id=sid, request_n=6) for sid in SIDS[:2]], 0.0, index, report)
+    singles.clear()
+    more = [Payload(stream_id=sid, next=True, data=str(i).encode()) for i in range(10, 16) for sid in SIDS]
+    first = index
+    index = judge.judge(S, more, 0.0, index, report)
+    assert singles == [18]
+    assert found == [("RS-FLOW-2", first + 2 + 3 * k) for k in range(6)]
+    assert [judge.streams.streams[sid].out.demand.delivered for sid in SIDS] == [16, 16, 10]
+    # Demand for all, but the second stream's elements are not its publisher's: nothing is taken in bulk, and the
+    # contract finds the first of them.
+    index = judge.judge(C, [RequestN(stream_id=sid, request_n=20) for sid in SIDS], 0.0, index, report)
+    singles.clear()
+    found.clear()
+    wrong = [Payload(stream_id=sid, next=True, data=b"99" if sid == SIDS[1] else str(i).encode())
+             for i in range(16, 24) for sid in SIDS[:2]]  # 16 frames: a stretch (SEGMENT_MIN)
+    first = index
+    index = judge.judge(S, wrong, 0.0, index, report)
+    assert singles == [16] and found[:1] == [("RS-TCK-2", first + 1)]
