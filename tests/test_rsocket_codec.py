@@ -267,7 +267,7 @@ def test_unknown_profile_names_the_choices() -> None:
 
 @SETTINGS
 @given(
-    kind=st.sampled_from([0x08, 0x0A]) | st.integers(0, 63),
+    kind=st.sampled_from([0x03, 0x08, 0x0A]) | st.integers(0, 63),
     flags=st.integers(0, 0x3FF),
     stream_id=st.integers(0, 2**32 - 1),
     body=st.binary(max_size=12),
@@ -284,7 +284,7 @@ def test_fast_path_agrees_with_the_general_decoder(kind: int, flags: int, stream
 
 @SETTINGS
 @given(
-    head=st.sampled_from([b"\x00\x00\x00\x20", b"\x00\x00\x00\x15"]) | st.binary(min_size=4, max_size=4),
+    head=st.sampled_from([b"\x00\x00\x00\x20", b"\x00\x00\x00\x15", b"\x00\x00\x00\x04"]) | st.binary(min_size=4, max_size=4),
     flags=st.integers(0, 0xFF),
     stream_id=st.integers(0, 2**64 - 1),
     body=st.sampled_from([b"", bytes(8), b"\x00\x00\x00\x00\x00\x00\x00\x07"]) | st.binary(max_size=12),
@@ -295,15 +295,19 @@ def test_draft_fast_path_agrees_with_the_general_decoder(head: bytes, flags: int
     fast = profile.fast_decode(bytearray(raw), 0, len(raw))
     if fast is not None:
         assert fast == profile.decode_frame(raw)
-    elif head in (b"\x00\x00\x00\x20", b"\x00\x00\x00\x15") and not flags & 0xC0:
+    elif head in (b"\x00\x00\x00\x20", b"\x00\x00\x00\x15", b"\x00\x00\x00\x04") and not flags & 0xC0:
         assert head[3] == 0x15 and len(body) != 8  # only a REQUEST_N of the wrong size goes the general way
 
 
 def test_fast_path_takes_the_hot_frames() -> None:
     profile = get_profile(V1)
-    for frame in (Payload(stream_id=1, next=True, data=b"7"), RequestN(stream_id=1, request_n=5)):
+    for frame in (Payload(stream_id=1, next=True, data=b"7"), RequestN(stream_id=1, request_n=5),
+                  Keepalive(respond=True, last_received_position=2**63 - 1, data=b"ping")):
         raw = profile.encode_frame(frame)
         assert profile.fast_decode(bytearray(raw), 0, len(raw)) == frame
+    draft = get_profile(DRAFT)
+    raw = draft.encode_frame(Keepalive(data=b"ping"))
+    assert draft.fast_decode(bytearray(raw), 0, len(raw)) == Keepalive(data=b"ping")
 
 
 def test_describe_names_the_frame_and_leaves_defaults_out() -> None:

@@ -71,6 +71,9 @@ _new = object.__new__
 _set_stream, _set_ignore, _set_follows, _set_complete, _set_next, _set_metadata, _set_data = (
     getattr(Payload, name).__set__ for name in ("stream_id", "ignore", "follows", "complete", "next", "metadata", "data")
 )
+_set_ka_stream, _set_ka_ignore, _set_ka_respond, _set_ka_position, _set_ka_data = (
+    getattr(Keepalive, name).__set__ for name in ("stream_id", "ignore", "respond", "last_received_position", "data")
+)
 
 
 def draft_error_code(stream_id: int) -> int:
@@ -399,6 +402,14 @@ class ReactiveSocketDraft(Profile):
         if kind == 0x15 and stop - start == 20:
             return RequestN(stream_id=int.from_bytes(buf[start + 4 : start + 12], "big"),
                             request_n=int.from_bytes(buf[start + 12 : stop], "big"))
+        if kind == 0x04:  # KEEPALIVE, as 1.0's fast path takes it
+            keepalive = _new(Keepalive)
+            _set_ka_stream(keepalive, int.from_bytes(buf[start + 4 : start + 12], "big"))
+            _set_ka_ignore(keepalive, False)
+            _set_ka_respond(keepalive, False)
+            _set_ka_position(keepalive, 0)
+            _set_ka_data(keepalive, bytes(buf[start + 12 : stop]))
+            return keepalive
         return None
 
     def plain_next(self, buf: bytes, start: int) -> bool:

@@ -63,6 +63,9 @@ _new = object.__new__
 _set_stream, _set_ignore, _set_follows, _set_complete, _set_next, _set_metadata, _set_data = (
     getattr(Payload, name).__set__ for name in ("stream_id", "ignore", "follows", "complete", "next", "metadata", "data")
 )
+_set_ka_stream, _set_ka_ignore, _set_ka_respond, _set_ka_position, _set_ka_data = (
+    getattr(Keepalive, name).__set__ for name in ("stream_id", "ignore", "respond", "last_received_position", "data")
+)
 
 # -- readers: one per frame type --------------------------------------------------------
 
@@ -423,6 +426,15 @@ class RSocket10(Profile):
                 stream_id=int.from_bytes(buf[start : start + 4], "big"),
                 request_n=int.from_bytes(buf[start + 6 : stop], "big"),
             )
+        if kind == 0x03 and stop - start >= 14 and not buf[start + 6] & 0x80:
+            # A keepalive storm is a flood of these: the report's re-judgement and statistics decode each one.
+            keepalive = _new(Keepalive)
+            _set_ka_stream(keepalive, int.from_bytes(buf[start : start + 4], "big"))
+            _set_ka_ignore(keepalive, False)
+            _set_ka_respond(keepalive, bool(word & FLAG_R))
+            _set_ka_position(keepalive, int.from_bytes(buf[start + 6 : start + 14], "big"))
+            _set_ka_data(keepalive, bytes(buf[start + 14 : stop]))
+            return keepalive
         return None
 
     def parse_header(self, raw: bytes, offset: int | None) -> Header:
