@@ -9,6 +9,7 @@ counted per side) must be those of judging every frame through the whole path.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -18,9 +19,19 @@ from test_rsocket_judge import SETUP
 
 from rsio_tck.binding import get_binding
 from rsio_tck.bindings.rsocket import judge as judge_module
-from rsio_tck.bindings.rsocket.frames import Cancel, Keepalive, Payload, RequestN, RequestStream
+from rsio_tck.bindings.rsocket.frames import (
+    CONNECTION_ERROR,
+    Cancel,
+    Error,
+    Keepalive,
+    MetadataPush,
+    Payload,
+    RequestN,
+    RequestStream,
+)
 from rsio_tck.bindings.rsocket.interactions import CONTRACT_RULES, contract_rule
 from rsio_tck.bindings.rsocket.judge import RSocketJudge
+from rsio_tck.bindings.rsocket.model import ConnectionModel, KeepaliveOwed
 from rsio_tck.bindings.rsocket.runs import PayloadRun
 from rsio_tck.catalogue import RULES
 from rsio_tck.errors import ProtocolViolation, Side
@@ -335,3 +346,108 @@ def test_four_interleaved_streams_within_their_demand_are_taken_stream_by_stream
     first = index
     index = judge.judge(S, wrong, 0.0, index, report)
     assert singles == [16] and found[:1] == [("RS-TCK-2", first + 1)]
+
+
+# -- keepalives -----------------------------------------------------------------------------------------------
+# A plain party's KEEPALIVE skips ``_frame`` (a keepalive storm's path, and its report's re-judgement), and the
+# model's ``tick`` stops reading the queue of owed answers at the first not yet overdue while their times are in
+# order.  Both are held to the full path: every frame through ``_frame`` (no party plain), the whole queue read.
+
+KEEPALIVE = st.builds(lambda respond, data, sid, position: Keepalive(stream_id=sid, respond=respond, data=data,
+                                                                     last_received_position=position),
+                      st.booleans(), st.sampled_from([b"", b"a", b"b"]), st.sampled_from([0, 0, 0, 1]),
+                      st.integers(0, 20))
+# Frames that leave a party not plain: a METADATA_PUSH owes an answer, an ERROR on stream 0 ends the connection
+OTHER = st.sampled_from([MetadataPush(metadata=b"m"), Error(stream_id=0, error_code=CONNECTION_ERROR)])
+# (sender, its frames, the time of the batch): the max lifetime is 5 s; a time of 0 is one unknown
+KEEPALIVE_BATCH = st.tuples(st.sampled_from([C, S]), st.lists(KEEPALIVE | OTHER, min_size=1, max_size=4)
+                            .filter(lambda frames: sum(type(f) is not Keepalive for f in frames) <= 1),
+                            st.sampled_from([0.0, 1.0, 2.0, 3.0, 5.5, 7.0, 9.0, 12.0, 13.0, 15.0, 20.0]))
+# The SETUP: plain, with resumption (KEEPALIVE positions judged), or of a major version the server owes a refusal
+SETUPS = st.sampled_from([{}, {"resume_token": b"tok"}, {"major_version": 2}])
+
+
+def _judge_keepalives(batches: list[tuple[Side, list[Any], float]], *, setup: dict[str, Any],
+                      accepted: bool) -> tuple[Any, ...]:
+    """A connection (max lifetime 5 s) whose server has answered a request or not, then ``batches``; the findings
+    with their messages, and each party's frames counted, keepalives owed, last position and last keepalive."""
+    judge = RSocketJudge("rsocket-1.0")
+    found: list[tuple[str, Side | None, int | None, str]] = []
+
+    def report(violation: ProtocolViolation, index: int | None, frame: Any) -> None:
+        found.append((violation.rule, violation.side, index, violation.message))
+
+    index = judge.judge(C, [replace(SETUP, max_lifetime=5_000, **setup), RequestStream(stream_id=1, initial_request_n=5)], 0.1, 0, report)
+    if accepted:
+        index = judge.judge(S, [Payload(stream_id=1, next=True, data=b"e")], 0.1, index, report)
+    for side, frames, t in batches:
+        index = judge.judge(side, frames, t, index, report)
+    for side in Side:
+        found += [(v.rule, v.side, None, v.message) for v in judge.close(side)]
+    parties = {side: (p.frames_sent, [(o.data, o.t, o.reported) for o in p.keepalive_owed], p.last_position,
+                      p.last_alive_t) for side, p in judge.model.parties.items()}
+    return found, parties, index
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(batches=st.lists(KEEPALIVE_BATCH, max_size=30), in_order=st.booleans(), setup=SETUPS, accepted=st.booleans())
+def test_keepalives_judge_as_the_full_path(monkeypatch: pytest.MonkeyPatch,
+                                           batches: list[tuple[Side, list[Any], float]], in_order: bool,
+                                           setup: dict[str, Any], accepted: bool) -> None:
+    if in_order:  # as a live connection has them; otherwise as any trace or capture may
+        times = sorted(t for _, _, t in batches)
+        batches = [(side, frames, t) for (side, frames, _), t in zip(batches, times)]
+    judged = _judge_keepalives(batches, setup=setup, accepted=accepted)
+    with monkeypatch.context() as patched:
+        def nothing_plain(self: RSocketJudge) -> None:
+            self._plain.update(dict.fromkeys(Side, False))
+
+        def owe_out_of_order(party: Any, data: bytes, t: float) -> None:
+            party.owed_in_order = False
+            party.keepalive_owed.append(KeepaliveOwed(data, t))
+
+        patched.setattr(RSocketJudge, "_refresh", nothing_plain)
+        patched.setattr(ConnectionModel, "_owe", staticmethod(owe_out_of_order))
+        assert judged == _judge_keepalives(batches, setup=setup, accepted=accepted)
+
+
+def test_a_keepalive_storm_skips_the_frame_path_and_is_still_judged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The client's KEEPALIVEs with R, 1,000 a batch, and the server's answers: none goes through ``_frame`` once
+    both parties are plain; an answer with the wrong data, an answer owed past the max lifetime, and the client's
+    silence past it are found at their frames."""
+    batches = [(C, [Keepalive(respond=True, data=b"a")] * 1000, 1.0 + k) for k in range(3)]
+    batches += [(S, [Keepalive(data=b"a")] * 2999 + [Keepalive(data=b"x")], 5.5), (C, [Keepalive(respond=True)], 8.0),
+                (S, [Keepalive(respond=True, data=b"a")], 14.0)]
+    calls: list[Any] = []
+    original = RSocketJudge._frame
+    monkeypatch.setattr(RSocketJudge, "_frame", lambda self, sender, frame, t: (calls.append(frame),
+                                                                                 original(self, sender, frame, t)))
+    found, parties, index = _judge_keepalives(batches, setup={}, accepted=True)
+    assert len(calls) == 3 and index == 6005  # only the opening (SETUP, request, the server's answer)
+    assert [(rule, side, i) for rule, side, i, _ in found] == [
+        ("RS-KEEPALIVE-3", S, 6002),  # the last answer echoes "x", not the "a" it answers
+        ("RS-KEEPALIVE-2", C, 6004),  # at 14.0 s: nothing from the client since 8.0 s,
+        ("RS-KEEPALIVE-3", S, 6004)]  # nor the server's answer to the client's KEEPALIVE of 8.0 s
+    assert "6.000 s" in found[2][3] and parties[S][1] == [(b"", 8.0, True)] and parties[C][1] == [(b"a", 14.0, False)]
+    assert parties[C][0] == 3003 and parties[S][0] == 3002
+
+
+# Where the shortcuts must give way: owed answers whose times are out of order, or were unknown when owed (the
+# queue is then read whole at every tick), and a KEEPALIVE after the sender's ERROR on stream 0 (not plain).
+ASK, ANSWER = Keepalive(respond=True), Keepalive()
+GIVING_WAY = {
+    "out of order": ([(C, [ASK], 12.0), (C, [ASK], 1.0), (S, [ANSWER], 13.0)],
+                     [("RS-KEEPALIVE-3", S, 5)]),  # the second ask, 12 s old at 13.0 s, behind a fresh one
+    "time unknown": ([(C, [ASK], 5.5), (S, [ANSWER], 5.5), (C, [ASK], 0.0), (C, [ASK], 5.5), (S, [ASK], 9.0),
+                      (S, [ASK], 12.0)], [("RS-KEEPALIVE-3", S, 8)]),  # the ask of 5.5 s, behind one timed at 9.0
+    "after an ERROR": ([(C, [Error(stream_id=0, error_code=CONNECTION_ERROR), ASK], 1.0)], [("RS-ERROR-5", C, 4)]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GIVING_WAY))
+def test_keepalives_where_the_shortcuts_give_way_are_judged_frame_by_frame(case: str) -> None:
+    batches, wanted = GIVING_WAY[case]
+    found, _, _ = _judge_keepalives(batches, setup={}, accepted=True)
+    # (Not the client's silence, RS-KEEPALIVE-2: these clients ask late, to set the times.)
+    assert [(rule, side, index) for rule, side, index, _ in found if rule != "RS-KEEPALIVE-2"] == wanted, found

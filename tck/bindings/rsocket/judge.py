@@ -208,6 +208,14 @@ class RSocketJudge:
                         or (st.watched_plain and self._take_due(st, item.stream_id, (item.data,)))):
                     party.frames_sent += 1
                     continue
+            elif kind is Keepalive and plain[sender]:
+                # A plain party's KEEPALIVE leaves the opening's checks (``before``) and the party plain, and no
+                # reassembly keeps it: a keepalive storm (and its report's re-judgement) is judged at this cost.
+                party.frames_sent += 1
+                model.keepalive_frame(sender, item, t)
+                if model.found:
+                    self._flush(found, index - 1, item)
+                continue
             self._frame(sender, item, t)
             self._refresh()
             if model.found:

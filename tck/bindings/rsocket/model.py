@@ -88,6 +88,7 @@ class Party:
     ended_reported: bool = False
     owes: str | None = None  # the rule by which it owes an ERROR on stream 0
     keepalive_owed: deque[KeepaliveOwed] = field(default_factory=deque)
+    owed_in_order: bool = True  # keepalive_owed's times never decrease (known times, seen in order)
     last_alive_t: float | None = None  # client: its SETUP or last KEEPALIVE (None: no time known)
     last_position: int = 0
     lease_sent: bool = False
@@ -233,11 +234,11 @@ class ConnectionModel:
         if self.draft:
             # Seed 001: no R flag; the server answers every client KEEPALIVE.
             if sender is Side.CLIENT:
-                peer.keepalive_owed.append(KeepaliveOwed(frame.data, t))
+                self._owe(peer, frame.data, t)
             elif party.keepalive_owed:
                 party.keepalive_owed.popleft()
         elif frame.respond:
-            peer.keepalive_owed.append(KeepaliveOwed(frame.data, t))
+            self._owe(peer, frame.data, t)
         elif party.keepalive_owed:
             owed = party.keepalive_owed.popleft()
             if frame.data != owed.data:
@@ -250,6 +251,13 @@ class ConnectionModel:
                 self.report("RS-KEEPALIVE-5", sender, f"KEEPALIVE position {frame.last_received_position} is below "
                             f"{sender}'s previous {party.last_position}")
             party.last_position = max(party.last_position, frame.last_received_position)
+
+    @staticmethod
+    def _owe(party: Party, data: bytes, t: float) -> None:
+        owed = party.keepalive_owed
+        if t <= 0 or (owed and t < owed[-1].t):
+            party.owed_in_order = False  # a time unknown or out of order: ``tick`` reads the whole queue from now on
+        owed.append(KeepaliveOwed(data, t))
 
     def lease_frame(self, sender: Side, frame: Lease, t: float) -> None:
         party, peer = self.parties[sender], self.parties[sender.peer]
@@ -385,7 +393,10 @@ class ConnectionModel:
             for owed in party.keepalive_owed:
                 if owed.t <= 0:
                     owed.t = t  # owed since a time unknown: measured from the first time known
-                elif not owed.reported and t - owed.t > self.lifetime:
+                elif t - owed.t <= self.lifetime:
+                    if party.owed_in_order:
+                        break  # the rest were owed later still: a keepalive storm's queue is not read each tick
+                elif not owed.reported:
                     owed.reported = True
                     self.report("RS-KEEPALIVE-3", party.role, f"{party.role} has not answered a KEEPALIVE for "
                                 f"{t - owed.t:.3f} s, over the max lifetime {self.lifetime:.3f} s")
