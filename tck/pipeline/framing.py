@@ -20,7 +20,7 @@ byte streams, the monitor reaches the same findings it reaches on the trace.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import compress
 from operator import ne, or_
@@ -176,20 +176,43 @@ def judge_rows(
     Consecutive rows of one direction are fed as one chunk (the decoder's fast
     path); a finding's time is then taken back from the row of its frame.
     """
+    def chunks() -> Iterator[Chunk]:
+        for start, stop in zip(*_groups(directions, kinds)):
+            if kinds[start] in ENDS:
+                yield directions[start], kinds[start], times[start], b""
+                continue
+            rows = [i for i in range(start, stop) if data[i]]
+            if rows:
+                yield directions[start], kinds[start], times[rows[0]], b"".join([data[i] or b"" for i in rows])
+
+    return judge_chunks(chunks(), lambda: frame_times(times, data, kinds), codec, binding)
+
+
+# (direction, kind of its first row, time, bytes): what the monitor is fed at once.  A chunk of an eof or a reset
+# row is that row alone, its bytes empty.
+Chunk = tuple[str, str, float, bytes]
+
+
+def judge_chunks(chunks: Iterable[Chunk], times_of_frames: Callable[[], list[float]], codec: str | None = None,
+                 binding: Binding | str = DEFAULT_BINDING) -> list[Finding]:
+    """The monitor's findings on one connection fed ``chunks`` in order; a finding's time is its frame row's, from
+    ``times_of_frames()`` (every frame row's time, in order: ``frame_times``), asked only when there is a finding."""
     monitor = Monitor(codec, binding=binding)
     observe, close = monitor.observe, monitor.close
-    for start, stop in zip(*_groups(directions, kinds)):
-        if kinds[start] in ENDS:
-            close(SENDERS[directions[start]], times[start], reset=kinds[start] == RESET)
-            continue
-        chunks = [i for i in range(start, stop) if data[i]]
-        if chunks:
-            observe(SENDERS[directions[start]], b"".join([data[i] or b"" for i in chunks]), times[chunks[0]])
+    for direction, kind, t, chunk in chunks:
+        if kind in ENDS:
+            close(SENDERS[direction], t, reset=kind == RESET)
+        elif chunk:
+            observe(SENDERS[direction], chunk, t)
     if not monitor.findings:
         return []
-    frame_times = [t for t, chunk, kind in zip(times, data, kinds)
-                   if chunk and kind not in ENDS and kind != UNDECODABLE]
-    return [_timed(finding, frame_times) for finding in monitor.findings]
+    found_at = times_of_frames()
+    return [_timed(finding, found_at) for finding in monitor.findings]
+
+
+def frame_times(times: Iterable[float], data: Iterable[bytes | int | None], kinds: Iterable[str]) -> list[float]:
+    """The time of each frame row (``data``: its bytes, or their length): what a finding's frame index counts."""
+    return [t for t, chunk, kind in zip(times, data, kinds) if chunk and kind not in ENDS and kind != UNDECODABLE]
 
 
 def _groups(directions: Sequence[str], kinds: Sequence[str]) -> tuple[list[int], list[int]]:

@@ -4,10 +4,10 @@ Theory of operation: the frames table is shuffled so that all rows of one
 connection (run_id, connection) land in one partition, and sorted there by
 (run_id, connection, seq).  ``mapInArrow`` then walks each partition's Arrow
 batches once: rows of one connection are contiguous, so the function collects
-a connection's columns until the key changes (a connection may straddle
+a connection's chunks until the key changes (a connection may straddle
 batches; the partial one is carried over), replays it through
-``rsio_tck.monitor.Monitor`` (``framing.judge_rows``) and emits one violation row per
-finding.  This avoids building a pandas frame per group, which is what
+``rsio_tck.monitor.Monitor`` (``walker.ConnectionWalker``, in Arrow's buffers) and emits
+one violation row per finding.  This avoids building a pandas frame per group, which is what
 ``groupBy().applyInPandas`` would do for each of millions of small groups.
 
 When the frames table is known to be clustered -- every connection's rows in
@@ -21,106 +21,22 @@ single-process baseline of the benchmark, and a check of the Spark job.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from itertools import compress
-from operator import ne, or_
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from ..binding import DEFAULT_BINDING
 from . import schemas
-from .framing import judge_rows
-from .sources import signature
+from .walker import OUTPUT_FIELDS, ConnectionWalker, arrow_schema
 
 JUDGE_COLUMNS = ("run_id", "scenario", "connection", "seq", "direction", "type", "t", "data")
-OUTPUT_FIELDS = schemas.VIOLATIONS.fieldNames()
 CLUSTERED = "_CLUSTERED"  # marker: each connection's rows lie in one file, in seq order
 
 
 def mark_clustered(frames_dir: Path) -> None:
     """Written by the pipeline's own frame writers, which keep connections whole and ordered."""
     (frames_dir / CLUSTERED).write_text("each connection's rows lie in one Parquet file, in seq order\n")
-
-
-def _arrow_schema() -> pa.Schema:
-    kinds = {"connection": pa.int64(), "t": pa.float64()}
-    return pa.schema([(name, kinds.get(name, pa.string())) for name in OUTPUT_FIELDS])
-
-
-class ConnectionWalker:
-    """Collects contiguous rows per connection and judges each connection when it ends."""
-
-    def __init__(self, codecs: dict[str, str] | None = None, bindings: dict[str, str] | None = None) -> None:
-        self.codecs = codecs or {}  # run_id -> codec, when the rows carry no codec column
-        self.bindings = bindings or {}  # run_id -> binding (the default binding when not given)
-        self.binding = DEFAULT_BINDING
-        self.key: tuple[str, int] | None = None
-        self.scenario: str | None = None
-        self.codec = "msgpack"
-        self.columns: tuple[list[Any], list[Any], list[Any], list[Any]] = ([], [], [], [])
-        self.out: dict[str, list[Any]] = {name: [] for name in OUTPUT_FIELDS}
-        self.connections = 0
-
-    def add_batch(self, batch: pa.RecordBatch) -> None:
-        runs, scenarios, conns, directions, kinds, times, data = (
-            batch.column(batch.schema.get_field_index(name)).to_pylist()
-            for name in ("run_id", "scenario", "connection", "direction", "type", "t", "data")
-        )
-        index = batch.schema.get_field_index("codec")
-        codecs = batch.column(index).to_pylist() if index >= 0 else None
-        start, count = 0, len(runs)
-        # Where a connection begins: listed with map and compress (loops in C), not a Python step per row.
-        begins = list(compress(range(1, count), map(or_, map(ne, conns[1:], conns[:-1]), map(ne, runs[1:], runs[:-1]))))
-        for i in ([0] if count else []) + begins:
-            key = (runs[i], conns[i])
-            if key != self.key:
-                if self.key is not None:
-                    self._extend(directions, kinds, times, data, start, i)
-                    self.flush()
-                self.key, self.scenario, start = key, scenarios[i], i
-                self.codec = codecs[i] if codecs is not None else self.codecs.get(runs[i], "msgpack")
-                self.binding = self.bindings.get(runs[i]) or DEFAULT_BINDING
-        if self.key is not None:
-            self._extend(directions, kinds, times, data, start, count)
-
-    def _extend(self, directions: list[Any], kinds: list[Any], times: list[Any], data: list[Any],
-                start: int, stop: int) -> None:
-        d, k, t, b = self.columns
-        d.extend(directions[start:stop])
-        k.extend(kinds[start:stop])
-        t.extend(times[start:stop])
-        b.extend(data[start:stop])
-
-    def flush(self) -> None:
-        """Judge the connection collected so far."""
-        if self.key is None:
-            return
-        directions, kinds, times, data = self.columns
-        findings = judge_rows(directions, data, times, kinds, self.codec or None, self.binding)
-        self.connections += 1
-        run_id, connection = self.key
-        out = self.out
-        for finding in findings:
-            message = finding.message
-            row = {
-                "run_id": run_id, "scenario": self.scenario, "connection": connection, "source": "offline",
-                "rule": finding.rule, "level": finding.level.value,
-                "side": str(finding.side) if finding.side is not None else None, "message": message,
-                "signature": signature(finding.rule, message), "t": finding.t,
-            }
-            for name in OUTPUT_FIELDS:
-                out[name].append(row[name])
-        self.key = None
-        self.columns = ([], [], [], [])
-
-    def take(self) -> pa.RecordBatch | None:
-        if not self.out["rule"]:
-            return None
-        batch = pa.RecordBatch.from_pydict(self.out, schema=_arrow_schema())
-        self.out = {name: [] for name in OUTPUT_FIELDS}
-        return batch
 
 
 def _judge_partition(batches: Iterator[pa.RecordBatch], codecs: dict[str, str],
@@ -180,7 +96,7 @@ def judge_table(table: pa.Table, codecs: dict[str, str] | None = None,
     out = walker.take()
     if out is not None:
         pieces.append(out)
-    return pa.Table.from_batches(pieces, schema=_arrow_schema()), walker.connections
+    return pa.Table.from_batches(pieces, schema=arrow_schema()), walker.connections
 
 
 def judge_files(spark: SparkSession, frames_dir: Path, codecs: dict[str, str], tasks: int | None = None,
