@@ -226,7 +226,6 @@ class MsgpackDecoder(DecoderBase):
         obj_at = run_start = frame_start = tell()
         base = self._fed - len(chunk)  # stream offset of chunk[0]
         find_run = self._runs.find
-        self._runs.new_feed()
         try:
             while True:
                 if self._code == 0:
