@@ -11,6 +11,8 @@ import pytest
 
 from rsio_tck.binding import get_binding
 from rsio_tck.bindings.rsio.wire.frames import ClientHello, Goodbye, OnComplete, OnNext, Request, Subscribe
+from rsio_tck.bindings.rsocket import get_profile
+from rsio_tck.bindings.rsocket.frames import Keepalive, Setup
 from rsio_tck.embedded import EmbeddedPeer
 from rsio_tck.errors import Side
 from rsio_tck.monitor.trace import read_trace
@@ -250,3 +252,72 @@ def test_a_proxy_passes_everything_on_and_says_how_the_connection_ended() -> Non
     assert len(writer.written) == 100 * 1024
     assert verdict.line().startswith("connection 1: 0 frames, client 0 B, server 100.0 KB; the server closed; "
                                      "MUST violations client 0, server 1; rules "), verdict.line()
+
+
+def test_a_connection_the_relays_stop_cuts_is_reset_on_both_sides_not_left_to_drain() -> None:
+    """Stopped (a listen case over, a proxy's duration run out) with a connection still open, the relay resets
+    both sides at once.  A close would wait for the bytes still unsent to be read: the serving peer of a listen
+    case whose client stormed it with KEEPALIVEs read its backlog for seconds, and was killed after its 5 s of
+    grace, in every case."""
+    rsocket = get_profile("rsocket-1.0").encoder()
+    setup = rsocket.encode(Setup(keepalive_interval=30_000, max_lifetime=90_000,
+                                 metadata_mime=b"application/octet-stream", data_mime=b"text/plain"))
+    storm = rsocket.encode(Keepalive(respond=True)) * 4096
+
+    async def scenario() -> tuple[str, str, int, int]:
+        stop, reading, served = asyncio.Event(), asyncio.Event(), asyncio.Event()
+        sent = 0
+        passed = asyncio.Event()
+        ends: dict[str, str] = {}
+        read = 0
+
+        async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nonlocal read
+            await asyncio.wait_for(reading.wait(), TIMEOUT)  # reads nothing until the relay stopped
+            try:
+                while data := await asyncio.wait_for(reader.read(1 << 16), TIMEOUT):
+                    read += len(data)
+                ends["server"] = "eof"
+            except ConnectionResetError:
+                ends["server"] = "reset"
+            writer.close()
+            served.set()
+
+        listening = await asyncio.start_server(server, "127.0.0.1", 0)
+        port = listening.sockets[0].getsockname()[1]
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[str] = loop.create_future()
+        relay = asyncio.ensure_future(run_proxy("tcp://127.0.0.1:0", f"tcp://127.0.0.1:{port}",
+                                                get_binding("rsocket"), "rsocket-1.0", on_ready=ready.set_result,
+                                                stop=stop, grace=0.1))
+        host, relay_port = (await asyncio.wait_for(ready, TIMEOUT)).removeprefix("tcp://").rsplit(":", 1)
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(host, int(relay_port)), TIMEOUT)
+
+        async def client() -> None:
+            nonlocal sent
+            writer.write(setup)
+            try:
+                while sent < 1024 * len(storm):  # 70 MB: more than the sockets and the relay hold
+                    writer.write(storm)
+                    await writer.drain()
+                    sent += len(storm)
+                    if sent >= 8 * len(storm):
+                        passed.set()
+                ends["client"] = "sent everything"
+            except ConnectionResetError:
+                ends["client"] = "reset"
+
+        storming = asyncio.ensure_future(client())
+        await asyncio.wait_for(passed.wait(), TIMEOUT)  # the relay has passed bytes on: stop it now
+        stop.set()
+        await asyncio.wait_for(relay, TIMEOUT)
+        reading.set()
+        await asyncio.wait_for(storming, TIMEOUT)
+        await asyncio.wait_for(served.wait(), TIMEOUT)
+        listening.close()
+        writer.close()
+        return ends["client"], ends["server"], sent, read
+
+    client_end, server_end, sent, read = asyncio.run(asyncio.wait_for(scenario(), 3 * TIMEOUT))
+    assert (client_end, server_end) == ("reset", "reset"), (client_end, server_end, sent, read)
+    assert read < sent

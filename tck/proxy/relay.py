@@ -50,7 +50,10 @@ violations by side and the rules.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import socket
+import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -271,7 +274,7 @@ class _Relayed:
         self.monitor.release()
         self.budget.let_go(self.verdict.index)
         for writer in self.writers.values():
-            writer.transport.abort()
+            reset(writer)
 
     def close_at_verdict(self, sender: Side) -> None:
         if not self.kit_closed:
@@ -364,6 +367,16 @@ async def _pump(reader: asyncio.StreamReader, sender: Side, relayed: _Relayed) -
             return
 
 
+def reset(writer: asyncio.StreamWriter) -> None:
+    """End the connection with a reset: the bytes not yet sent, the kernel's included, are dropped (SO_LINGER of
+    zero), where ``transport.abort`` alone drops only asyncio's and the kernel still sends its own, then a FIN."""
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    writer.transport.abort()
+
+
 async def _relay_one(index: int, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter,
                      target: Target, binding: Binding, profile: str | None, out_dir: Path | None,
                      verdicts: list[ConnectionVerdict], certain: Side | None = None, limits: Any = None, *,
@@ -399,7 +412,12 @@ async def _relay_one(index: int, client_reader: asyncio.StreamReader, client_wri
         activity.progress()
         for writer in (client_writer, server_writer):
             if writer is not None:
-                writer.close()
+                if verdict.cut:
+                    # Cut by the relay's end (a listen case over, a proxy's duration): reset, not closed after the
+                    # bytes still unsent, which a side busy with a backlog (a keepalive storm's) reads for seconds.
+                    reset(writer)
+                else:
+                    writer.close()
         monitor.release()  # nothing more is judged: the partial frames and reassembly go, the findings stay
         budget.let_go(index)
         if keep_traces:
