@@ -53,11 +53,13 @@ report: $(STAMP)
 	echo "static report: $$run/report/index.html"
 
 test: $(STAMP)
+	@mkdir -p build/timings && date +%s > build/timings/.make-test.start
 	$(PY) -m ruff check tck reference_peer tests benchmarks mutation interop docs/hooks
 	$(MAKE) --no-print-directory typecheck
 	$(MAKE) --no-print-directory docs
 	@rm -rf build/coverage && mkdir -p build/coverage
 	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m "not ($(SLOW_TIER))" --cov --cov-report=term
+	@$(PY) -m benchmarks.bench_ci record make-test $$(cat build/timings/.make-test.start)
 
 # The tier of tests slow by nature, which `make interop` runs after the implementations: marker `hostile` (the
 # kit against hostile peers, each within a bound of tens of seconds) and marker `slow` (the whole matrix of the
@@ -125,6 +127,9 @@ interop-toolchains:
 		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; fi
 
 interop: $(STAMP) interop-toolchains
+	@mkdir -p build/timings && date +%s > build/timings/.make-interop.start
 	SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON=$(abspath $(PY)) $(PY) interop/run.py $(INTEROP_ARGS)
 	@start=$$(date +%s); $(MAKE) --no-print-directory test-slow; rc=$$?; \
-		echo "make interop: the slow tier of the kit's tests (markers $(SLOW_TIER)) in $$(( $$(date +%s) - start )) s"; exit $$rc
+		echo "make interop: the slow tier of the kit's tests (markers $(SLOW_TIER)) in $$(( $$(date +%s) - start )) s"; \
+		if [ $$rc -eq 0 ]; then $(PY) -m benchmarks.bench_ci record make-interop \
+			$$(cat build/timings/.make-interop.start) "slow tier=$$start"; fi; exit $$rc

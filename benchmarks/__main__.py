@@ -22,6 +22,8 @@ BENCHES = [
      "benchmarks.bench_endpoint"),
     ("offline judging per binding against a bare decode: check-pcap and the pipeline (issue 29 part 4)",
      "benchmarks.bench_offline"),
+    ("make test and make interop, as their last runs in this checkout recorded them (issue 29 parts 2 and 3)",
+     "benchmarks.bench_ci"),
 ]
 
 
