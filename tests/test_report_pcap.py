@@ -154,3 +154,21 @@ def test_write_pcap_writes_the_bytes_scapy_writes(tmp_path: Path) -> None:
             for packet in iter_trace_packets(trace, base=1_700_000_000.987654321, server_port=7878, client_port=40123):
                 writer.write(packet)
         assert fast.read_bytes() == slow.read_bytes()
+
+
+def test_write_pcap_connections_writes_the_bytes_scapy_writes(tmp_path: Path) -> None:
+    """Several connections in one capture (the Wireshark tests' captures): byte for byte what scapy's ``wrpcap``
+    writes of each connection's ``trace_packets``, one after the other, client port and times shifted per
+    connection."""
+    from rsio_tck.report.pcap import trace_packets, write_pcap_connections
+
+    first = [TraceRecord(t=0.0, sender=Side.CLIENT, data=b"ab"), TraceRecord(t=0.25, sender=Side.SERVER, data=b"c"),
+             TraceRecord(t=0.5, sender=Side.CLIENT, data=None)]
+    second = [TraceRecord(t=0.125, sender=Side.SERVER, data=bytes(range(256)) * 9),
+              TraceRecord(t=0.75, sender=Side.SERVER, data=None, reset=True)]
+    fast, slow = tmp_path / "fast.pcap", tmp_path / "slow.pcap"
+    count = write_pcap_connections(fast, [first, second, []], server_port=7878)
+    packets = [packet for index, trace in enumerate([first, second, []])
+               for packet in trace_packets(trace, server_port=7878, client_port=40000 + index, base=index)]
+    wrpcap(str(slow), packets)
+    assert count == len(packets) and fast.read_bytes() == slow.read_bytes()

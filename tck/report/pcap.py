@@ -207,10 +207,25 @@ def _chain(first: list[TraceRecord], rest: Iterator[TraceRecord]) -> Iterator[Tr
 def write_pcap(path: Path, records: Iterable[TraceRecord], **kwargs: Any) -> int:
     """Write the capture packet by packet (never the whole list in memory); returns the packet count.
     The file is what scapy's ``PcapWriter`` writes (little-endian pcap 2.4, Ethernet, microseconds)."""
+    return _write(path, iter_trace_packets(records, build=_raw_packet, **kwargs))
+
+
+def write_pcap_connections(path: Path, connections: Iterable[Iterable[TraceRecord]], *, server_port: int = DEFAULT_PORT,
+                           first_client_port: int = 40000) -> int:
+    """Several connections in one capture, one after the other: connection ``i`` from client port
+    ``first_client_port + i``, its times ``i`` seconds on (what scapy's ``wrpcap`` of their ``trace_packets``
+    writes, as ``write_pcap``); returns the packet count."""
+    packets = (packet for index, records in enumerate(connections)
+               for packet in iter_trace_packets(records, build=_raw_packet, server_port=server_port,
+                                                client_port=first_client_port + index, base=index))
+    return _write(path, packets)
+
+
+def _write(path: Path, packets: Iterable[tuple[float, bytes]]) -> int:
     count = 0
     with path.open("wb") as stream:
         stream.write(struct.pack("<IHHIIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-        for when, frame in iter_trace_packets(records, build=_raw_packet, **kwargs):
+        for when, frame in packets:
             sec = int(when)
             stream.write(struct.pack("<IIII", sec, int(round((when - sec) * 1_000_000)), len(frame), len(frame)))
             stream.write(frame)
