@@ -12,7 +12,10 @@ this module gives them on, as it always has.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
 import ssl
+import struct
 from typing import Any
 
 from .binding import DEFAULT_BINDING
@@ -100,3 +103,13 @@ async def open_target(target: Target | str, timeout: float = 5.0, *, binding: An
     except (TimeoutError, OSError, ssl.SSLError) as exc:
         raise TargetError(f"cannot reach {target.url}: {str(exc) or type(exc).__name__}",
                           timed_out=isinstance(exc, TimeoutError)) from None
+
+
+def reset(writer: asyncio.StreamWriter) -> None:
+    """End the connection with a reset: the bytes not yet sent, the kernel's included, are dropped (SO_LINGER of
+    zero), where ``transport.abort`` alone drops only asyncio's and the kernel still sends its own, then a FIN."""
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    writer.transport.abort()

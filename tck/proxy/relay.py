@@ -50,10 +50,7 @@ violations by side and the rules.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import socket
-import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -66,7 +63,7 @@ from ..errors import Side
 from ..monitor import Monitor
 from ..monitor.trace import TraceRecord, write_trace
 from ..scenarios.bounds import POST_VERDICT_BYTES, TRACE_MAX_BYTES  # as the kit's own sessions
-from ..transport import Target, TargetError, open_target
+from ..transport import Target, TargetError, open_target, reset
 from ..websocket.framing import framing_for
 from ..websocket.link import Observer
 from .budget import DEFAULT_MAX_HELD, HeldBudget
@@ -365,16 +362,6 @@ async def _pump(reader: asyncio.StreamReader, sender: Side, relayed: _Relayed) -
         if relayed.after_verdict >= POST_VERDICT_BYTES:
             relayed.close_at_verdict(sender)
             return
-
-
-def reset(writer: asyncio.StreamWriter) -> None:
-    """End the connection with a reset: the bytes not yet sent, the kernel's included, are dropped (SO_LINGER of
-    zero), where ``transport.abort`` alone drops only asyncio's and the kernel still sends its own, then a FIN."""
-    sock = writer.get_extra_info("socket")
-    if sock is not None:
-        with contextlib.suppress(OSError):
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    writer.transport.abort()
 
 
 async def _relay_one(index: int, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter,
