@@ -54,10 +54,11 @@ async def _client(url: str, count: int, demand: int, until: int | None = None) -
     return elements, seen
 
 
-def _proxy(tmp_path: Path, target: str, **kwargs: object) -> tuple[asyncio.Future[str], object]:
+def _proxy(tmp_path: Path, target: str, binding: str = "rsio", profile: str = "msgpack",
+           **kwargs: object) -> tuple[asyncio.Future[str], Any]:
     loop = asyncio.get_running_loop()
     ready: asyncio.Future[str] = loop.create_future()
-    task = loop.create_task(run_proxy("tcp://127.0.0.1:0", target, get_binding("rsio"), "msgpack",
+    task = loop.create_task(run_proxy("tcp://127.0.0.1:0", target, get_binding(binding), profile,
                                       out_dir=tmp_path, on_ready=ready.set_result, **kwargs))  # type: ignore[arg-type]
     return ready, task
 
@@ -254,7 +255,7 @@ def test_a_proxy_passes_everything_on_and_says_how_the_connection_ended() -> Non
                                      "MUST violations client 0, server 1; rules "), verdict.line()
 
 
-def test_a_connection_the_relays_stop_cuts_is_reset_on_both_sides_not_left_to_drain() -> None:
+def test_a_connection_the_relays_stop_cuts_is_reset_on_both_sides_not_left_to_drain(tmp_path: Path) -> None:
     """Stopped (a listen case over, a proxy's duration run out) with a connection still open, the relay resets
     both sides at once.  A close would wait for the bytes still unsent to be read: the serving peer of a listen
     case whose client stormed it with KEEPALIVEs read its backlog for seconds, and was killed after its 5 s of
@@ -284,12 +285,8 @@ def test_a_connection_the_relays_stop_cuts_is_reset_on_both_sides_not_left_to_dr
             served.set()
 
         listening = await asyncio.start_server(server, "127.0.0.1", 0)
-        port = listening.sockets[0].getsockname()[1]
-        loop = asyncio.get_running_loop()
-        ready: asyncio.Future[str] = loop.create_future()
-        relay = asyncio.ensure_future(run_proxy("tcp://127.0.0.1:0", f"tcp://127.0.0.1:{port}",
-                                                get_binding("rsocket"), "rsocket-1.0", on_ready=ready.set_result,
-                                                stop=stop, grace=0.1))
+        ready, relay = _proxy(tmp_path, f"tcp://127.0.0.1:{listening.sockets[0].getsockname()[1]}", "rsocket",
+                              "rsocket-1.0", stop=stop, grace=0.1)
         host, relay_port = (await asyncio.wait_for(ready, TIMEOUT)).removeprefix("tcp://").rsplit(":", 1)
         reader, writer = await asyncio.wait_for(asyncio.open_connection(host, int(relay_port)), TIMEOUT)
 
