@@ -23,7 +23,7 @@ def proxy_command(
     max_connections: int = typer.Option(100, min=1, max=100_000, metavar="N",
                                         help="stop after N connections have ended"),
     duration: float = typer.Option(600.0, min=0.1, max=86_400.0, metavar="SECONDS",
-                                   help="stop after this long; connections still open are cut"),
+                                   help="stop after this long; connections still open are cut (reset)"),
     max_held: int = typer.Option(DEFAULT_MAX_HELD >> 20, min=1, max=1_000_000, metavar="MIB",
                                  help="MiB that all connections may hold at once for judging (partial frames or "
                                  "lines, reassembly, WebSocket messages, traces); a connection whose bytes pass it "

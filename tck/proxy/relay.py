@@ -19,7 +19,7 @@ finding when the binding has a rule for it, and the connection's ``error`` in an
 case.  The trace holds the binding's stream; ``wire_trace`` the raw bytes (the pcap's).
 
 Bounds: at most ``max_connections`` connections (then the listener closes), all
-within ``duration`` seconds (then open connections are cut and their verdicts kept,
+within ``duration`` seconds (then open connections are cut, both sides reset, and their verdicts kept,
 marked ``cut``); the trace of a connection stops at ``TRACE_MAX_BYTES`` with a
 truncation marker.  Every connect has a timeout.  A pump reads ``READ_SIZE`` at a time
 and writes it on before reading again (awaiting the receiver's drain), so the relay holds
