@@ -451,3 +451,32 @@ def test_keepalives_where_the_shortcuts_give_way_are_judged_frame_by_frame(case:
     found, _, _ = _judge_keepalives(batches, setup={}, accepted=True)
     # (Not the client's silence, RS-KEEPALIVE-2: these clients ask late, to set the times.)
     assert [(rule, side, index) for rule, side, index, _ in found if rule != "RS-KEEPALIVE-2"] == wanted, found
+
+
+def test_answers_owed_past_the_bound_are_counted_and_the_order_of_answers_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ``MAX_KEEPALIVES_OWED`` (4 here) the asks are only counted, and so are the ones after them until the
+    count is paid: the answers keep their order (an ask remembered while older ones are counted would take the
+    answer to an older one), and the echo is judged again after.  The record never holds more than the bound."""
+    from rsio_tck.bindings.rsocket import model as model_module
+
+    monkeypatch.setattr(model_module, "MAX_KEEPALIVES_OWED", 4)
+    judge = RSocketJudge("rsocket-1.0")
+    found: list[tuple[str, int | None]] = []
+
+    def report(violation: ProtocolViolation, index: int | None, frame: Any) -> None:
+        found.append((violation.rule, index))
+
+    server = judge.model.parties[S]
+    index = judge.judge(C, [replace(SETUP, max_lifetime=5_000), RequestStream(stream_id=1, initial_request_n=5)],
+                        0.1, 0, report)
+    index = judge.judge(S, [Payload(stream_id=1, next=True, data=b"e")], 0.1, index, report)
+    index = judge.judge(C, [Keepalive(respond=True, data=b"%d" % n) for n in range(10)], 0.2, index, report)
+    assert len(server.keepalive_owed) == 4 and server.owed_uncounted == 6
+    index = judge.judge(S, [Keepalive(data=b"%d" % n) for n in range(4)], 0.3, index, report)  # the ones remembered
+    index = judge.judge(C, [Keepalive(respond=True, data=b"10")], 0.4, index, report)  # counted: six are still owed
+    assert len(server.keepalive_owed) == 0 and server.owed_uncounted == 7
+    index = judge.judge(S, [Keepalive(data=b"zz")] * 6 + [Keepalive(data=b"10")], 0.5, index, report)
+    assert found == [] and server.owed_uncounted == 0
+    index = judge.judge(C, [Keepalive(respond=True, data=b"11")], 0.6, index, report)
+    index = judge.judge(S, [Keepalive(data=b"xx")], 0.7, index, report)
+    assert found == [("RS-KEEPALIVE-3", index - 1)] and len(server.keepalive_owed) == 0

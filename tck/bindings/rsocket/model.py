@@ -58,6 +58,10 @@ SETUP_REFUSALS = frozenset({INVALID_SETUP, UNSUPPORTED_SETUP, REJECTED_SETUP})
 # no protocol error to answer, so its ERROR on stream 0 after them still breaks RS-UNEXPECTED-1/-2.
 IGNORED_VIOLATIONS = frozenset({"RS-SETUP-2", "RS-SETUP-3", "RS-ERROR-4", "RS-PUSH-1", "RS-STREAM-2", "RS-STREAMID-4"})
 MAX_IGNORABLE = 1024  # ignorable frames remembered per receiver (RS-UNEXPECTED-1); more are not needed to judge
+# KEEPALIVE answers a party owes that are remembered (their data and time, RS-KEEPALIVE-3); beyond them, answers
+# owed are only counted, and judged again once the count is paid: a storm of KEEPALIVEs with R at a receiver that
+# answers none (or is minutes behind) would otherwise hold a record of every one, without bound.
+MAX_KEEPALIVES_OWED = 65_536
 
 
 def error_code_reserved(code: int) -> bool:
@@ -89,6 +93,7 @@ class Party:
     owes: str | None = None  # the rule by which it owes an ERROR on stream 0
     keepalive_owed: deque[KeepaliveOwed] = field(default_factory=deque)
     owed_in_order: bool = True  # keepalive_owed's times never decrease (known times, seen in order)
+    owed_uncounted: int = 0  # answers owed past MAX_KEEPALIVES_OWED, all asked after those in keepalive_owed
     last_alive_t: float | None = None  # client: its SETUP or last KEEPALIVE (None: no time known)
     last_position: int = 0
     lease_sent: bool = False
@@ -235,13 +240,13 @@ class ConnectionModel:
             # Seed 001: no R flag; the server answers every client KEEPALIVE.
             if sender is Side.CLIENT:
                 self._owe(peer, frame.data, t)
-            elif party.keepalive_owed:
-                party.keepalive_owed.popleft()
+            elif party.keepalive_owed or party.owed_uncounted:
+                self._answered(party)
         elif frame.respond:
             self._owe(peer, frame.data, t)
-        elif party.keepalive_owed:
-            owed = party.keepalive_owed.popleft()
-            if frame.data != owed.data:
+        elif party.keepalive_owed or party.owed_uncounted:
+            owed = self._answered(party)
+            if owed is not None and frame.data != owed.data:
                 self.report("RS-KEEPALIVE-3", sender, f"{sender}'s KEEPALIVE answer carries {len(frame.data)} bytes "
                             f"of data that do not echo the {len(owed.data)} bytes of the KEEPALIVE it answers")
         elif sender is Side.CLIENT:
@@ -255,9 +260,20 @@ class ConnectionModel:
     @staticmethod
     def _owe(party: Party, data: bytes, t: float) -> None:
         owed = party.keepalive_owed
+        if party.owed_uncounted or len(owed) >= MAX_KEEPALIVES_OWED:
+            party.owed_uncounted += 1  # after the ones counted only: the answers keep their order
+            return
         if t <= 0 or (owed and t < owed[-1].t):
             party.owed_in_order = False  # a time unknown or out of order: ``tick`` reads the whole queue from now on
         owed.append(KeepaliveOwed(data, t))
+
+    @staticmethod
+    def _answered(party: Party) -> KeepaliveOwed | None:
+        """The oldest answer ``party`` owed, now given: its record, or None for one only counted."""
+        if party.keepalive_owed:
+            return party.keepalive_owed.popleft()
+        party.owed_uncounted -= 1
+        return None
 
     def lease_frame(self, sender: Side, frame: Lease, t: float) -> None:
         party, peer = self.parties[sender], self.parties[sender.peer]
