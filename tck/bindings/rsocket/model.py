@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from itertools import islice
 
 from ...catalogue import RULES, Level
 from ...errors import ProtocolViolation, Side
@@ -94,6 +95,7 @@ class Party:
     keepalive_owed: deque[KeepaliveOwed] = field(default_factory=deque)
     owed_in_order: bool = True  # keepalive_owed's times never decrease (known times, seen in order)
     owed_uncounted: int = 0  # answers owed past MAX_KEEPALIVES_OWED, all asked after those in keepalive_owed
+    owed_reported: int = 0  # of keepalive_owed, the ones reported overdue (while in order: the first so many)
     last_alive_t: float | None = None  # client: its SETUP or last KEEPALIVE (None: no time known)
     last_position: int = 0
     lease_sent: bool = False
@@ -271,7 +273,9 @@ class ConnectionModel:
     def _answered(party: Party) -> KeepaliveOwed | None:
         """The oldest answer ``party`` owed, now given: its record, or None for one only counted."""
         if party.keepalive_owed:
-            return party.keepalive_owed.popleft()
+            owed = party.keepalive_owed.popleft()
+            party.owed_reported -= owed.reported
+            return owed
         party.owed_uncounted -= 1
         return None
 
@@ -406,14 +410,17 @@ class ConnectionModel:
         for party in self.parties.values():
             if party.ended is not None or party.closed:
                 continue  # a party that ended the connection owes no answer
-            for owed in party.keepalive_owed:
+            # In order, the ones reported are the first ``owed_reported``: skipped in C, not stepped through.
+            in_order = party.owed_in_order
+            for owed in islice(party.keepalive_owed, party.owed_reported if in_order else 0, None):
                 if owed.t <= 0:
                     owed.t = t  # owed since a time unknown: measured from the first time known
                 elif t - owed.t <= self.lifetime:
-                    if party.owed_in_order:
+                    if in_order:
                         break  # the rest were owed later still: a keepalive storm's queue is not read each tick
                 elif not owed.reported:
                     owed.reported = True
+                    party.owed_reported += 1
                     self.report("RS-KEEPALIVE-3", party.role, f"{party.role} has not answered a KEEPALIVE for "
                                 f"{t - owed.t:.3f} s, over the max lifetime {self.lifetime:.3f} s")
 
