@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from .codec import Body, Header, IgnoreSignal, Profile, Reader, Writer, need_bytes, need_unsigned, violation
 from .frames import (
+    KEEPALIVE_SETTERS,
+    PAYLOAD_SETTERS,
     Cancel,
     Error,
     Ext,
@@ -60,12 +62,8 @@ TYPE_NAMES: dict[int, str] = {
 }
 
 _new = object.__new__
-_set_stream, _set_ignore, _set_follows, _set_complete, _set_next, _set_metadata, _set_data = (
-    getattr(Payload, name).__set__ for name in ("stream_id", "ignore", "follows", "complete", "next", "metadata", "data")
-)
-_set_ka_stream, _set_ka_ignore, _set_ka_respond, _set_ka_position, _set_ka_data = (
-    getattr(Keepalive, name).__set__ for name in ("stream_id", "ignore", "respond", "last_received_position", "data")
-)
+_set_stream, _set_ignore, _set_follows, _set_complete, _set_next, _set_metadata, _set_data = PAYLOAD_SETTERS
+_set_ka_stream, _set_ka_ignore, _set_ka_respond, _set_ka_position, _set_ka_data = KEEPALIVE_SETTERS
 
 # -- readers: one per frame type --------------------------------------------------------
 
