@@ -12,6 +12,11 @@ SLOW_TIER := hostile or slow
 # `make test` prints the line coverage of tck/ and reference_peer/, child processes included ([tool.coverage] in
 # pyproject.toml; data and report under build/coverage/).  Python 3.11's tracer costs: three CPU-heavy modules took
 # about 80 % more CPU (47 s -> 84 s user) and 27-50 % more wall with it (issue 29).
+# Python writes its bytecode caches (__pycache__/, ignored by git), whatever the calling environment says.  With
+# PYTHONDONTWRITEBYTECODE set, as on this machine, every Python the tests start (some 650 reference peers, kits
+# and pytest runs) compiled each module it imported from source, and every pytest worker rewrote the asserts of
+# every test module: pytest took 915 s on a fresh clone with it set and 746 s without (issue 29).
+unexport PYTHONDONTWRITEBYTECODE
 # The Spark pipeline (tck/pipeline) runs in local mode on loopback with the venv's Python.
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYSPARK_PYTHON := $(abspath $(PY))
