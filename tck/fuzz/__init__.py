@@ -13,7 +13,22 @@ that reproduces it.
 
 from __future__ import annotations
 
-from .engine import FuzzConfig, FuzzFinding, FuzzOutcome, fuzz, judge, signature
-from .findings import write_findings
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .engine import FuzzConfig, FuzzFinding, FuzzOutcome, fuzz, judge, signature
+    from .findings import write_findings
+
+# The names load on first use (PEP 562): ``rsio-tck``'s other commands import ``rsio_tck.fuzz.cli`` for its
+# options and would otherwise pay for hypothesis and the scenario runner at every start.
+_HOMES = {"FuzzConfig": "engine", "FuzzFinding": "engine", "FuzzOutcome": "engine", "fuzz": "engine",
+          "judge": "engine", "signature": "engine", "write_findings": "findings"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f".{_HOMES[name]}", __name__), name)
 
 __all__ = ["FuzzConfig", "FuzzFinding", "FuzzOutcome", "fuzz", "judge", "signature", "write_findings"]

@@ -23,11 +23,10 @@ from ..binding import DEFAULT_BINDING
 from ..gate import BINDING_HELP, CODEC_HELP, PROFILE_HELP
 from ..gate import console as gate_console
 from ..interruption import SignalCatcher
-from .engine import FuzzConfig, FuzzFinding, FuzzOutcome, fuzz, fuzz_hooks
-from .findings import write_findings
 
 if TYPE_CHECKING:
     from ..embedded import EmbeddedPeer
+    from .engine import FuzzConfig, FuzzFinding, FuzzOutcome
 
 console = gate_console()
 
@@ -72,6 +71,10 @@ def fuzz_command(
     )
     from ..reference_peer.peer_binding import get_peer_binding
 
+    # The engine (hypothesis, the scenario runner) is imported by this command only: every other command of
+    # the CLI starts without it.
+    from .engine import FuzzConfig, fuzz_hooks
+
     peer = None
     tolerated: frozenset[str] = frozenset()
     with guard():
@@ -114,6 +117,8 @@ def _search(catcher: SignalCatcher, config: FuzzConfig, peer: EmbeddedPeer | Non
     from ..gate import ExitCode, GateError
     from ..output_files import output_error_line
     from ..report.rundir import run_id
+    from .engine import fuzz
+    from .findings import write_findings
 
     ident = run_id()
     directory = report_dir / ident
